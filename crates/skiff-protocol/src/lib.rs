@@ -1,0 +1,28 @@
+//! Serde types for the wire formats skiff speaks (no I/O).
+//!
+//! The Anthropic Messages API: requests ([`MessagesRequest`]), content blocks ([`ContentBlock`]),
+//! responses ([`MessageResponse`]), usage ([`Usage`]) and the SSE stream events ([`StreamEvent`]).
+//! Everything is forward compatible: block types, delta types, events and stop reasons this
+//! version does not know are preserved as raw JSON instead of failing to parse.
+
+mod content;
+mod error;
+mod request;
+mod response;
+mod stream;
+
+pub use content::{
+    CacheControl, ContentBlock, ImageBlock, ImageSource, Message, MessageContent,
+    RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent,
+    ToolUseBlock,
+};
+pub use error::{ApiErrorBody, ErrorResponse};
+pub use request::{
+    MessagesRequest, Metadata, SystemBlock, SystemPrompt, ThinkingConfig, ToolChoice,
+    ToolDefinition,
+};
+pub use response::{MessageResponse, StopReason, Usage};
+pub use stream::{Delta, DeltaUsage, MessageDeltaBody, StreamEvent};
+
+/// JSON object type used for forward-compatible "extra" fields.
+pub type JsonMap = serde_json::Map<String, serde_json::Value>;

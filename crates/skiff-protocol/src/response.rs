@@ -1,0 +1,151 @@
+//! The assistant message the API returns (`message_start` payload / non-streaming body), usage and stop reasons.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ContentBlock, JsonMap, Role};
+
+/// Why the model stopped. Unknown reasons are preserved in [`StopReason::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Natural end of the answer.
+    EndTurn,
+    /// The model wants tool results.
+    ToolUse,
+    /// Output was cut at max_tokens.
+    MaxTokens,
+    /// A custom stop sequence matched.
+    StopSequence,
+    /// A server-tool loop paused; send the conversation again.
+    PauseTurn,
+    /// The model declined.
+    Refusal,
+    /// The context window is full.
+    ModelContextWindowExceeded,
+    /// A reason this version does not know.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl StopReason {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::ToolUse => "tool_use",
+            Self::MaxTokens => "max_tokens",
+            Self::StopSequence => "stop_sequence",
+            Self::PauseTurn => "pause_turn",
+            Self::Refusal => "refusal",
+            Self::ModelContextWindowExceeded => "model_context_window_exceeded",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+/// Token usage of one API call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens after the last cache breakpoint.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens (cumulative within a stream).
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Tokens written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Tokens read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+    /// Fields this version does not model (`server_tool_use`, `service_tier`, `cache_creation`, ...).
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+impl Usage {
+    /// Cache writes, zero when absent.
+    pub fn cache_creation(&self) -> u64 {
+        self.cache_creation_input_tokens.unwrap_or(0)
+    }
+
+    /// Cache reads, zero when absent.
+    pub fn cache_read(&self) -> u64 {
+        self.cache_read_input_tokens.unwrap_or(0)
+    }
+
+    /// Total prompt size: uncached input plus cache reads and writes.
+    pub fn total_input(&self) -> u64 {
+        self.input_tokens + self.cache_creation() + self.cache_read()
+    }
+
+    /// Add another call's counts to these (for per-run totals).
+    pub fn accumulate(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_creation_input_tokens = Some(self.cache_creation() + other.cache_creation());
+        self.cache_read_input_tokens = Some(self.cache_read() + other.cache_read());
+    }
+}
+
+/// An assistant message as returned by the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageResponse {
+    /// `msg_…` id.
+    pub id: String,
+    /// Always `message`.
+    #[serde(rename = "type", default = "message_tag")]
+    pub kind: String,
+    /// Always assistant.
+    pub role: Role,
+    /// Model that answered.
+    #[serde(default)]
+    pub model: String,
+    /// Content blocks.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// Why generation stopped (null in `message_start`).
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// Which stop sequence matched.
+    #[serde(default)]
+    pub stop_sequence: Option<String>,
+    /// Token usage.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Fields this version does not model.
+    #[serde(flatten)]
+    pub extra: JsonMap,
+}
+
+fn message_tag() -> String {
+    "message".to_owned()
+}
+
+impl MessageResponse {
+    /// An empty assistant message with the given id and model.
+    pub fn new(id: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            kind: message_tag(),
+            role: Role::Assistant,
+            model: model.into(),
+            content: Vec::new(),
+            stop_reason: None,
+            stop_sequence: None,
+            usage: Usage::default(),
+            extra: JsonMap::new(),
+        }
+    }
+
+    /// Concatenated text of all text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
