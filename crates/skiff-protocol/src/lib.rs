@@ -9,6 +9,7 @@ mod content;
 mod error;
 mod request;
 mod response;
+pub mod script;
 mod stream;
 
 pub use content::{

@@ -1,5 +1,7 @@
 //! Round-trip the recorded SSE fixtures and representative request bodies through the wire types.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
