@@ -1,1 +1,20 @@
-//! placeholder
+//! Model providers for skiff: the [`Provider`] trait, the Anthropic Messages API client with SSE
+//! streaming ([`AnthropicProvider`]), the stream accumulator and the retry policy.
+
+mod accumulator;
+mod anthropic;
+mod credential;
+mod error;
+mod provider;
+mod retry;
+pub mod sse;
+
+pub use accumulator::{StreamAccumulator, StreamError};
+pub use anthropic::{
+    ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider, ConfigError, DEFAULT_BASE_URL,
+};
+pub use credential::Credential;
+pub use error::LlmError;
+pub use provider::{EventStream, Provider, ProviderEvent, RetryNotice, complete};
+pub use retry::RetryPolicy;
+pub use tokio_util::sync::CancellationToken;

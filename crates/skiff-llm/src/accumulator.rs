@@ -1,0 +1,370 @@
+//! Assembles a streamed response: applies each SSE event to a growing message and reports
+//! every content block as it completes; the final message comes out of [`StreamAccumulator::finish`].
+
+use serde_json::Value;
+use skiff_protocol::{ContentBlock, Delta, MessageResponse, StopReason, StreamEvent};
+
+/// A stream that cannot be assembled into a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// An event arrived before `message_start`.
+    #[error("stream event `{0}` arrived before message_start")]
+    NotStarted(&'static str),
+    /// A second `message_start`.
+    #[error("duplicate message_start in one stream")]
+    DuplicateStart,
+    /// A block event names a block that was never started or is already closed.
+    #[error("{event} for content block {index}, which is not open")]
+    BlockNotOpen {
+        /// The event type.
+        event: &'static str,
+        /// The block index.
+        index: usize,
+    },
+    /// `content_block_start` for an index that already exists.
+    #[error("content block {0} started twice")]
+    DuplicateBlock(usize),
+    /// A delta that does not fit the block type (e.g. text_delta into tool_use).
+    #[error("{delta} cannot apply to a {block} block (index {index})")]
+    DeltaMismatch {
+        /// Delta type.
+        delta: &'static str,
+        /// Block type.
+        block: String,
+        /// Block index.
+        index: usize,
+    },
+    /// The joined tool-input JSON does not parse and the message was not cut by max_tokens.
+    #[error("tool `{name}` (block {index}) has invalid input JSON: {message}")]
+    InvalidToolInput {
+        /// Block index.
+        index: usize,
+        /// Tool name.
+        name: String,
+        /// Parser message.
+        message: String,
+    },
+    /// The stream ended before `message_stop`.
+    #[error("stream ended before message_stop ({0})")]
+    Truncated(String),
+    /// An event's data is not valid JSON for its type.
+    #[error("malformed stream event: {0}")]
+    Malformed(String),
+}
+
+#[derive(Debug)]
+enum Slot {
+    Open { block: ContentBlock, json: String },
+    Closed(ContentBlock),
+}
+
+/// Applies stream events in order and assembles the final message.
+#[derive(Debug, Default)]
+pub struct StreamAccumulator {
+    message: Option<MessageResponse>,
+    blocks: Vec<Option<Slot>>,
+    /// Tool blocks whose JSON did not parse: (index, name, parser message).
+    invalid_inputs: Vec<(usize, String, String)>,
+    stopped: bool,
+}
+
+impl StreamAccumulator {
+    /// A fresh accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `message_stop` has been seen.
+    pub fn is_complete(&self) -> bool {
+        self.stopped
+    }
+
+    /// The message id from `message_start`, once known.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message.as_ref().map(|m| m.id.as_str())
+    }
+
+    /// Apply one event. Returns the completed block when the event is a `content_block_stop`.
+    /// `error` events are not handled here (the caller maps them to its own error type).
+    pub fn apply(
+        &mut self,
+        event: &StreamEvent,
+    ) -> Result<Option<(usize, ContentBlock)>, StreamError> {
+        match event {
+            StreamEvent::MessageStart { message } => {
+                if self.message.is_some() {
+                    return Err(StreamError::DuplicateStart);
+                }
+                self.message = Some(message.clone());
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                self.started("content_block_start")?;
+                let index = *index;
+                if self.blocks.len() <= index {
+                    self.blocks.resize_with(index + 1, || None);
+                }
+                if self.blocks[index].is_some() {
+                    return Err(StreamError::DuplicateBlock(index));
+                }
+                self.blocks[index] = Some(Slot::Open {
+                    block: content_block.clone(),
+                    json: String::new(),
+                });
+            }
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                self.started("content_block_delta")?;
+                let Some(Some(Slot::Open { block, json })) = self.blocks.get_mut(*index) else {
+                    return Err(StreamError::BlockNotOpen {
+                        event: "content_block_delta",
+                        index: *index,
+                    });
+                };
+                apply_delta(block, json, delta, *index)?;
+            }
+            StreamEvent::ContentBlockStop { index } => {
+                self.started("content_block_stop")?;
+                let index = *index;
+                let slot = self.blocks.get_mut(index).and_then(Option::take);
+                let Some(Slot::Open { mut block, json }) = slot else {
+                    // Put back a closed block we took by mistake.
+                    if let Some(s @ Slot::Closed(_)) = slot {
+                        self.blocks[index] = Some(s);
+                    }
+                    return Err(StreamError::BlockNotOpen {
+                        event: "content_block_stop",
+                        index,
+                    });
+                };
+                if let ContentBlock::ToolUse(tu) = &mut block {
+                    if !json.trim().is_empty() {
+                        match serde_json::from_str::<Value>(&json) {
+                            Ok(v) => tu.input = v,
+                            Err(e) => {
+                                // Keep the raw text: a max_tokens cut is legitimate and the loop decides.
+                                self.invalid_inputs
+                                    .push((index, tu.name.clone(), e.to_string()));
+                                tu.input = Value::String(json);
+                            }
+                        }
+                    }
+                }
+                self.blocks[index] = Some(Slot::Closed(block.clone()));
+                return Ok(Some((index, block)));
+            }
+            StreamEvent::MessageDelta { delta, usage } => {
+                let msg = self.started_mut("message_delta")?;
+                if delta.stop_reason.is_some() {
+                    msg.stop_reason = delta.stop_reason.clone();
+                }
+                if delta.stop_sequence.is_some() {
+                    msg.stop_sequence = delta.stop_sequence.clone();
+                }
+                for (k, v) in &delta.extra {
+                    msg.extra.insert(k.clone(), v.clone());
+                }
+                if let Some(u) = usage {
+                    msg.usage.merge_delta(u);
+                }
+            }
+            StreamEvent::MessageStop => {
+                self.started("message_stop")?;
+                self.stopped = true;
+            }
+            StreamEvent::Ping | StreamEvent::Error { .. } | StreamEvent::Unknown(_) => {}
+        }
+        Ok(None)
+    }
+
+    /// The assembled message. Fails when the stream was cut short or a tool input is invalid
+    /// for any reason other than a `max_tokens` stop (then the raw text is kept as a JSON string).
+    pub fn finish(self) -> Result<MessageResponse, StreamError> {
+        let Some(mut msg) = self.message else {
+            return Err(StreamError::Truncated("no message_start".into()));
+        };
+        if !self.stopped {
+            return Err(StreamError::Truncated("no message_stop".into()));
+        }
+        let cut_by_max_tokens = msg.stop_reason == Some(StopReason::MaxTokens);
+        if let Some((index, name, message)) = self.invalid_inputs.into_iter().next() {
+            if !cut_by_max_tokens {
+                return Err(StreamError::InvalidToolInput {
+                    index,
+                    name,
+                    message,
+                });
+            }
+        }
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for (i, slot) in self.blocks.into_iter().enumerate() {
+            match slot {
+                Some(Slot::Closed(b)) => content.push(b),
+                Some(Slot::Open { .. }) => {
+                    return Err(StreamError::Truncated(format!(
+                        "content block {i} never stopped"
+                    )));
+                }
+                None => {}
+            }
+        }
+        msg.content = content;
+        Ok(msg)
+    }
+
+    fn started(&self, event: &'static str) -> Result<(), StreamError> {
+        if self.message.is_none() {
+            return Err(StreamError::NotStarted(event));
+        }
+        Ok(())
+    }
+
+    fn started_mut(&mut self, event: &'static str) -> Result<&mut MessageResponse, StreamError> {
+        self.message.as_mut().ok_or(StreamError::NotStarted(event))
+    }
+}
+
+fn apply_delta(
+    block: &mut ContentBlock,
+    json: &mut String,
+    delta: &Delta,
+    index: usize,
+) -> Result<(), StreamError> {
+    let mismatch = |delta: &'static str, block: &ContentBlock| StreamError::DeltaMismatch {
+        delta,
+        block: block.type_name().to_owned(),
+        index,
+    };
+    match delta {
+        Delta::TextDelta { text } => match block {
+            ContentBlock::Text(t) => t.text.push_str(text),
+            other => return Err(mismatch("text_delta", other)),
+        },
+        Delta::InputJsonDelta { partial_json } => match block {
+            ContentBlock::ToolUse(_) => json.push_str(partial_json),
+            // Server tool blocks (server_tool_use, ...) also stream input JSON; keep it verbatim.
+            ContentBlock::Unknown(_) => json.push_str(partial_json),
+            other => return Err(mismatch("input_json_delta", other)),
+        },
+        Delta::ThinkingDelta { thinking } => match block {
+            ContentBlock::Thinking(t) => t.thinking.push_str(thinking),
+            other => return Err(mismatch("thinking_delta", other)),
+        },
+        Delta::SignatureDelta { signature } => match block {
+            ContentBlock::Thinking(t) => t.signature.push_str(signature),
+            other => return Err(mismatch("signature_delta", other)),
+        },
+        Delta::CitationsDelta { citation } => match block {
+            ContentBlock::Text(t) => t
+                .citations
+                .get_or_insert_with(Vec::new)
+                .push(citation.clone()),
+            other => return Err(mismatch("citations_delta", other)),
+        },
+        Delta::Unknown(_) => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(v: serde_json::Value) -> StreamEvent {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn start() -> StreamEvent {
+        ev(
+            json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant",
+            "model":"x","content":[],"stop_reason":null,"stop_sequence":null,
+            "usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":7}}}),
+        )
+    }
+
+    #[test]
+    fn usage_merges_cumulatively() {
+        let mut a = StreamAccumulator::new();
+        a.apply(&start()).unwrap();
+        a.apply(&ev(json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}))).unwrap();
+        a.apply(&ev(
+            json!({"type":"message_delta","delta":{},"usage":{"output_tokens":9}}),
+        ))
+        .unwrap();
+        a.apply(&ev(json!({"type":"message_stop"}))).unwrap();
+        let m = a.finish().unwrap();
+        assert_eq!(m.usage.input_tokens, 10);
+        assert_eq!(m.usage.output_tokens, 9);
+        assert_eq!(m.usage.cache_read_input_tokens, Some(7));
+        assert_eq!(m.stop_reason, Some(StopReason::EndTurn));
+    }
+
+    #[test]
+    fn truncated_streams_are_errors() {
+        let mut a = StreamAccumulator::new();
+        a.apply(&start()).unwrap();
+        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}))).unwrap();
+        assert!(matches!(a.finish(), Err(StreamError::Truncated(_))));
+        assert!(matches!(
+            StreamAccumulator::new().finish(),
+            Err(StreamError::Truncated(_))
+        ));
+    }
+
+    #[test]
+    fn events_out_of_order_are_typed_errors() {
+        let mut a = StreamAccumulator::new();
+        assert_eq!(
+            a.apply(&ev(json!({"type":"content_block_stop","index":0}))),
+            Err(StreamError::NotStarted("content_block_stop"))
+        );
+        a.apply(&start()).unwrap();
+        assert!(matches!(
+            a.apply(&ev(json!({"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}}))),
+            Err(StreamError::BlockNotOpen { index: 3, .. })
+        ));
+        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}))).unwrap();
+        assert!(matches!(
+            a.apply(&ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}))),
+            Err(StreamError::DeltaMismatch { .. })
+        ));
+        assert_eq!(a.apply(&start()), Err(StreamError::DuplicateStart));
+        a.apply(&ev(json!({"type":"content_block_stop","index":0})))
+            .unwrap();
+        assert!(matches!(
+            a.apply(&ev(json!({"type":"content_block_stop","index":0}))),
+            Err(StreamError::BlockNotOpen { .. })
+        ));
+    }
+
+    fn tool_stream(partial: &str, stop: &str) -> Result<MessageResponse, StreamError> {
+        let mut a = StreamAccumulator::new();
+        a.apply(&start())?;
+        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}})))?;
+        a.apply(&ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":partial}})))?;
+        a.apply(&ev(json!({"type":"content_block_stop","index":0})))?;
+        a.apply(&ev(json!({"type":"message_delta","delta":{"stop_reason":stop},"usage":{"output_tokens":5}})))?;
+        a.apply(&ev(json!({"type":"message_stop"})))?;
+        a.finish()
+    }
+
+    #[test]
+    fn half_tool_input_is_kept_raw_only_when_cut_by_max_tokens() {
+        let m = tool_stream("{\"command\": \"ec", "max_tokens").unwrap();
+        let ContentBlock::ToolUse(tu) = &m.content[0] else {
+            panic!()
+        };
+        assert_eq!(tu.input, json!("{\"command\": \"ec"));
+        assert!(matches!(
+            tool_stream("{\"command\": \"ec", "tool_use"),
+            Err(StreamError::InvalidToolInput { .. })
+        ));
+        let ok = tool_stream("", "tool_use").unwrap();
+        let ContentBlock::ToolUse(tu) = &ok.content[0] else {
+            panic!()
+        };
+        assert_eq!(tu.input, json!({}));
+    }
+}

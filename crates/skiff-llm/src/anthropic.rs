@@ -1,0 +1,520 @@
+//! `AnthropicProvider`: the Messages API over HTTPS with SSE streaming, retries and idle timeouts.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use skiff_protocol::{ErrorResponse, MessagesRequest, StreamEvent};
+use tokio_util::sync::CancellationToken;
+
+use crate::accumulator::StreamAccumulator;
+use crate::error::AttemptError;
+use crate::provider::{EventStream, Provider, ProviderEvent, RetryNotice};
+use crate::retry::{self, RetryPolicy};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::{Credential, LlmError, StreamError};
+
+/// Default API base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Why a provider could not be configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set.
+    #[error(
+        "no API key found. Set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`), \
+         or ANTHROPIC_AUTH_TOKEN for a bearer token"
+    )]
+    MissingCredential,
+    /// A setting has an unusable value.
+    #[error("invalid {name}: {message}")]
+    Invalid {
+        /// Variable or setting name.
+        name: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// Settings of the Anthropic provider.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// Base URL without the `/v1/messages` path.
+    pub base_url: String,
+    /// How requests authenticate.
+    pub credential: Credential,
+    /// Extra `anthropic-beta` values.
+    pub betas: Vec<String>,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// No bytes for this long (response headers or body) counts as a dropped connection.
+    pub idle_timeout: Duration,
+    /// TCP/TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// Extra request headers (ANTHROPIC_CUSTOM_HEADERS).
+    pub extra_headers: Vec<(String, String)>,
+}
+
+impl AnthropicConfig {
+    /// Defaults with the given credential.
+    pub fn new(credential: Credential) -> Self {
+        Self {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            credential,
+            betas: Vec::new(),
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            extra_headers: Vec::new(),
+        }
+    }
+
+    /// Configuration from the process environment (see [`AnthropicConfig::from_lookup`]).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Configuration from variables: ANTHROPIC_AUTH_TOKEN (bearer, wins) or ANTHROPIC_API_KEY,
+    /// ANTHROPIC_BASE_URL, ANTHROPIC_BETAS (comma list), ANTHROPIC_CUSTOM_HEADERS (`Name: Value`
+    /// lines), SKIFF_MAX_RETRIES, SKIFF_STREAM_IDLE_TIMEOUT_MS.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let non_empty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let credential = if let Some(t) = non_empty("ANTHROPIC_AUTH_TOKEN") {
+            Credential::bearer(t.trim())
+        } else if let Some(k) = non_empty("ANTHROPIC_API_KEY") {
+            Credential::api_key(k.trim())
+        } else {
+            return Err(ConfigError::MissingCredential);
+        };
+        let mut cfg = Self::new(credential);
+        if let Some(url) = non_empty("ANTHROPIC_BASE_URL") {
+            cfg.base_url = validate_base_url(&url)?;
+        }
+        if let Some(b) = non_empty("ANTHROPIC_BETAS") {
+            cfg.betas = b
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+        }
+        if let Some(h) = non_empty("ANTHROPIC_CUSTOM_HEADERS") {
+            for line in h.lines().filter(|l| !l.trim().is_empty()) {
+                let (name, value) = line.split_once(':').ok_or_else(|| ConfigError::Invalid {
+                    name: "ANTHROPIC_CUSTOM_HEADERS".into(),
+                    message: format!("line `{line}` is not `Name: Value`"),
+                })?;
+                cfg.extra_headers
+                    .push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+        }
+        if let Some(n) = non_empty("SKIFF_MAX_RETRIES") {
+            cfg.retry.max_retries = n.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: "SKIFF_MAX_RETRIES".into(),
+                message: format!("`{n}` is not a whole number"),
+            })?;
+        }
+        if let Some(ms) = non_empty("SKIFF_STREAM_IDLE_TIMEOUT_MS") {
+            let ms: u64 = ms.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: "SKIFF_STREAM_IDLE_TIMEOUT_MS".into(),
+                message: format!("`{ms}` is not a number of milliseconds"),
+            })?;
+            cfg.idle_timeout = Duration::from_millis(ms.max(1));
+        }
+        Ok(cfg)
+    }
+}
+
+fn validate_base_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim().trim_end_matches('/');
+    let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
+        name: "ANTHROPIC_BASE_URL".into(),
+        message: format!("`{url}` is not a URL ({e})"),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ConfigError::Invalid {
+            name: "ANTHROPIC_BASE_URL".into(),
+            message: format!("`{url}` must start with http:// or https://"),
+        });
+    }
+    Ok(url.to_owned())
+}
+
+struct Inner {
+    client: reqwest::Client,
+    headers: HeaderMap,
+    messages_url: String,
+    count_tokens_url: String,
+    config: AnthropicConfig,
+}
+
+/// The Anthropic Messages API provider. Cheap to clone; all clones share one HTTP client.
+#[derive(Clone)]
+pub struct AnthropicProvider {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicProvider")
+            .field("base_url", &self.inner.config.base_url)
+            .field("credential", &self.inner.config.credential)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicProvider {
+    /// Build the provider and its shared HTTP client.
+    pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
+        let config = AnthropicConfig {
+            base_url: validate_base_url(&config.base_url)
+                .map_err(|e| LlmError::Request(e.to_string()))?,
+            ..config
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "anthropic-version",
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if !config.betas.is_empty() {
+            let v = HeaderValue::from_str(&config.betas.join(",")).map_err(|_| {
+                LlmError::Request("anthropic-beta values must be plain ASCII".into())
+            })?;
+            headers.insert("anthropic-beta", v);
+        }
+        for (name, value) in &config.extra_headers {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| LlmError::Request(format!("invalid custom header name `{name}`")))?;
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                LlmError::Request(format!("invalid value for custom header `{name}`"))
+            })?;
+            v.set_sensitive(true);
+            headers.insert(n, v);
+        }
+        let (name, value) = config.credential.header().map_err(LlmError::Request)?;
+        headers.insert(name, value);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                client,
+                headers,
+                messages_url: format!("{}/v1/messages", config.base_url),
+                count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
+                config,
+            }),
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.inner.config
+    }
+
+    /// `POST /v1/messages/count_tokens`: the input tokens the request would use (no retries).
+    pub async fn count_tokens(&self, request: &MessagesRequest) -> Result<u64, LlmError> {
+        let mut body =
+            serde_json::to_value(request).map_err(|e| LlmError::Request(e.to_string()))?;
+        if let Some(o) = body.as_object_mut() {
+            o.remove("max_tokens");
+            o.remove("stream");
+        }
+        let url = &self.inner.count_tokens_url;
+        let resp = self
+            .inner
+            .client
+            .post(url)
+            .headers(self.inner.headers.clone())
+            .json(&body)
+            .timeout(self.inner.config.idle_timeout)
+            .send()
+            .await
+            .map_err(|e| transport_error(&e).into_final(url, 0))?;
+        if !resp.status().is_success() {
+            return Err(http_error(resp, self.inner.config.idle_timeout)
+                .await
+                .into_final(url, 0));
+        }
+        let v: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| transport_error(&e).into_final(url, 0))?;
+        v.get("input_tokens")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| {
+                LlmError::Request(format!("count_tokens answered without input_tokens: {v}"))
+            })
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream {
+        let inner = self.inner.clone();
+        let body = if request.stream {
+            serde_json::to_vec(request)
+        } else {
+            let mut r = request.clone();
+            r.stream = true;
+            serde_json::to_vec(&r)
+        }
+        .map(Bytes::from)
+        .map_err(|e| LlmError::Request(e.to_string()));
+        Box::pin(async_stream::stream! {
+            let body = match body {
+                Ok(b) => b,
+                Err(e) => { yield Err(e); return; }
+            };
+            let policy = &inner.config.retry;
+            let mut retries = 0u32;
+            loop {
+                let mut produced = false;
+                let mut failure = None;
+                {
+                    let attempt = attempt(&inner, body.clone(), &cancel);
+                    futures::pin_mut!(attempt);
+                    while let Some(item) = attempt.next().await {
+                        match item {
+                            Ok(ev) => {
+                                produced = true;
+                                let done = matches!(ev, ProviderEvent::Done(_));
+                                yield Ok(ev);
+                                if done {
+                                    return;
+                                }
+                            }
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let err = failure.unwrap_or(AttemptError::Stream(StreamError::Truncated(
+                    "attempt ended without a message".into(),
+                )));
+                let next = retries + 1;
+                let Some(wait) = policy.next_delay(&err, next) else {
+                    yield Err(err.into_final(&inner.config.base_url, retries));
+                    return;
+                };
+                tracing::warn!(attempt = next, wait_ms = wait.as_millis() as u64, cause = %err, "retrying model call");
+                let status = match &err {
+                    AttemptError::Http { status, .. } => Some(*status),
+                    _ => None,
+                };
+                yield Ok(ProviderEvent::Retry(RetryNotice {
+                    attempt: next,
+                    max_retries: policy.max_retries,
+                    wait,
+                    cause: err.to_string(),
+                    status,
+                    discard_partial: produced,
+                }));
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => {
+                        yield Err(LlmError::Cancelled);
+                        return;
+                    }
+                    _ = tokio::time::sleep(wait) => {}
+                }
+                retries = next;
+            }
+        })
+    }
+}
+
+/// One HTTP attempt: send, check the status, decode SSE into events until `message_stop`.
+fn attempt<'a>(
+    inner: &'a Inner,
+    body: Bytes,
+    cancel: &'a CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'a {
+    async_stream::stream! {
+        let idle = inner.config.idle_timeout;
+        let send = inner
+            .client
+            .post(&inner.messages_url)
+            .headers(inner.headers.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body)
+            .send();
+        let resp = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+            r = tokio::time::timeout(idle, send) => r,
+        };
+        let resp = match resp {
+            Err(_) => {
+                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
+                return;
+            }
+            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
+            Ok(Ok(r)) => r,
+        };
+        if !resp.status().is_success() {
+            yield Err(http_error(resp, idle).await);
+            return;
+        }
+        let mut body = resp.bytes_stream();
+        let mut decoder = SseDecoder::new();
+        let mut acc = StreamAccumulator::new();
+        let mut sse: Vec<SseEvent> = Vec::new();
+        let mut ready: Vec<ProviderEvent> = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+                n = tokio::time::timeout(idle, body.next()) => n,
+            };
+            let at_eof = match next {
+                Err(_) => {
+                    yield Err(AttemptError::Transport(format!(
+                        "stream stalled: no data for {}s", idle.as_secs_f64()
+                    )));
+                    return;
+                }
+                Ok(Some(Err(e))) => {
+                    yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
+                    return;
+                }
+                Ok(Some(Ok(bytes))) => {
+                    decoder.feed(&bytes, &mut sse);
+                    false
+                }
+                Ok(None) => {
+                    // A last event without its closing blank line still counts when complete.
+                    decoder.finish(&mut sse);
+                    true
+                }
+            };
+            for raw in sse.drain(..) {
+                let outcome = handle_event(&mut acc, &raw, &mut ready);
+                for ev in ready.drain(..) {
+                    yield Ok(ev);
+                }
+                match outcome {
+                    Ok(false) => {}
+                    Ok(true) => return,
+                    // Cut-off data at EOF is a dropped connection, not a malformed stream.
+                    Err(AttemptError::Stream(StreamError::Malformed(_))) if at_eof => break,
+                    Err(e) => { yield Err(e); return; }
+                }
+            }
+            if at_eof {
+                yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
+                return;
+            }
+        }
+    }
+}
+
+/// Apply one SSE event: queue the events to report on `out`; `Ok(true)` once the message is done.
+fn handle_event(
+    acc: &mut StreamAccumulator,
+    raw: &SseEvent,
+    out: &mut Vec<ProviderEvent>,
+) -> Result<bool, AttemptError> {
+    let event = parse_event(raw).map_err(AttemptError::Stream)?;
+    if let StreamEvent::Error { error } = &event {
+        return Err(AttemptError::ErrorEvent {
+            kind: error.kind.clone(),
+            message: error.message.clone(),
+        });
+    }
+    let completed = acc.apply(&event).map_err(AttemptError::Stream)?;
+    out.push(ProviderEvent::Stream(event));
+    if let Some((index, block)) = completed {
+        out.push(ProviderEvent::BlockComplete { index, block });
+    }
+    if !acc.is_complete() {
+        return Ok(false);
+    }
+    let msg = std::mem::take(acc).finish().map_err(AttemptError::Stream)?;
+    out.push(ProviderEvent::Done(msg));
+    Ok(true)
+}
+
+/// Parse one SSE event's data as a stream event.
+pub(crate) fn parse_event(raw: &SseEvent) -> Result<StreamEvent, StreamError> {
+    serde_json::from_str(&raw.data).map_err(|e| {
+        let excerpt: String = raw.data.chars().take(120).collect();
+        StreamError::Malformed(format!(
+            "`{}` event: {e}; data: {excerpt}",
+            raw.event.as_deref().unwrap_or("message")
+        ))
+    })
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let m = inner.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+fn transport_error(e: &reqwest::Error) -> AttemptError {
+    let msg = error_chain(e);
+    if e.is_connect() {
+        AttemptError::Connect(msg)
+    } else {
+        AttemptError::Transport(msg)
+    }
+}
+
+async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
+    let status = resp.status().as_u16();
+    let retry_after = retry::retry_after(resp.headers(), SystemTime::now());
+    let should_retry = retry::should_retry(resp.headers());
+    let text = match tokio::time::timeout(idle, resp.text()).await {
+        Ok(Ok(t)) => t,
+        _ => String::new(),
+    };
+    let (kind, message) = match serde_json::from_str::<ErrorResponse>(&text) {
+        Ok(er) => (er.error.kind, er.error.message),
+        Err(_) => {
+            let excerpt: String = text.trim().chars().take(300).collect();
+            let message = if excerpt.is_empty() {
+                reqwest::StatusCode::from_u16(status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("no message")
+                    .to_owned()
+            } else {
+                excerpt
+            };
+            ("http_error".to_owned(), message)
+        }
+    };
+    AttemptError::Http {
+        status,
+        kind,
+        message,
+        retry_after,
+        should_retry,
+    }
+}

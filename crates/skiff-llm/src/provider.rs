@@ -1,0 +1,72 @@
+//! The `Provider` trait: one streaming model call, with the events the caller sees while it runs.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use skiff_protocol::{ContentBlock, MessageResponse, MessagesRequest, StreamEvent};
+use tokio_util::sync::CancellationToken;
+
+use crate::LlmError;
+
+/// What a model call reports while it runs. The last item of a successful call is
+/// [`ProviderEvent::Done`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderEvent {
+    /// A raw stream event, passed on as soon as it is parsed (pings included).
+    Stream(StreamEvent),
+    /// A content block is complete (tool input JSON joined and parsed).
+    BlockComplete {
+        /// Block index.
+        index: usize,
+        /// The assembled block.
+        block: ContentBlock,
+    },
+    /// The attempt failed and the call will be retried after `wait`.
+    Retry(RetryNotice),
+    /// The assembled message.
+    Done(MessageResponse),
+}
+
+/// A retry announcement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryNotice {
+    /// Which retry this is (1 = first retry).
+    pub attempt: u32,
+    /// Configured maximum number of retries.
+    pub max_retries: u32,
+    /// How long the provider waits before retrying.
+    pub wait: Duration,
+    /// Why the attempt failed.
+    pub cause: String,
+    /// HTTP status of the failure, when there was one.
+    pub status: Option<u16>,
+    /// Events of the failed attempt were already delivered: the caller must discard that
+    /// partial output, because the retried stream starts again from scratch.
+    pub discard_partial: bool,
+}
+
+/// The stream of a model call.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<ProviderEvent, LlmError>> + Send>>;
+
+/// A model backend.
+pub trait Provider: Send + Sync {
+    /// Short name for logs and `system/init` (`anthropic`, `openai`, `script`).
+    fn name(&self) -> &str;
+
+    /// Start one model call. Nothing happens until the stream is polled; dropping the stream or
+    /// cancelling `cancel` aborts the call at once (no task is left behind).
+    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream;
+}
+
+/// Drive a call to completion and return the assembled message, ignoring intermediate events.
+pub async fn complete(mut stream: EventStream) -> Result<MessageResponse, LlmError> {
+    while let Some(item) = stream.next().await {
+        if let ProviderEvent::Done(msg) = item? {
+            return Ok(msg);
+        }
+    }
+    Err(LlmError::Stream(crate::StreamError::Truncated(
+        "provider stream ended without a message".into(),
+    )))
+}

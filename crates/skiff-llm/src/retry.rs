@@ -1,0 +1,232 @@
+//! The retry policy: which failures are retried, and how long to wait before the next attempt.
+//!
+//! A small helper instead of `backon`: the retried unit is a *stream* whose events have already
+//! been forwarded to the caller, the wait must come from the server's `retry-after` when present,
+//! the base delay depends on the cause (rate limits back off from 10 s, server faults from 1 s),
+//! and each retry is announced as an event before a cancellable sleep. That leaves only the
+//! delay arithmetic below, which is plain and unit-tested.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+
+use crate::error::AttemptError;
+
+/// How failed model calls are retried.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (default 5).
+    pub max_retries: u32,
+    /// First backoff for server faults, overload and broken connections (default 1 s).
+    pub base_delay: Duration,
+    /// First backoff for 429 without `retry-after` (default 10 s).
+    pub rate_limit_base_delay: Duration,
+    /// Upper bound of a computed backoff (default 60 s).
+    pub max_delay: Duration,
+    /// Longest server-requested wait we sleep through; longer ones fail at once (default 300 s).
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 5,
+            base_delay: Duration::from_secs(1),
+            rate_limit_base_delay: Duration::from_secs(10),
+            max_delay: Duration::from_secs(60),
+            max_retry_after: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that never retries.
+    pub fn none() -> Self {
+        Self {
+            max_retries: 0,
+            ..Self::default()
+        }
+    }
+
+    /// The wait before retry number `retry` (1-based) after `err`, or `None` when `err` must not
+    /// be retried (or retries are used up).
+    pub(crate) fn next_delay(&self, err: &AttemptError, retry: u32) -> Option<Duration> {
+        if retry > self.max_retries {
+            return None;
+        }
+        let base = match err {
+            AttemptError::Http {
+                status,
+                retry_after,
+                should_retry,
+                ..
+            } => {
+                let retryable = should_retry.unwrap_or(
+                    matches!(status, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
+                        || *status > 504,
+                );
+                if !retryable {
+                    return None;
+                }
+                if let Some(wait) = retry_after {
+                    return (*wait <= self.max_retry_after).then_some(*wait);
+                }
+                if *status == 429 {
+                    self.rate_limit_base_delay
+                } else {
+                    self.base_delay
+                }
+            }
+            AttemptError::Connect(_) | AttemptError::Transport(_) => self.base_delay,
+            AttemptError::Stream(crate::StreamError::Truncated(_)) => self.base_delay,
+            AttemptError::ErrorEvent { kind, .. } => match kind.as_str() {
+                "overloaded_error" | "api_error" | "timeout_error" => self.base_delay,
+                "rate_limit_error" => self.rate_limit_base_delay,
+                _ => return None,
+            },
+            AttemptError::Stream(_) | AttemptError::Cancelled => {
+                return None;
+            }
+        };
+        Some(self.backoff(base, retry))
+    }
+
+    /// Exponential backoff `base * 2^(retry-1)`, capped, minus up to 25% random jitter (so
+    /// clients that failed together do not retry together, even at the cap).
+    fn backoff(&self, base: Duration, retry: u32) -> Duration {
+        let exp = base.saturating_mul(1u32 << retry.saturating_sub(1).min(16));
+        let capped = exp.min(self.max_delay);
+        capped.saturating_sub(capped.mul_f64(fastrand::f64() * 0.25))
+    }
+}
+
+/// The server's requested wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let v = text("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The `x-should-retry` override header.
+pub(crate) fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()? {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn http(status: u16, retry_after: Option<Duration>) -> AttemptError {
+        AttemptError::Http {
+            status,
+            kind: String::new(),
+            message: String::new(),
+            retry_after,
+            should_retry: None,
+        }
+    }
+
+    #[test]
+    fn retryable_and_not() {
+        let p = RetryPolicy::default();
+        for s in [429, 500, 502, 503, 504, 529] {
+            assert!(p.next_delay(&http(s, None), 1).is_some(), "{s}");
+        }
+        for s in [400, 401, 403, 404, 413] {
+            assert!(p.next_delay(&http(s, None), 1).is_none(), "{s}");
+        }
+        assert!(
+            p.next_delay(&AttemptError::Connect("x".into()), 1)
+                .is_some()
+        );
+        assert!(p.next_delay(&AttemptError::Cancelled, 1).is_none());
+        let overloaded = AttemptError::ErrorEvent {
+            kind: "overloaded_error".into(),
+            message: String::new(),
+        };
+        assert!(p.next_delay(&overloaded, 1).is_some());
+        let invalid = AttemptError::ErrorEvent {
+            kind: "invalid_request_error".into(),
+            message: String::new(),
+        };
+        assert!(p.next_delay(&invalid, 1).is_none());
+        assert!(
+            p.next_delay(&http(529, None), 6).is_none(),
+            "retries used up"
+        );
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_jittered() {
+        let p = RetryPolicy::default();
+        for retry in 1..=5 {
+            let d = p.next_delay(&http(500, None), retry).unwrap();
+            let base = Duration::from_secs(1 << (retry - 1)).min(p.max_delay);
+            assert!(d >= base.mul_f64(0.75) && d <= base, "{retry}: {d:?}");
+        }
+        let d = p.next_delay(&http(429, None), 1).unwrap();
+        assert!(d >= Duration::from_millis(7_500) && d <= Duration::from_secs(10));
+        let big = RetryPolicy {
+            max_retries: 40,
+            ..p
+        };
+        assert!(big.next_delay(&http(500, None), 30).unwrap() <= big.max_delay);
+    }
+
+    #[test]
+    fn server_wait_wins_and_absurd_waits_fail_fast() {
+        let p = RetryPolicy::default();
+        let d = p.next_delay(&http(429, Some(Duration::from_secs(2))), 1);
+        assert_eq!(d, Some(Duration::from_secs(2)));
+        assert_eq!(
+            p.next_delay(&http(429, Some(Duration::from_secs(3600))), 1),
+            None
+        );
+        let forced = AttemptError::Http {
+            status: 400,
+            kind: String::new(),
+            message: String::new(),
+            retry_after: None,
+            should_retry: Some(true),
+        };
+        assert!(p.next_delay(&forced, 1).is_some());
+    }
+
+    #[test]
+    fn retry_after_header_forms() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(3)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(7));
+        h.insert("retry-after", HeaderValue::from_str(&date).unwrap());
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h, now), None);
+        let mut h = HeaderMap::new();
+        h.insert("x-should-retry", HeaderValue::from_static("false"));
+        assert_eq!(should_retry(&h), Some(false));
+    }
+}
