@@ -311,7 +311,7 @@ impl Provider for AnthropicProvider {
                 )));
                 let next = retries + 1;
                 let Some(wait) = policy.next_delay(&err, next) else {
-                    yield Err(err.into_final(&inner.config.base_url, retries));
+                    yield Err(err.into_final(&inner.messages_url, retries));
                     return;
                 };
                 tracing::warn!(attempt = next, wait_ms = wait.as_millis() as u64, cause = %err, "retrying model call");
@@ -463,18 +463,22 @@ pub(crate) fn parse_event(raw: &SseEvent) -> Result<StreamEvent, StreamError> {
     })
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
+/// The error's causes joined with `: `, without reqwest's top line (which only repeats the URL).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = e.source();
+    while let Some(inner) = cur {
         let m = inner.to_string();
-        if !s.contains(&m) {
-            s.push_str(": ");
-            s.push_str(&m);
+        if !parts.iter().any(|p| p.contains(&m)) {
+            parts.push(m);
         }
-        src = inner.source();
+        cur = inner.source();
     }
-    s
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
 }
 
 fn transport_error(e: &reqwest::Error) -> AttemptError {

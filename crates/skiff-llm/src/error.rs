@@ -58,11 +58,14 @@ pub enum LlmError {
     },
     /// The connection could not be made (refused, DNS, TLS).
     #[error(
-        "could not connect to {url}: {message}. Check ANTHROPIC_BASE_URL and that the server is reachable"
+        "could not connect to {url} (after {retries} retries): {message}. Check ANTHROPIC_BASE_URL \
+         and that the server is reachable"
     )]
     Connect {
         /// The URL that was tried.
         url: String,
+        /// Retries made.
+        retries: u32,
         /// Transport detail.
         message: String,
     },
@@ -176,11 +179,12 @@ impl AttemptError {
                     message,
                 },
             },
-            Self::Connect(message) if retries == 0 => LlmError::Connect {
+            Self::Connect(message) => LlmError::Connect {
                 url: url.to_owned(),
+                retries,
                 message,
             },
-            Self::Connect(message) | Self::Transport(message) => LlmError::Transport {
+            Self::Transport(message) => LlmError::Transport {
                 url: url.to_owned(),
                 retries,
                 message,
