@@ -1,1 +1,29 @@
-//! placeholder
+//! Test kit for skiff: a scripted mock of the Anthropic Messages API on 127.0.0.1, with fault
+//! injection, request recording and connection tracking; shared by tests and benchmarks.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use skiff_protocol::script::ScriptTurn;
+//! let server = skiff_testkit::MockServer::builder()
+//!     .turn(ScriptTurn::text("hello"))
+//!     .start()
+//!     .await?;
+//! // point the client at server.url() (ANTHROPIC_BASE_URL), then inspect server.requests()
+//! # Ok(()) }
+//! ```
+//!
+//! The script format and its rendering to events live in [`skiff_protocol::script`]; this crate
+//! serves them. Token estimates (`input_tokens` in usage and in `count_tokens`) are the request
+//! body's length in bytes divided by 4. The `skiff-mock` binary serves a script file.
+
+mod cursor;
+pub mod faults;
+mod recording;
+mod routes;
+mod server;
+pub mod sse;
+mod streaming;
+
+pub use recording::RecordedRequest;
+pub use server::{MockServer, MockServerBuilder};
+pub use skiff_protocol::script::{Fault, Script, ScriptBlock, ScriptTurn};

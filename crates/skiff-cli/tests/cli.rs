@@ -1,0 +1,237 @@
+//! End-to-end tests of the `skiff` binary against the scripted mock server.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use predicates::prelude::*;
+use skiff_protocol::script::{Fault, ScriptTurn};
+use skiff_testkit::MockServer;
+
+const KEY: &str = "sk-ant-cli-test-SECRETKEY";
+
+/// A `skiff` command with a clean environment pointing at `url`.
+fn skiff(url: &str) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("SKIFF_MAX_RETRIES", "3");
+    cmd
+}
+
+#[test]
+fn version_and_help() {
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"))
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("skiff "));
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"))
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--print"));
+}
+
+#[test]
+fn missing_api_key_is_actionable_and_exits_1() {
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"))
+        .env_clear()
+        .args(["-p", "hello"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ANTHROPIC_API_KEY"))
+        .stderr(predicate::str::contains("export"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_prints_the_answer() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("Hello from the mock!"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let out = tokio::task::spawn_blocking(move || skiff(&url).args(["-p", "hello"]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Hello from the mock!\n"
+    );
+    let req = &server.messages_requests()[0];
+    assert_eq!(req.body["messages"][0]["content"], "hello");
+    assert_eq!(req.body["model"], "claude-sonnet-4-5");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_from_stdin_and_model_flag() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("ok"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let out = tokio::task::spawn_blocking(move || {
+        skiff(&url)
+            .args(["-p", "--model", "claude-haiku-4-5"])
+            .write_stdin("from stdin\n")
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(out.status.success());
+    let req = &server.messages_requests()[0];
+    assert_eq!(req.body["messages"][0]["content"], "from stdin\n");
+    assert_eq!(req.body["model"], "claude-haiku-4-5");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_streams_to_stdout_while_the_answer_is_still_arriving() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn {
+            chunk_chars: Some(5),
+            delay_between_deltas_ms: Some(150),
+            ..ScriptTurn::text("first words, then a lot more text arriving slowly")
+        })
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let (first, still_running, rest, ok) = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skiff"))
+            .env_clear()
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("ANTHROPIC_BASE_URL", &url)
+            .args(["-p", "hi"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut buf = [0u8; 64];
+        let n = stdout.read(&mut buf).unwrap();
+        let first = String::from_utf8_lossy(&buf[..n]).into_owned();
+        let still_running = child.try_wait().unwrap().is_none();
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        let ok = child.wait().unwrap().success();
+        (first, still_running, rest, ok)
+    })
+    .await
+    .unwrap();
+    assert!(ok);
+    assert!(
+        still_running,
+        "the first text arrived only after skiff exited: not streamed"
+    );
+    assert!(
+        !first.is_empty() && first.len() < 30,
+        "first read: {first:?}"
+    );
+    assert_eq!(
+        format!("{first}{rest}"),
+        "first words, then a lot more text arriving slowly\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_are_announced_on_stderr() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("made it").with_fault(Fault::Status {
+            status: 529,
+            retry_after_ms: Some(10),
+            retry_after: None,
+            message: Some("Overloaded".into()),
+        }))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let out = tokio::task::spawn_blocking(move || skiff(&url).args(["-p", "x"]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("529") && stderr.contains("retrying"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("retry 1/3"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "made it\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_errors_exit_1_with_the_message_and_never_the_key() {
+    let server = MockServer::builder()
+        .turn(
+            ScriptTurn::text("no")
+                .with_fault(Fault::Status {
+                    status: 401,
+                    retry_after: None,
+                    retry_after_ms: None,
+                    message: Some("invalid x-api-key".into()),
+                })
+                .with_fault(Fault::Status {
+                    status: 400,
+                    retry_after: None,
+                    retry_after_ms: None,
+                    message: Some("messages: roles must alternate".into()),
+                }),
+        )
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let (a, b) = tokio::task::spawn_blocking(move || {
+        (
+            skiff(&url).args(["-p", "x"]).output().unwrap(),
+            skiff(&url).args(["-p", "x"]).output().unwrap(),
+        )
+    })
+    .await
+    .unwrap();
+    for (out, needle) in [(&a, "ANTHROPIC_API_KEY"), (&b, "roles must alternate")] {
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{stderr}");
+        let all = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
+        assert!(!all.contains("SECRETKEY"));
+    }
+    assert_eq!(
+        server.messages_requests().len(),
+        2,
+        "401/400 are not retried"
+    );
+}
+
+#[test]
+fn unreachable_base_url_names_it() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let out = skiff(&url)
+        .env("SKIFF_MAX_RETRIES", "0")
+        .args(["-p", "x"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&url) && stderr.contains("ANTHROPIC_BASE_URL"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,157 @@
+//! Fault responses: HTTP error statuses with API error bodies, and the stream plans of the
+//! mid-stream faults (disconnect, malformed event, SSE error event, stall).
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header::HeaderName};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use skiff_protocol::ErrorResponse;
+use skiff_protocol::script::Fault;
+
+use crate::sse::{Frames, MALFORMED_FRAME, error_frame};
+use crate::streaming::{Ending, StreamPlan};
+
+/// The Anthropic error type the API uses for an HTTP status.
+pub fn error_type_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 => "timeout_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// A default error message for an HTTP status.
+pub fn default_message_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "Invalid request",
+        401 => "invalid x-api-key",
+        403 => "Permission denied",
+        404 => "Not found",
+        413 => "Request exceeds the maximum allowed number of bytes",
+        429 => "Rate limited",
+        500 => "Internal server error",
+        502 => "Bad gateway",
+        503 => "Service unavailable",
+        504 => "Request timed out",
+        529 => "Overloaded",
+        _ => "Mock error",
+    }
+}
+
+/// A JSON error response: `{"type":"error","error":{"type":…,"message":…},"request_id":…}`.
+pub(crate) fn error_response(
+    status: StatusCode,
+    error_type: &str,
+    message: &str,
+    request_id: &str,
+) -> Response {
+    let mut body = ErrorResponse::new(error_type, message);
+    body.request_id = Some(request_id.to_owned());
+    let json = serde_json::to_vec(&body).unwrap_or_else(|_| b"{\"type\":\"error\"}".to_vec());
+    let mut response = (status, Bytes::from(json)).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The response of a `status` fault, with `retry-after` / `retry-after-ms` when scripted.
+pub(crate) fn status_fault_response(
+    status: u16,
+    retry_after: Option<&str>,
+    retry_after_ms: Option<u64>,
+    message: Option<&str>,
+    request_id: &str,
+) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let message = message.unwrap_or_else(|| default_message_for_status(status));
+    let mut response = error_response(code, error_type_for_status(status), message, request_id);
+    let headers = response.headers_mut();
+    if let Some(value) = retry_after.and_then(|v| HeaderValue::from_str(v).ok()) {
+        headers.insert(HeaderName::from_static("retry-after"), value);
+    }
+    if let Some(ms) = retry_after_ms {
+        headers.insert(
+            HeaderName::from_static("retry-after-ms"),
+            HeaderValue::from(ms),
+        );
+    }
+    response
+}
+
+/// The body plan of a mid-stream fault (every fault kind except `status`), from the turn's frames.
+pub(crate) fn stream_fault_plan(fault: &Fault, frames: &Frames) -> serde_json::Result<StreamPlan> {
+    let (after, tail, ending) = match fault {
+        Fault::Disconnect { after_events } => (*after_events, None, Ending::Abort(None)),
+        Fault::Malformed { after_events } => (
+            *after_events,
+            Some(Bytes::from_static(MALFORMED_FRAME)),
+            Ending::Clean,
+        ),
+        Fault::ErrorEvent {
+            after_events,
+            error_type,
+            message,
+        } => (
+            *after_events,
+            Some(error_frame(error_type, message)?),
+            Ending::Clean,
+        ),
+        Fault::Stall { after_events, ms } => (
+            *after_events,
+            None,
+            Ending::Abort(Some(Duration::from_millis(*ms))),
+        ),
+        Fault::Status { .. } => (0, None, Ending::Clean),
+    };
+    let mut out = frames.first(after);
+    out.extend(tail);
+    Ok(StreamPlan {
+        first_byte_delay: None,
+        between_delay: None,
+        frames: out,
+        ending,
+        guard: None,
+    })
+}
+
+/// A short name of the fault kind, for messages.
+pub(crate) fn fault_kind(fault: &Fault) -> &'static str {
+    match fault {
+        Fault::Status { .. } => "status",
+        Fault::Disconnect { .. } => "disconnect",
+        Fault::Malformed { .. } => "malformed",
+        Fault::ErrorEvent { .. } => "error_event",
+        Fault::Stall { .. } => "stall",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_maps_to_error_types() {
+        assert_eq!(error_type_for_status(529), "overloaded_error");
+        assert_eq!(error_type_for_status(429), "rate_limit_error");
+        assert_eq!(error_type_for_status(503), "api_error");
+        assert_eq!(error_type_for_status(418), "api_error");
+    }
+
+    #[test]
+    fn status_fault_sets_retry_headers() {
+        let r = status_fault_response(429, Some("2"), Some(1500), None, "req_mock_1");
+        assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(r.headers()["retry-after"], "2");
+        assert_eq!(r.headers()["retry-after-ms"], "1500");
+        assert_eq!(r.headers()["content-type"], "application/json");
+    }
+}

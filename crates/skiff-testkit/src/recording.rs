@@ -1,0 +1,130 @@
+//! Recording of every request the mock server receives, for tests to inspect afterwards.
+
+use std::sync::Mutex;
+
+use axum::http::{HeaderMap, Method, Uri};
+use bytes::Bytes;
+use serde_json::Value;
+
+/// One HTTP request as the mock server received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `POST`.
+    pub method: String,
+    /// Path including the query string, e.g. `/v1/messages?beta=true`.
+    pub path: String,
+    /// Headers in arrival order, names lowercase (values decoded lossily as UTF-8).
+    pub headers: Vec<(String, String)>,
+    /// The body parsed as JSON, or `Null` when it is empty or not JSON.
+    pub body: Value,
+    /// The body bytes exactly as received.
+    pub raw_body: Bytes,
+}
+
+impl RecordedRequest {
+    /// Build a record from the parts of a request.
+    pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, raw_body: Bytes) -> Self {
+        let path = uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+        let headers = headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
+        Self {
+            method: method.as_str().to_owned(),
+            path,
+            headers,
+            body,
+            raw_body,
+        }
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The path without its query string.
+    pub fn path_only(&self) -> &str {
+        self.path.split_once('?').map_or(&self.path, |(p, _)| p)
+    }
+
+    /// Whether this is a `POST /v1/messages` (query strings ignored).
+    pub fn is_messages(&self) -> bool {
+        self.method == "POST" && self.path_only() == "/v1/messages"
+    }
+}
+
+/// The list of recorded requests, shared between the server and its handle.
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+impl Recorder {
+    /// Append a request; returns its 1-based sequence number.
+    pub(crate) fn record(&self, request: RecordedRequest) -> usize {
+        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        requests.push(request);
+        requests.len()
+    }
+
+    /// A copy of everything recorded so far.
+    pub(crate) fn all(&self) -> Vec<RecordedRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// How many requests have been recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn records_path_with_query_lowercase_headers_and_json_body() {
+        let mut headers = HeaderMap::new();
+        headers.insert("X-Api-Key", HeaderValue::from_static("k"));
+        let uri: Uri = "/v1/messages?beta=true".parse().unwrap();
+        let r = RecordedRequest::new(
+            &Method::POST,
+            &uri,
+            &headers,
+            Bytes::from_static(br#"{"model":"m"}"#),
+        );
+        assert_eq!(r.path, "/v1/messages?beta=true");
+        assert_eq!(r.path_only(), "/v1/messages");
+        assert!(r.is_messages());
+        assert_eq!(r.headers, vec![("x-api-key".to_owned(), "k".to_owned())]);
+        assert_eq!(r.header("X-API-KEY"), Some("k"));
+        assert_eq!(r.body["model"], "m");
+    }
+
+    #[test]
+    fn non_json_body_is_null() {
+        let uri: Uri = "/x".parse().unwrap();
+        let r = RecordedRequest::new(&Method::GET, &uri, &HeaderMap::new(), Bytes::from("nope"));
+        assert_eq!(r.body, Value::Null);
+        assert!(!r.is_messages());
+    }
+}

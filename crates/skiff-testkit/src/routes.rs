@@ -1,0 +1,228 @@
+//! The request handlers: `/v1/messages` driven by the script, `/v1/messages/count_tokens`, and
+//! the 404 for everything else. Every request is recorded before anything else happens.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use skiff_protocol::script::{Fault, ScriptTurn};
+
+use crate::cursor::Step;
+use crate::faults::{error_response, fault_kind, status_fault_response, stream_fault_plan};
+use crate::recording::RecordedRequest;
+use crate::server::Shared;
+use crate::sse::Frames;
+use crate::streaming::{Ending, OpenStreamGuard, StreamPlan};
+
+/// Largest request body read (bigger bodies are cut off and answered 413).
+const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
+
+/// Model reported when neither the script nor the request names one.
+const FALLBACK_MODEL: &str = "mock-model";
+
+/// What the `/v1/messages` handler needs from the request body.
+struct MessagesCall {
+    stream: bool,
+    model: String,
+    input_estimate: u64,
+    request_id: String,
+}
+
+/// Entry point for every request.
+pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    shared.touch();
+    let (parts, body) = request.into_parts();
+    let (raw, too_large) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => (bytes, false),
+        Err(_) => (Bytes::new(), true),
+    };
+    let record = RecordedRequest::new(&parts.method, &parts.uri, &parts.headers, raw);
+    let call = MessagesCall {
+        stream: record.body.get("stream").and_then(|v| v.as_bool()) == Some(true),
+        model: record
+            .body
+            .get("model")
+            .and_then(|v| v.as_str())
+            .unwrap_or(FALLBACK_MODEL)
+            .to_owned(),
+        // Token estimate used everywhere in the mock: request body bytes / 4.
+        input_estimate: (record.raw_body.len() / 4) as u64,
+        request_id: String::new(),
+    };
+    let seq = shared.recorder.record(record);
+    let request_id = format!("req_mock_{seq}");
+    let call = MessagesCall {
+        request_id: request_id.clone(),
+        ..call
+    };
+
+    let mut response = if too_large {
+        error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            "mock: request body could not be read in full",
+            &request_id,
+        )
+    } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages" {
+        messages(&shared, call).await
+    } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages/count_tokens" {
+        json_response(json!({ "input_tokens": call.input_estimate }).to_string())
+    } else {
+        error_response(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            &format!("mock: no route for {} {}", parts.method, parts.uri.path()),
+            &request_id,
+        )
+    };
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("request-id", value);
+    }
+    response
+}
+
+/// `POST /v1/messages`: the script's next step.
+async fn messages(shared: &Shared, call: MessagesCall) -> Response {
+    let (step, forced_model) = {
+        let mut cursor = shared.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        (cursor.next_step(), cursor.model().map(str::to_owned))
+    };
+    let model = forced_model.unwrap_or_else(|| call.model.clone());
+    match step {
+        Step::Exhausted { turns } => error_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            &format!("mock script exhausted after {turns} turns"),
+            &call.request_id,
+        ),
+        Step::Fault {
+            fault:
+                Fault::Status {
+                    status,
+                    retry_after,
+                    retry_after_ms,
+                    message,
+                },
+            ..
+        } => status_fault_response(
+            status,
+            retry_after.as_deref(),
+            retry_after_ms,
+            message.as_deref(),
+            &call.request_id,
+        ),
+        Step::Fault {
+            turn,
+            serial,
+            fault,
+            script_turn,
+        } => {
+            if !call.stream {
+                return error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "api_error",
+                    &format!(
+                        "mock fault `{}` (turn {turn}) on a non-streaming request",
+                        fault_kind(&fault)
+                    ),
+                    &call.request_id,
+                );
+            }
+            let events = script_turn.to_stream_events(serial, &model, call.input_estimate);
+            match Frames::render(&events).and_then(|f| stream_fault_plan(&fault, &f)) {
+                Ok(plan) => sse_response(plan.into_body(shared.cancel.clone())),
+                Err(e) => render_failed(&e, &call.request_id),
+            }
+        }
+        Step::Answer {
+            serial,
+            script_turn,
+            ..
+        } => {
+            if call.stream {
+                answer_stream(shared, &script_turn, serial, &model, &call)
+            } else {
+                answer_json(shared, &script_turn, serial, &model, &call).await
+            }
+        }
+    }
+}
+
+/// A turn's successful streaming response.
+fn answer_stream(
+    shared: &Shared,
+    turn: &ScriptTurn,
+    serial: usize,
+    model: &str,
+    call: &MessagesCall,
+) -> Response {
+    let events = turn.to_stream_events(serial, model, call.input_estimate);
+    let frames = match Frames::render(&events) {
+        Ok(frames) => frames,
+        Err(e) => return render_failed(&e, &call.request_id),
+    };
+    let plan = StreamPlan {
+        first_byte_delay: turn.delay_first_byte_ms.map(Duration::from_millis),
+        between_delay: turn.delay_between_deltas_ms.map(Duration::from_millis),
+        frames: frames.all(),
+        ending: Ending::Clean,
+        guard: Some(OpenStreamGuard::new(&shared.open_streams)),
+    };
+    sse_response(plan.into_body(shared.cancel.clone()))
+}
+
+/// A turn's successful non-streaming response.
+async fn answer_json(
+    shared: &Shared,
+    turn: &ScriptTurn,
+    serial: usize,
+    model: &str,
+    call: &MessagesCall,
+) -> Response {
+    if let Some(ms) = turn.delay_first_byte_ms.filter(|ms| *ms > 0) {
+        tokio::select! {
+            () = shared.cancel.cancelled() => {
+                return error_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "api_error",
+                    "mock server shutting down",
+                    &call.request_id,
+                );
+            }
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+        }
+    }
+    let message = turn.to_message(serial, model, call.input_estimate);
+    match serde_json::to_string(&message) {
+        Ok(json) => json_response(json),
+        Err(e) => render_failed(&e, &call.request_id),
+    }
+}
+
+fn sse_response(body: Body) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn json_response(json: String) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
+}
+
+fn render_failed(error: &serde_json::Error, request_id: &str) -> Response {
+    error_response(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "api_error",
+        &format!("mock: cannot render the scripted turn: {error}"),
+        request_id,
+    )
+}

@@ -1,0 +1,197 @@
+//! `MockServer`: a scripted Anthropic Messages API on 127.0.0.1, its builder, and the state its
+//! request handlers share.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use skiff_protocol::script::{Script, ScriptTurn};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::cursor::ScriptCursor;
+use crate::recording::{RecordedRequest, Recorder};
+use crate::routes;
+
+/// State shared by the server handle and the request handlers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// Where the script is.
+    pub(crate) cursor: Mutex<ScriptCursor>,
+    /// Every request received.
+    pub(crate) recorder: Recorder,
+    /// Successful streams currently being written.
+    pub(crate) open_streams: Arc<AtomicUsize>,
+    /// Fired when the server shuts down; aborts delays and streams in flight.
+    pub(crate) cancel: CancellationToken,
+    /// When the last request arrived (or the server started).
+    pub(crate) last_activity: Mutex<Instant>,
+}
+
+impl Shared {
+    /// Note that a request arrived now.
+    pub(crate) fn touch(&self) {
+        *self.last_activity.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+}
+
+/// A running mock Anthropic Messages API server; it stops when dropped.
+///
+/// Routes: `POST /v1/messages` (script-driven, query strings ignored),
+/// `POST /v1/messages/count_tokens` (`{"input_tokens": body bytes / 4}`), anything else 404.
+/// Each `/v1/messages` request first gets the current turn's pending faults, one per request,
+/// then the turn's answer, after which the script moves to the next turn.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Serve `script` on an ephemeral port of 127.0.0.1.
+    pub async fn start(script: Script) -> io::Result<Self> {
+        Self::start_on(script, 0).await
+    }
+
+    /// A builder for a script assembled turn by turn.
+    pub fn builder() -> MockServerBuilder {
+        MockServerBuilder::default()
+    }
+
+    async fn start_on(script: Script, port: u16) -> io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            cursor: Mutex::new(ScriptCursor::new(script)),
+            recorder: Recorder::default(),
+            open_streams: Arc::new(AtomicUsize::new(0)),
+            cancel: CancellationToken::new(),
+            last_activity: Mutex::new(Instant::now()),
+        });
+        let app = Router::new()
+            .fallback(routes::handle)
+            .with_state(Arc::clone(&shared));
+        let shutdown = shared.cancel.clone().cancelled_owned();
+        let task = tokio::spawn(async move {
+            // Errors here mean the listener failed; there is no one to report them to.
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await;
+        });
+        Ok(Self {
+            addr,
+            shared,
+            task: Some(task),
+        })
+    }
+
+    /// The base URL, `http://127.0.0.1:PORT` (what a client puts in `ANTHROPIC_BASE_URL`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The socket address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received so far (all routes), in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.recorder.all()
+    }
+
+    /// How many requests have arrived (all routes).
+    pub fn request_count(&self) -> usize {
+        self.shared.recorder.len()
+    }
+
+    /// The `POST /v1/messages` requests received so far, in arrival order.
+    pub fn messages_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(RecordedRequest::is_messages)
+            .collect()
+    }
+
+    /// How many successful streaming responses are being written right now (0 once clients hung up).
+    pub fn open_streams(&self) -> usize {
+        self.shared.open_streams.load(Ordering::SeqCst)
+    }
+
+    /// Time since the last request arrived (or since the server started, before any request).
+    pub fn idle_time(&self) -> Duration {
+        self.shared
+            .last_activity
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
+    }
+
+    /// Stop the server and wait (at most 5 s) until its listener is closed.
+    pub async fn shutdown(mut self) {
+        self.shared.cancel.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.cancel.cancel();
+    }
+}
+
+/// Builds a [`MockServer`] turn by turn.
+#[derive(Debug, Clone, Default)]
+pub struct MockServerBuilder {
+    script: Script,
+    port: u16,
+}
+
+impl MockServerBuilder {
+    /// Append a turn.
+    pub fn turn(mut self, turn: ScriptTurn) -> Self {
+        self.script.turns.push(turn);
+        self
+    }
+
+    /// Append several turns.
+    pub fn turns(mut self, turns: impl IntoIterator<Item = ScriptTurn>) -> Self {
+        self.script.turns.extend(turns);
+        self
+    }
+
+    /// Start again from the first turn when the script is exhausted.
+    pub fn repeat(mut self, repeat: bool) -> Self {
+        self.script.repeat = repeat;
+        self
+    }
+
+    /// Report this model name instead of the requested one.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.script.model = Some(model.into());
+        self
+    }
+
+    /// Replace the whole script (turns added before are dropped).
+    pub fn script(mut self, script: Script) -> Self {
+        self.script = script;
+        self
+    }
+
+    /// Listen on this port of 127.0.0.1 instead of an ephemeral one.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Bind and start serving.
+    pub async fn start(self) -> io::Result<MockServer> {
+        MockServer::start_on(self.script, self.port).await
+    }
+}

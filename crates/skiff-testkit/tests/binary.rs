@@ -1,0 +1,122 @@
+//! The `skiff-mock` binary: serves a script file, prints its URL first, rejects bad scripts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::post_messages;
+use skiff_protocol::MessageResponse;
+
+const BIN: &str = env!("CARGO_BIN_EXE_skiff-mock");
+
+fn script_file(contents: &str) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(contents.as_bytes()).unwrap();
+    file
+}
+
+/// Kills the child on drop so a failing test leaves no process behind.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn serves_a_script_file_and_prints_its_url_first() {
+    let file = script_file(
+        r#"{"model": "file-model", "turns": [{"content": [{"type": "text", "text": "from a file"}]}]}"#,
+    );
+    let mut child = Child(
+        Command::new(BIN)
+            .arg("--script")
+            .arg(file.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+
+    let resp = post_messages(&url, false).await;
+    assert_eq!(resp.status(), 200);
+    let msg: MessageResponse = resp.json().await.unwrap();
+    assert_eq!(msg.model, "file-model");
+    assert_eq!(
+        post_messages(&url, false).await.status(),
+        500,
+        "script exhausted"
+    );
+}
+
+#[test]
+fn exits_zero_after_the_idle_time() {
+    let file = script_file(r#"{"turns": []}"#);
+    let mut child = Child(
+        Command::new(BIN)
+            .args(["--idle-exit", "1", "--script"])
+            .arg(file.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "did not exit when idle"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(start.elapsed() >= Duration::from_millis(900));
+}
+
+#[test]
+fn bad_script_file_is_a_clear_error() {
+    let file = script_file("{ this is not a script");
+    let out = Command::new(BIN)
+        .arg("--script")
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&file.path().display().to_string()),
+        "stderr names the file: {stderr}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let missing = Command::new(BIN)
+        .args(["--script", "/nonexistent/script.json"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/script.json"));
+}
+
+#[test]
+fn missing_script_argument_is_a_usage_error() {
+    let out = Command::new(BIN).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("usage: skiff-mock"));
+}
