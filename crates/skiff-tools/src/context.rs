@@ -1,0 +1,106 @@
+//! `ToolContext`: what a tool call can see: the workspace guard, session file states, the run's
+//! change log, limits, and the cancellation token of this call.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::changes::ChangeLog;
+use crate::file_state::FileStates;
+use crate::path_guard::PathGuard;
+
+/// Limits and knobs of the built-in tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolConfig {
+    /// Bash timeout when the call gives none (120 s).
+    pub bash_default_timeout: Duration,
+    /// Largest Bash timeout a call may ask for (600 s).
+    pub bash_max_timeout: Duration,
+    /// Bash output kept (head and tail), in characters (30,000).
+    pub bash_max_output_chars: usize,
+    /// Environment variables never passed to commands (API keys and tokens).
+    pub bash_env_remove: Vec<String>,
+    /// Read: default number of lines (2,000).
+    pub read_max_lines: usize,
+    /// Read: largest file read whole without offset/limit, in bytes (100 KB).
+    pub read_max_bytes: u64,
+    /// Glob: maximum results (100).
+    pub glob_max_results: usize,
+    /// LS: maximum entries (1,000).
+    pub ls_max_entries: usize,
+}
+
+impl Default for ToolConfig {
+    fn default() -> Self {
+        Self {
+            bash_default_timeout: Duration::from_secs(120),
+            bash_max_timeout: Duration::from_secs(600),
+            bash_max_output_chars: 30_000,
+            bash_env_remove: [
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "OPENAI_API_KEY",
+                "SKIFF_API_KEY",
+                "CLAUDE_CODE_OAUTH_TOKEN",
+            ]
+            .map(String::from)
+            .to_vec(),
+            read_max_lines: 2_000,
+            read_max_bytes: 100 * 1024,
+            glob_max_results: 100,
+            ls_max_entries: 1_000,
+        }
+    }
+}
+
+/// Everything a tool call may use. Cheap to clone (shared parts are `Arc`s).
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Path guard of the workspace.
+    pub guard: Arc<PathGuard>,
+    /// Read-before-write state of this session.
+    pub files: Arc<FileStates>,
+    /// Changes made in the current run.
+    pub changes: Arc<ChangeLog>,
+    /// Limits.
+    pub config: Arc<ToolConfig>,
+    /// Cancelled when the call must stop (interrupt, timeout of the run).
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for the workspace at `root` (which must exist) with default limits.
+    pub fn new(root: impl AsRef<Path>) -> std::io::Result<Self> {
+        Self::with_dirs(root, &[], ToolConfig::default())
+    }
+
+    /// A context with extra allowed directories and the given limits.
+    pub fn with_dirs(
+        root: impl AsRef<Path>,
+        extra_dirs: &[PathBuf],
+        config: ToolConfig,
+    ) -> std::io::Result<Self> {
+        Ok(Self {
+            guard: Arc::new(PathGuard::new(root, extra_dirs)?),
+            files: Arc::default(),
+            changes: Arc::default(),
+            config: Arc::new(config),
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    /// The same context with another cancellation token (one per call).
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        Self {
+            cancel,
+            ..self.clone()
+        }
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        self.guard.root()
+    }
+}

@@ -1,0 +1,37 @@
+//! skiff's tools: the [`Tool`] trait and [`ToolRegistry`], the workspace [`PathGuard`], the
+//! built-in tools (Bash, Read, Write, Edit, Glob, Grep, LS) with Claude Code's names, schemas
+//! and result texts, change tracking and the truncation helper.
+
+pub mod bash;
+pub mod changes;
+pub mod context;
+pub mod edit;
+pub mod file_state;
+pub mod glob;
+pub mod grep;
+pub mod ls;
+pub mod patch;
+pub mod path_guard;
+pub mod read;
+pub mod registry;
+pub mod schema;
+pub mod tool;
+pub mod truncate;
+pub mod validate;
+pub mod write;
+
+use std::sync::Arc;
+
+pub use changes::{ChangeKind, ChangeLog, CodeChange};
+pub use context::{ToolConfig, ToolContext};
+pub use path_guard::{PathError, PathGuard};
+pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
+pub use tool::{Tool, ToolOutput, Typed, TypedTool};
+pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
+
+/// The built-in tools, one instance each.
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        // Filled in as each tool lands.
+    ]
+}

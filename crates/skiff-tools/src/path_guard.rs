@@ -1,0 +1,260 @@
+//! The workspace path guard: every path a tool touches must resolve inside the workspace root
+//! or an extra allowed directory (`--add-dir`), after `..` and symlinks are resolved.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// A path a tool may not use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// Empty path.
+    #[error("the path is empty")]
+    Empty,
+    /// The path contains a NUL byte.
+    #[error("the path contains a NUL byte")]
+    Nul,
+    /// The path resolves outside every allowed directory.
+    #[error(
+        "the path `{path}` is outside the workspace ({root}); only files under the workspace \
+         (or directories added with --add-dir) can be used"
+    )]
+    Outside {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: String,
+    },
+    /// Too many levels of symbolic links.
+    #[error("the path `{0}` has too many levels of symbolic links")]
+    SymlinkLoop(String),
+}
+
+/// Resolves tool paths against the workspace root and rejects anything outside the allowed
+/// directories.
+#[derive(Debug, Clone)]
+pub struct PathGuard {
+    root: PathBuf,
+    allowed: Vec<PathBuf>,
+}
+
+impl PathGuard {
+    /// A guard for `root` (must exist) plus `extra` allowed directories.
+    pub fn new(root: impl AsRef<Path>, extra: &[PathBuf]) -> io::Result<Self> {
+        let root = std::fs::canonicalize(root.as_ref())?;
+        let mut allowed = vec![root.clone()];
+        for dir in extra {
+            let dir = if dir.is_absolute() {
+                dir.clone()
+            } else {
+                root.join(dir)
+            };
+            allowed.push(std::fs::canonicalize(&dir)?);
+        }
+        Ok(Self { root, allowed })
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The canonical allowed directories (the root first).
+    pub fn allowed_dirs(&self) -> &[PathBuf] {
+        &self.allowed
+    }
+
+    /// Resolve `input` (relative to the root, or absolute) to the path tools must use: absolute,
+    /// normalised, with symlinks in its existing part resolved, inside an allowed directory.
+    pub fn resolve(&self, input: &str) -> Result<PathBuf, PathError> {
+        if input.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if input.contains('\0') {
+            return Err(PathError::Nul);
+        }
+        let outside = || PathError::Outside {
+            path: input.to_owned(),
+            root: self.root.display().to_string(),
+        };
+        let joined = if Path::new(input).is_absolute() {
+            PathBuf::from(input)
+        } else {
+            self.root.join(input)
+        };
+        let lexical = normalize(&joined).ok_or_else(outside)?;
+        if !self.is_allowed(&lexical) {
+            return Err(outside());
+        }
+        let real = resolve_links(&lexical, 0).map_err(|e| match e {
+            LinkError::Loop => PathError::SymlinkLoop(input.to_owned()),
+            LinkError::Escape => outside(),
+        })?;
+        if !self.is_allowed(&real) {
+            return Err(outside());
+        }
+        Ok(real)
+    }
+
+    /// `path` relative to the workspace root when it lies under it, else the absolute path.
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    fn is_allowed(&self, p: &Path) -> bool {
+        self.allowed.iter().any(|a| p.starts_with(a))
+    }
+}
+
+/// Lexical normalisation of an absolute path: drop `.`, apply `..`. `None` if `..` climbs
+/// above the filesystem root.
+fn normalize(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() || out.as_os_str().is_empty() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
+enum LinkError {
+    Loop,
+    Escape,
+}
+
+/// Canonicalise the deepest existing ancestor of `p` and re-attach the missing tail. A dangling
+/// symlink on the way is followed by hand, so creating a file through it is covered too.
+fn resolve_links(p: &Path, depth: usize) -> Result<PathBuf, LinkError> {
+    if depth > 40 {
+        return Err(LinkError::Loop);
+    }
+    let mut existing = p.to_path_buf();
+    let mut tail: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        match std::fs::canonicalize(&existing) {
+            Ok(mut c) => {
+                for part in tail.iter().rev() {
+                    c.push(part);
+                }
+                return Ok(c);
+            }
+            Err(e) => {
+                let is_link = std::fs::symlink_metadata(&existing)
+                    .map(|m| m.file_type().is_symlink())
+                    .unwrap_or(false);
+                if is_link {
+                    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+                        return Err(LinkError::Loop);
+                    }
+                    // Dangling link: follow its target by hand.
+                    let target = std::fs::read_link(&existing).map_err(|_| LinkError::Escape)?;
+                    let base = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+                    let mut next = normalize(&base.join(target)).ok_or(LinkError::Escape)?;
+                    for part in tail.iter().rev() {
+                        next.push(part);
+                    }
+                    return resolve_links(&next, depth + 1);
+                }
+                let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else {
+                    return Err(LinkError::Escape);
+                };
+                tail.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn farm() -> (tempfile::TempDir, PathGuard, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("src/a.rs"), "a").unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        symlink(&outside, root.join("out_link")).unwrap();
+        symlink(root.join("src"), root.join("in_link")).unwrap();
+        symlink(outside.join("nothing_yet"), root.join("dangling_out")).unwrap();
+        symlink("src/new.rs", root.join("dangling_in")).unwrap();
+        let guard = PathGuard::new(&root, &[]).unwrap();
+        (dir, guard, outside)
+    }
+
+    #[test]
+    fn accepts_inside_paths() {
+        let (_d, g, _) = farm();
+        let root = g.root().to_path_buf();
+        assert_eq!(g.resolve("src/a.rs").unwrap(), root.join("src/a.rs"));
+        assert_eq!(
+            g.resolve("./src/../src/a.rs").unwrap(),
+            root.join("src/a.rs")
+        );
+        assert_eq!(
+            g.resolve(root.join("src/a.rs").to_str().unwrap()).unwrap(),
+            root.join("src/a.rs")
+        );
+        assert_eq!(
+            g.resolve("new/dir/file.txt").unwrap(),
+            root.join("new/dir/file.txt")
+        );
+        assert_eq!(g.resolve("in_link/a.rs").unwrap(), root.join("src/a.rs"));
+        assert_eq!(g.resolve("dangling_in").unwrap(), root.join("src/new.rs"));
+        assert_eq!(g.resolve(".").unwrap(), root);
+    }
+
+    #[test]
+    fn rejects_escapes() {
+        let (_d, g, outside) = farm();
+        for p in [
+            "../outside/secret",
+            "src/../../outside/secret",
+            "/etc/passwd",
+            "out_link/secret",
+            "out_link/new_file",
+            "dangling_out",
+            "in_link/../../outside/secret",
+            "/",
+            "../../../../../../../../..",
+        ] {
+            let e = g.resolve(p).unwrap_err();
+            assert!(matches!(e, PathError::Outside { .. }), "{p}: {e:?}");
+            assert!(e.to_string().contains("outside the workspace"));
+        }
+        assert!(g.resolve(outside.join("secret").to_str().unwrap()).is_err());
+        assert_eq!(g.resolve("a\0b"), Err(PathError::Nul));
+        assert_eq!(g.resolve(""), Err(PathError::Empty));
+    }
+
+    #[test]
+    fn extra_dirs_are_allowed() {
+        let (d, _, outside) = farm();
+        let g = PathGuard::new(d.path().join("ws"), &[outside.clone()]).unwrap();
+        assert!(g.resolve(outside.join("secret").to_str().unwrap()).is_ok());
+        assert!(g.resolve("out_link/secret").is_ok());
+    }
+
+    #[test]
+    fn symlink_loops_are_errors() {
+        let (_d, g, _) = farm();
+        symlink(g.root().join("loop_b"), g.root().join("loop_a")).unwrap();
+        symlink(g.root().join("loop_a"), g.root().join("loop_b")).unwrap();
+        assert!(g.resolve("loop_a/x").is_err());
+    }
+}

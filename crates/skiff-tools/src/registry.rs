@@ -1,0 +1,112 @@
+//! The tool registry: registration, lookup, allowed/disabled lists and the definitions sent to
+//! the model in a stable order (stable bytes keep the prompt cache warm).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use skiff_protocol::ToolDefinition;
+
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolOutput};
+
+/// A second tool with the same name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a tool named `{0}` is already registered")]
+pub struct DuplicateTool(pub String);
+
+/// Named tools. Definitions are ordered by name (built-ins and MCP tools alike).
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding the built-in tools (Bash, Edit, Glob, Grep, LS, Read, Write).
+    pub fn with_builtins() -> Self {
+        let mut r = Self::new();
+        for t in crate::builtin_tools() {
+            // Built-in names are distinct by construction.
+            let _ = r.register(t);
+        }
+        r
+    }
+
+    /// Add a tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), DuplicateTool> {
+        let name = tool.name().to_owned();
+        if self.tools.contains_key(&name) {
+            return Err(DuplicateTool(name));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
+    }
+
+    /// Keep only the named tools (`--tools A,B`); names not registered are ignored.
+    pub fn retain(&mut self, names: &[&str]) {
+        self.tools.retain(|n, _| names.contains(&n.as_str()));
+    }
+
+    /// Remove a tool (`--disallowedTools Name`); returns whether it was present.
+    pub fn disable(&mut self, name: &str) -> bool {
+        self.tools.remove(name).is_some()
+    }
+
+    /// Look a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Registered names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The definitions sent to the model, sorted by name.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .values()
+            .map(|t| ToolDefinition {
+                name: t.name().to_owned(),
+                description: Some(t.description().to_owned()),
+                input_schema: t.input_schema().clone(),
+                cache_control: None,
+                extra: Default::default(),
+            })
+            .collect()
+    }
+
+    /// Call a tool by name; unknown names get Claude Code's error result.
+    pub async fn call(&self, name: &str, input: Value, ctx: &ToolContext) -> ToolOutput {
+        match self.tools.get(name) {
+            Some(t) => t.call(input, ctx).await,
+            None => unknown_tool(name),
+        }
+    }
+}
+
+/// The result for a tool name that is not available.
+pub fn unknown_tool(name: &str) -> ToolOutput {
+    ToolOutput::tool_use_error(format!("Error: No such tool available: {name}"))
+}

@@ -1,0 +1,185 @@
+//! The `Tool` trait, its typed helper `TypedTool`, and `ToolOutput`.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use skiff_protocol::{ContentBlock, ToolResultContent};
+
+use crate::context::ToolContext;
+use crate::{schema, validate};
+
+/// What a tool call produced: the content sent back to the model and, separately, the
+/// structured result clients see as `tool_use_result`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Content of the `tool_result` block.
+    pub content: ToolResultContent,
+    /// Whether the call failed (sent as `is_error`).
+    pub is_error: bool,
+    /// Structured result (`tool_use_result` in stream-json), when the tool has one.
+    pub structured: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: ToolResultContent::Text(text.into()),
+            is_error: false,
+            structured: None,
+        }
+    }
+
+    /// A failed text result (no `<tool_use_error>` wrapper).
+    pub fn error(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            structured: Some(Value::String(format!("Error: {text}"))),
+            content: ToolResultContent::Text(text),
+            is_error: true,
+        }
+    }
+
+    /// A validation or precondition failure, wrapped in `<tool_use_error>` as Claude Code does.
+    pub fn tool_use_error(message: impl AsRef<str>) -> Self {
+        let message = message.as_ref();
+        Self {
+            content: ToolResultContent::Text(format!("<tool_use_error>{message}</tool_use_error>")),
+            is_error: true,
+            structured: Some(Value::String(format!("Error: {message}"))),
+        }
+    }
+
+    /// Content made of blocks (text and images).
+    pub fn blocks(blocks: Vec<ContentBlock>) -> Self {
+        Self {
+            content: ToolResultContent::Blocks(blocks),
+            is_error: false,
+            structured: None,
+        }
+    }
+
+    /// Attach the structured result.
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured = Some(value);
+        self
+    }
+
+    /// The concatenated text of the content.
+    pub fn text_content(&self) -> String {
+        match &self.content {
+            ToolResultContent::Text(t) => t.clone(),
+            ToolResultContent::Blocks(b) => b
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+/// A tool the model can call. Implementations never panic the loop: every failure is a
+/// [`ToolOutput`] with `is_error` set.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name the model calls it by (case-sensitive; `Bash`, `Read`, `mcp__srv__tool`).
+    fn name(&self) -> &str;
+    /// Description sent to the model.
+    fn description(&self) -> &str;
+    /// JSON Schema of the input object.
+    fn input_schema(&self) -> &Value;
+    /// Whether the tool never changes anything (used by permission modes).
+    fn is_read_only(&self) -> bool;
+    /// Whether this particular call may run at the same time as other safe calls.
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        let _ = input;
+        self.is_read_only()
+    }
+    /// Run the call.
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// A tool with a typed input struct; wrap it in [`Typed`] to get a [`Tool`].
+#[async_trait]
+pub trait TypedTool: Send + Sync + 'static {
+    /// The input, deserialised after validation against its schema.
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    /// Tool name.
+    const NAME: &'static str;
+    /// Description sent to the model.
+    fn description(&self) -> &str;
+    /// Whether the tool never changes anything.
+    fn is_read_only(&self) -> bool;
+    /// Whether this call may run concurrently with other safe calls.
+    fn is_concurrency_safe(&self, input: &Self::Input) -> bool {
+        let _ = input;
+        self.is_read_only()
+    }
+    /// Run the call with valid input.
+    async fn run(&self, input: Self::Input, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// Adapter from [`TypedTool`] to [`Tool`]: schema derived once with schemars, input validated
+/// (Claude Code's `InputValidationError` texts) and deserialised before `run`.
+pub struct Typed<T: TypedTool> {
+    tool: T,
+    schema: Value,
+}
+
+impl<T: TypedTool> Typed<T> {
+    /// Wrap a typed tool.
+    pub fn new(tool: T) -> Self {
+        Self {
+            tool,
+            schema: schema::schema_for::<T::Input>(),
+        }
+    }
+
+    fn parse(&self, input: Value) -> Result<T::Input, String> {
+        validate::validate(T::NAME, &self.schema, &input)?;
+        serde_json::from_value(input).map_err(|e| {
+            format!(
+                "InputValidationError: {} failed due to the following issue:\n{e}",
+                T::NAME
+            )
+        })
+    }
+}
+
+#[async_trait]
+impl<T: TypedTool> Tool for Typed<T> {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn description(&self) -> &str {
+        self.tool.description()
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.tool.is_read_only()
+    }
+
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        // Invalid input fails before touching anything, so it is safe to run alongside others.
+        match serde_json::from_value::<T::Input>(input.clone()) {
+            Ok(i) => self.tool.is_concurrency_safe(&i),
+            Err(_) => true,
+        }
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        match self.parse(input) {
+            Ok(i) => self.tool.run(i, ctx).await,
+            Err(msg) => ToolOutput::tool_use_error(msg),
+        }
+    }
+}
