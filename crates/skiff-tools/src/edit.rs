@@ -1,1 +1,179 @@
-//! placeholder
+//! The Edit tool: exact substring replacement with the uniqueness rule, `replace_all`, CRLF
+//! files kept CRLF, atomic writes and Claude Code's error texts.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::context::ToolContext;
+use crate::patch::structured_patch;
+use crate::read::missing_file;
+use crate::tool::{ToolOutput, TypedTool};
+use crate::write::{Existing, commit_change, load_for_change};
+
+/// Input of the Edit tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    /// Path of the file to change (absolute, or relative to the workspace root).
+    pub file_path: String,
+    /// The exact text to replace (must match the file, including whitespace).
+    pub old_string: String,
+    /// The text to put in its place (must differ from old_string).
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring a unique match.
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+/// The Edit tool.
+#[derive(Debug, Default)]
+pub struct EditTool;
+
+#[async_trait]
+impl TypedTool for EditTool {
+    type Input = EditInput;
+    const NAME: &'static str = "Edit";
+
+    fn description(&self) -> &str {
+        "Replace exact text in a file. `old_string` must match the file exactly (copy it from \
+         Read output without the line-number prefix) and must be unique unless `replace_all` is \
+         true; include surrounding lines to make it unique. The file must have been Read first \
+         in this session. An empty `old_string` creates a new file with `new_string`."
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    async fn run(&self, input: EditInput, ctx: &ToolContext) -> ToolOutput {
+        if input.old_string == input.new_string {
+            return ToolOutput::tool_use_error(
+                "No changes to make: old_string and new_string are exactly the same.",
+            );
+        }
+        let path = match ctx.guard.resolve(&input.file_path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::tool_use_error(e.to_string()),
+        };
+        let original = match load_for_change(&path, &input.file_path, ctx).await {
+            Err(out) => return out,
+            Ok(Existing::Missing) if input.old_string.is_empty() => None,
+            Ok(Existing::Missing) => return ToolOutput::error(missing_file(ctx)),
+            Ok(Existing::File(s)) => Some(s),
+        };
+        let updated = match &original {
+            None => input.new_string.clone(),
+            Some(content) => match apply(content, &input) {
+                Ok(s) => s,
+                Err(msg) => return ToolOutput::tool_use_error(msg),
+            },
+        };
+        if let Err(out) =
+            commit_change(&path, &input.file_path, original.as_deref(), &updated, ctx).await
+        {
+            return out;
+        }
+        let text = match (&original, input.replace_all) {
+            (None, _) => format!("File created successfully at: {}", input.file_path),
+            (Some(_), false) => format!(
+                "The file {} has been updated successfully.",
+                input.file_path
+            ),
+            (Some(_), true) => format!(
+                "The file {} has been updated. All occurrences were successfully replaced.",
+                input.file_path
+            ),
+        };
+        let patch = structured_patch(original.as_deref().unwrap_or(""), &updated);
+        ToolOutput::text(text).with_structured(json!({
+            "filePath": input.file_path, "oldString": input.old_string,
+            "newString": input.new_string, "originalFile": original,
+            "structuredPatch": patch, "userModified": false, "replaceAll": input.replace_all,
+        }))
+    }
+}
+
+/// The new content, or the model-facing error text.
+fn apply(content: &str, input: &EditInput) -> Result<String, String> {
+    if input.old_string.is_empty() {
+        if content.is_empty() {
+            return Ok(input.new_string.clone());
+        }
+        return Err("Cannot create new file - file already exists.".to_owned());
+    }
+    // A CRLF file keeps CRLF: match and insert with the file's line ending.
+    let crlf = content.contains("\r\n") && !input.old_string.contains('\r');
+    let (old, new) = if crlf {
+        (
+            input.old_string.replace('\n', "\r\n"),
+            input.new_string.replace('\n', "\r\n"),
+        )
+    } else {
+        (input.old_string.clone(), input.new_string.clone())
+    };
+    let count = content.matches(old.as_str()).count();
+    if count == 0 {
+        return Err(format!(
+            "String to replace not found in file.\nString: {}",
+            input.old_string
+        ));
+    }
+    if count > 1 && !input.replace_all {
+        return Err(format!(
+            "Found {count} matches of the string to replace, but replace_all is false. To \
+             replace all occurrences, set replace_all to true. To replace only one occurrence, \
+             please provide more context to uniquely identify the instance.\nString: {}",
+            input.old_string
+        ));
+    }
+    Ok(if input.replace_all {
+        content.replace(old.as_str(), &new)
+    } else {
+        content.replacen(old.as_str(), &new, 1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(old: &str, new: &str, all: bool) -> EditInput {
+        EditInput {
+            file_path: "f".into(),
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: all,
+        }
+    }
+
+    #[test]
+    fn uniqueness_and_replace_all() {
+        assert_eq!(apply("a b a", &input("b", "c", false)).unwrap(), "a c a");
+        let e = apply("a b a", &input("a", "c", false)).unwrap_err();
+        assert!(
+            e.starts_with("Found 2 matches of the string to replace, but replace_all is false.")
+        );
+        assert!(e.ends_with("\nString: a"));
+        assert_eq!(apply("a b a", &input("a", "c", true)).unwrap(), "c b c");
+        let e = apply("abc", &input("x", "y", false)).unwrap_err();
+        assert_eq!(e, "String to replace not found in file.\nString: x");
+    }
+
+    #[test]
+    fn crlf_is_kept() {
+        let out = apply(
+            "one\r\ntwo\r\nthree\r\n",
+            &input("one\ntwo", "1\n2\n2b", false),
+        )
+        .unwrap();
+        assert_eq!(out, "1\r\n2\r\n2b\r\nthree\r\n");
+    }
+
+    #[test]
+    fn empty_old_string() {
+        assert_eq!(apply("", &input("", "new", false)).unwrap(), "new");
+        assert!(apply("x", &input("", "new", false)).is_err());
+    }
+}

@@ -2,6 +2,7 @@
 //! built-in tools (Bash, Read, Write, Edit, Glob, Grep, LS) with Claude Code's names, schemas
 //! and result texts, change tracking and the truncation helper.
 
+pub mod atomic;
 pub mod bash;
 pub mod changes;
 pub mod context;
@@ -32,6 +33,8 @@ pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 /// The built-in tools, one instance each.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
-        // Filled in as each tool lands.
+        Arc::new(Typed::new(edit::EditTool)),
+        Arc::new(Typed::new(read::ReadTool)),
+        Arc::new(Typed::new(write::WriteTool)),
     ]
 }

@@ -1,1 +1,151 @@
-//! placeholder
+//! The Write tool: create or overwrite a whole file, atomically, after the read-before-write check.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::context::ToolContext;
+use crate::patch::structured_patch;
+use crate::tool::{ToolOutput, TypedTool};
+
+/// Suffix Claude Code 2.1 appends to successful writes.
+pub(crate) const STATE_CURRENT: &str =
+    " (file state is current in your context \u{2014} no need to Read it back)";
+
+/// Input of the Write tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteInput {
+    /// Path of the file to write (absolute, or relative to the workspace root).
+    pub file_path: String,
+    /// The complete new content of the file.
+    pub content: String,
+}
+
+/// The Write tool.
+#[derive(Debug, Default)]
+pub struct WriteTool;
+
+/// What is on disk at a path before a change.
+pub(crate) enum Existing {
+    /// Nothing there.
+    Missing,
+    /// A text file, already checked against the read-before-write rule.
+    File(String),
+}
+
+/// Load the current file for a change and apply the read-before-write rule.
+pub(crate) async fn load_for_change(
+    path: &std::path::Path,
+    file_path: &str,
+    ctx: &ToolContext,
+) -> Result<Existing, ToolOutput> {
+    let meta = match tokio::fs::metadata(path).await {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Missing),
+        Err(e) => return Err(ToolOutput::error(format!("Cannot access {file_path}: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(ToolOutput::tool_use_error(format!(
+            "{file_path} is a directory, not a file."
+        )));
+    }
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?;
+    ctx.files
+        .check(path, &bytes, &meta)
+        .map_err(|stale| ToolOutput::tool_use_error(stale.message()))?;
+    String::from_utf8(bytes).map(Existing::File).map_err(|_| {
+        ToolOutput::tool_use_error(format!(
+            "{file_path} is not valid UTF-8 text; Write and Edit change text files only."
+        ))
+    })
+}
+
+/// Write `content` atomically, then update the file state and the change log.
+pub(crate) async fn commit_change(
+    path: &std::path::Path,
+    file_path: &str,
+    before: Option<&str>,
+    content: &str,
+    ctx: &ToolContext,
+) -> Result<(), ToolOutput> {
+    let target = path.to_path_buf();
+    let bytes = content.as_bytes().to_vec();
+    let written = tokio::task::spawn_blocking(move || {
+        crate::atomic::write_atomic(&target, &bytes)?;
+        std::fs::metadata(&target)
+    })
+    .await
+    .map_err(|e| ToolOutput::error(format!("Writing {file_path} failed: {e}")))?;
+    let meta = written.map_err(|e| ToolOutput::error(format!("Cannot write {file_path}: {e}")))?;
+    ctx.files.record(path, content.as_bytes(), &meta);
+    ctx.changes
+        .record(path, &ctx.guard.display(path), before, content);
+    Ok(())
+}
+
+#[async_trait]
+impl TypedTool for WriteTool {
+    type Input = WriteInput;
+    const NAME: &'static str = "Write";
+
+    fn description(&self) -> &str {
+        "Write a whole file: creates it (and missing parent directories) or replaces its entire \
+         content. An existing file must have been Read first in this session. Prefer Edit for \
+         changing part of a file."
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    async fn run(&self, input: WriteInput, ctx: &ToolContext) -> ToolOutput {
+        let path = match ctx.guard.resolve(&input.file_path) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::tool_use_error(e.to_string()),
+        };
+        let before = match load_for_change(&path, &input.file_path, ctx).await {
+            Ok(Existing::Missing) => None,
+            Ok(Existing::File(s)) => Some(s),
+            Err(out) => return out,
+        };
+        if let Err(out) = commit_change(
+            &path,
+            &input.file_path,
+            before.as_deref(),
+            &input.content,
+            ctx,
+        )
+        .await
+        {
+            return out;
+        }
+        let (kind, text) = match &before {
+            None => (
+                "create",
+                format!(
+                    "File created successfully at: {}{STATE_CURRENT}",
+                    input.file_path
+                ),
+            ),
+            Some(_) => (
+                "update",
+                format!(
+                    "The file {} has been updated successfully.{STATE_CURRENT}",
+                    input.file_path
+                ),
+            ),
+        };
+        let patch = before
+            .as_deref()
+            .map(|b| structured_patch(b, &input.content))
+            .unwrap_or_default();
+        ToolOutput::text(text).with_structured(json!({
+            "type": kind, "filePath": input.file_path, "content": input.content,
+            "structuredPatch": patch, "originalFile": before, "userModified": false,
+        }))
+    }
+}
