@@ -7,9 +7,11 @@
 
 mod content;
 mod error;
+mod history;
 mod request;
 mod response;
 pub mod script;
+pub mod sdk;
 mod stream;
 
 pub use content::{
@@ -18,6 +20,7 @@ pub use content::{
     ToolUseBlock,
 };
 pub use error::{ApiErrorBody, ErrorResponse};
+pub use history::{HistoryError, validate_history};
 pub use request::{
     MessagesRequest, Metadata, SystemBlock, SystemPrompt, ThinkingConfig, ToolChoice,
     ToolDefinition,
