@@ -125,7 +125,7 @@ mod tests {
         let r = Message::blocks(Role::User, vec![result("t1"), result("t2")]);
         validate_history(&[u.clone(), a.clone(), r.clone()]).unwrap();
         assert!(validate_history(&[u.clone(), a.clone()]).is_err());
-        assert!(validate_history(&[a.clone()]).is_err());
+        assert!(validate_history(std::slice::from_ref(&a)).is_err());
         assert!(validate_history(&[u.clone(), u.clone()]).is_err());
         let partial = Message::blocks(Role::User, vec![result("t1")]);
         assert!(validate_history(&[u.clone(), a.clone(), partial]).is_err());
