@@ -1,1 +1,439 @@
-//! placeholder
+//! The Bash tool: runs `bash -c <command>` in the workspace root, in its own process group, with
+//! stdout and stderr merged in arrival order, a timeout and cancellation that kill the whole
+//! group, bounded memory for huge output, and Claude Code's result texts.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+use crate::bash_readonly::is_read_only_command;
+use crate::context::ToolContext;
+use crate::tool::{ToolOutput, TypedTool};
+use crate::truncate::{group, truncate_middle};
+
+/// How long to keep reading after the shell has exited, for output still in flight from
+/// processes it started (a background job keeping the pipe open must not block the call).
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+/// Read buffer size.
+const CHUNK: usize = 64 * 1024;
+
+/// Input of the Bash tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The shell command to run.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    pub timeout: Option<f64>,
+    /// A short description of what the command does, in 5-10 words (shown to the user).
+    pub description: Option<String>,
+    /// Run the command in the background (not supported yet: leave unset).
+    pub run_in_background: Option<bool>,
+    /// Run without the sandbox (skiff has no command sandbox yet; accepted and ignored).
+    #[serde(rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+/// The Bash tool.
+#[derive(Debug, Default)]
+pub struct BashTool;
+
+#[async_trait]
+impl TypedTool for BashTool {
+    type Input = BashInput;
+    const NAME: &'static str = "Bash";
+
+    fn description(&self) -> &str {
+        "Run a shell command with `bash -c` and return its output (stdout and stderr merged). \
+         Every call starts in the workspace root with a fresh shell: `cd` and exported \
+         variables do not carry over, so chain dependent steps with `&&` in one command. \
+         `timeout` is in milliseconds: 120000 by default, at most 600000. Long output is cut \
+         in the middle. stdin is empty, so interactive commands and prompts will not work; \
+         pass flags such as `--yes` or `--no-pager` instead. Use it for builds, tests, git and \
+         other programs; to read, search, list or change files prefer the Read, Grep, Glob, \
+         Edit and Write tools over cat, grep, find, sed or echo redirection. Quote paths that \
+         contain spaces, e.g. `ls \"my dir\"`."
+    }
+
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
+    fn is_concurrency_safe(&self, input: &BashInput) -> bool {
+        input.run_in_background != Some(true) && is_read_only_command(&input.command)
+    }
+
+    async fn run(&self, input: BashInput, ctx: &ToolContext) -> ToolOutput {
+        if input.run_in_background == Some(true) {
+            return ToolOutput::tool_use_error(
+                "Background commands are not supported yet. Run the command in the foreground \
+                 (leave run_in_background unset) with a suitable timeout.",
+            );
+        }
+        let timeout = effective_timeout(input.timeout, ctx);
+        let run = match run_command(&input.command, timeout, ctx).await {
+            Ok(run) => run,
+            Err(e) => return ToolOutput::error(e),
+        };
+        result_of(run, timeout, ctx.config.bash_max_output_chars)
+    }
+}
+
+/// The timeout a call asked for, clamped to the configured maximum; the default when it asked
+/// for none (or for zero or less).
+fn effective_timeout(requested_ms: Option<f64>, ctx: &ToolContext) -> Duration {
+    let max = ctx.config.bash_max_timeout;
+    match requested_ms {
+        Some(ms) if ms.is_finite() && ms > 0.0 => {
+            let capped = (ms / 1000.0).min(max.as_secs_f64());
+            Duration::try_from_secs_f64(capped).unwrap_or(max)
+        }
+        _ => ctx.config.bash_default_timeout.min(max),
+    }
+}
+
+/// How the command ended.
+#[derive(Debug)]
+enum Ending {
+    /// The shell exited by itself (or was killed by someone else).
+    Exited(ExitStatus),
+    /// We killed the group when the timeout expired.
+    TimedOut,
+    /// We killed the group because the call was cancelled.
+    Interrupted,
+}
+
+/// A finished command: how it ended and its merged output.
+#[derive(Debug)]
+struct Run {
+    ending: Ending,
+    output: Output,
+}
+
+/// Spawn the command and collect its output until it ends.
+async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, String> {
+    let root = ctx.root();
+    if let Err(e) = tokio::fs::metadata(root).await {
+        return Err(format!(
+            "The working directory {} is not available: {e}",
+            root.display()
+        ));
+    }
+    let mut output = Output::new(ctx.config.bash_max_output_chars.saturating_mul(4));
+    if ctx.cancel.is_cancelled() {
+        return Ok(Run {
+            ending: Ending::Interrupted,
+            output,
+        });
+    }
+    // One pipe for both streams (like `2>&1`), so output arrives in the order it was written.
+    // tokio creates it close-on-exec; the write end is made blocking for the children.
+    let (sender, mut reader) = pipe::pipe().map_err(|e| format!("Cannot create a pipe: {e}"))?;
+    let writer = sender
+        .into_blocking_fd()
+        .map_err(|e| format!("Cannot create a pipe: {e}"))?;
+    let mut child = match spawn(ctx, "bash", command, &writer) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, &writer),
+        other => other,
+    }
+    .map_err(|e| format!("Cannot run the command: {e}"))?;
+    // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
+    drop(writer);
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+
+    let mut buf = vec![0u8; CHUNK];
+    let mut eof = false;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let ending = loop {
+        tokio::select! {
+            status = child.wait() => match status {
+                Ok(status) => break Ending::Exited(status),
+                Err(e) => {
+                    kill_group(pgid);
+                    return Err(format!("Cannot wait for the command: {e}"));
+                }
+            },
+            () = &mut deadline => break Ending::TimedOut,
+            () = ctx.cancel.cancelled() => break Ending::Interrupted,
+            read = reader.read(&mut buf), if !eof => match read {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => output.push(&buf[..n]),
+            },
+        }
+    };
+    if !matches!(ending, Ending::Exited(_)) {
+        // The shell has not been reaped, so its pid still names the group: kill all of it.
+        kill_group(pgid);
+        let _ = child.wait().await;
+    }
+    if !eof {
+        finish_reading(reader, &mut buf, &mut output).await;
+    }
+    Ok(Run { ending, output })
+}
+
+/// `bash -c <command>` (or `sh`) in the workspace root, in a new process group, stdin from
+/// /dev/null, stdout and stderr both writing to `writer`, secrets removed from the environment.
+fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io::Result<Child> {
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(ctx.root())
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer.try_clone()?)
+        .kill_on_drop(false);
+    for name in &ctx.config.bash_env_remove {
+        cmd.env_remove(name);
+    }
+    cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
+    // `cmd` (and its copies of the write end) is dropped on return.
+    cmd.spawn()
+}
+
+/// SIGKILL the whole process group; errors (the group is already gone) are ignored.
+fn kill_group(pgid: Option<i32>) {
+    if let Some(pgid) = pgid {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+/// After the shell is gone: read until EOF, but for at most [`EXIT_GRACE`]. If something it
+/// started in the background still holds the pipe open, hand the pipe to a detached task that
+/// discards what it writes until it closes the pipe, so that process neither blocks on a full
+/// pipe nor dies of SIGPIPE (it is left running, as Claude Code leaves it).
+async fn finish_reading(mut reader: pipe::Receiver, buf: &mut [u8], output: &mut Output) {
+    let grace = tokio::time::sleep(EXIT_GRACE);
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            () = &mut grace => break,
+            read = reader.read(buf) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => output.push(&buf[..n]),
+            },
+        }
+    }
+    tokio::spawn(async move {
+        let mut sink = vec![0u8; CHUNK];
+        while let Ok(n) = reader.read(&mut sink).await {
+            if n == 0 {
+                break;
+            }
+        }
+    });
+}
+
+/// Command output with bounded memory: the first `cap` bytes and the last `cap` bytes, plus
+/// an estimate of the characters dropped in between.
+#[derive(Debug)]
+struct Output {
+    cap: usize,
+    head: Vec<u8>,
+    /// Ring of the most recent bytes once `head` is full (at most `2 * cap`, trimmed to `cap`).
+    tail: Vec<u8>,
+    /// Bytes dropped between `head` and `tail`.
+    dropped_bytes: usize,
+    /// Characters (UTF-8 lead bytes) among the dropped bytes.
+    dropped_chars: usize,
+}
+
+impl Output {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap: cap.max(1),
+            head: Vec::new(),
+            tail: Vec::new(),
+            dropped_bytes: 0,
+            dropped_chars: 0,
+        }
+    }
+
+    fn push(&mut self, mut data: &[u8]) {
+        if self.head.len() < self.cap {
+            let n = (self.cap - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..n]);
+            data = &data[n..];
+        }
+        if data.is_empty() {
+            return;
+        }
+        self.tail.extend_from_slice(data);
+        // Amortised: let the tail grow to twice the cap, then drop its oldest part.
+        if self.tail.len() > 2 * self.cap {
+            let excess = self.tail.len() - self.cap;
+            self.dropped_bytes += excess;
+            self.dropped_chars += self.tail[..excess]
+                .iter()
+                .filter(|&&b| !is_continuation(b))
+                .count();
+            self.tail.drain(..excess);
+        }
+    }
+
+    /// The text shown to the model: lossy UTF-8, trailing newlines trimmed, and at most
+    /// `max_chars` characters (head and tail kept, with a marker of what was left out).
+    fn text(&self, max_chars: usize) -> String {
+        if self.dropped_bytes == 0 {
+            let mut all = self.head.clone();
+            all.extend_from_slice(&self.tail);
+            let text = String::from_utf8_lossy(&all);
+            return truncate_middle(trim_newlines(&text), max_chars);
+        }
+        // Too much to hold: the head and tail buffers each hold at least `max_chars`
+        // characters, so cut the same way `truncate_middle` does, counting the dropped part.
+        let head_text = String::from_utf8_lossy(&self.head);
+        // Continuation bytes at the start belong to a character whose lead byte was dropped
+        // (and counted there).
+        let skip = self
+            .tail
+            .iter()
+            .take_while(|&&b| is_continuation(b))
+            .count();
+        let tail_text = String::from_utf8_lossy(&self.tail[skip..]);
+        let tail_text = trim_newlines(&tail_text);
+        let head_keep = max_chars / 2;
+        let tail_keep = max_chars - head_keep;
+        let head_total = head_text.chars().count();
+        let tail_total = tail_text.chars().count();
+        let head_end = head_text
+            .char_indices()
+            .nth(head_keep)
+            .map_or(head_text.len(), |(i, _)| i);
+        let tail_start = tail_text
+            .char_indices()
+            .nth(tail_total.saturating_sub(tail_keep))
+            .map_or(tail_text.len(), |(i, _)| i);
+        let omitted = head_total.saturating_sub(head_keep)
+            + self.dropped_chars
+            + tail_total.saturating_sub(tail_keep);
+        format!(
+            "{}\n\n... [{} characters omitted] ...\n\n{}",
+            &head_text[..head_end],
+            group(omitted),
+            &tail_text[tail_start..]
+        )
+    }
+}
+
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+fn trim_newlines(text: &str) -> &str {
+    text.trim_end_matches(['\n', '\r'])
+}
+
+/// The tool result of a finished command (texts as in PROTOCOL.md §4.2).
+fn result_of(run: Run, timeout: Duration, max_chars: usize) -> ToolOutput {
+    let text = run.output.text(max_chars);
+    let structured = |interrupted: bool| {
+        json!({
+            "stdout": text,
+            "stderr": "",
+            "interrupted": interrupted,
+            "isImage": false,
+            "noOutputExpected": false,
+        })
+    };
+    let with_output = |first: String| {
+        if text.is_empty() {
+            first
+        } else {
+            format!("{first}\n{text}")
+        }
+    };
+    match run.ending {
+        Ending::Exited(status) => match exit_code(status) {
+            0 if text.is_empty() => ToolOutput::text("(Bash completed with no output)")
+                .with_structured(structured(false)),
+            0 => ToolOutput::text(text.clone()).with_structured(structured(false)),
+            code => ToolOutput::error(with_output(format!("Exit code {code}"))),
+        },
+        Ending::TimedOut => {
+            let notice = format!("Command timed out after {}ms", timeout.as_millis());
+            let body = if text.is_empty() {
+                notice
+            } else {
+                format!("{text}\n{notice}")
+            };
+            ToolOutput::error(body)
+        }
+        Ending::Interrupted => {
+            let body = if text.is_empty() {
+                "[Command interrupted]".to_owned()
+            } else {
+                format!("{text}\n[Command interrupted]")
+            };
+            let mut out = ToolOutput::text(body).with_structured(structured(true));
+            out.is_error = true;
+            out
+        }
+    }
+}
+
+/// The exit code, or 128 + the signal number when a signal ended the shell (as shells report).
+fn exit_code(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => -1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_small_is_kept_whole_and_trimmed() {
+        let mut out = Output::new(100);
+        out.push(b"hello\n");
+        out.push(b"world\n\n");
+        assert_eq!(out.text(100), "hello\nworld");
+    }
+
+    #[test]
+    fn output_bounded_and_counts_dropped() {
+        let mut out = Output::new(40);
+        let data: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for chunk in data.chunks(7) {
+            out.push(chunk);
+        }
+        assert!(out.head.len() <= 40 && out.tail.len() <= 80);
+        let text = out.text(10);
+        let expected = truncate_middle(&String::from_utf8_lossy(&data), 10);
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn output_multibyte_tail_boundary() {
+        let mut out = Output::new(8);
+        let data = "é".repeat(1000);
+        for chunk in data.as_bytes().chunks(3) {
+            out.push(chunk);
+        }
+        let text = out.text(4);
+        assert_eq!(text, truncate_middle(&data, 4));
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
+        assert_eq!(exit_code(ExitStatus::from_raw(9)), 137);
+    }
+}

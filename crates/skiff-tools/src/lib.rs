@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod bash;
+pub mod bash_readonly;
 pub mod changes;
 pub mod context;
 pub mod edit;
@@ -33,7 +34,11 @@ pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 /// The built-in tools, one instance each.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(Typed::new(bash::BashTool)),
         Arc::new(Typed::new(edit::EditTool)),
+        Arc::new(Typed::new(glob::GlobTool)),
+        Arc::new(Typed::new(grep::GrepTool)),
+        Arc::new(Typed::new(ls::LsTool)),
         Arc::new(Typed::new(read::ReadTool)),
         Arc::new(Typed::new(write::WriteTool)),
     ]

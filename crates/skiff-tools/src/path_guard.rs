@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn extra_dirs_are_allowed() {
         let (d, _, outside) = farm();
-        let g = PathGuard::new(d.path().join("ws"), &[outside.clone()]).unwrap();
+        let g = PathGuard::new(d.path().join("ws"), std::slice::from_ref(&outside)).unwrap();
         assert!(g.resolve(outside.join("secret").to_str().unwrap()).is_ok());
         assert!(g.resolve("out_link/secret").is_ok());
     }
