@@ -1,6 +1,40 @@
-//! Command-line arguments of `skiff` (clap).
+//! Command-line arguments of `skiff` (clap). Flag names follow Claude Code's so scripts and
+//! SDKs work unchanged; both `--flag value` and `--flag=value` are accepted.
 
-use clap::Parser;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Output format of print mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer as text (streamed), a trace on stderr.
+    Text,
+    /// One JSON result object (an array of all messages with --verbose).
+    Json,
+    /// One JSON message per line, as produced (needs --verbose).
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// Input format of print mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The prompt as text (argument or stdin).
+    Text,
+    /// NDJSON user messages and control frames on stdin (not supported yet).
+    #[value(name = "stream-json")]
+    StreamJson,
+}
+
+/// Model backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderKind {
+    /// The Anthropic Messages API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL).
+    Anthropic,
+    /// Replay a model script offline (--script FILE); tools run for real.
+    Script,
+}
 
 /// skiff: an agentic coding assistant.
 #[derive(Debug, Parser)]
@@ -13,11 +47,153 @@ pub struct Args {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
-    /// Model id or alias (default claude-sonnet-4-5, or ANTHROPIC_MODEL).
+    /// Output format of print mode.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+
+    /// Input format of print mode.
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
+
+    /// Verbose output (required for stream-json; makes json an array of all messages).
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Emit stream_event frames with the raw API events (stream-json).
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// Maximum model calls in one run (default 100 in print mode).
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// Stop once the estimated cost reaches this many USD.
+    #[arg(long)]
+    pub max_budget_usd: Option<f64>,
+
+    /// Model id or alias (sonnet, opus, haiku). Default claude-sonnet-4-5, or ANTHROPIC_MODEL.
     #[arg(long, env = "ANTHROPIC_MODEL")]
     pub model: Option<String>,
 
     /// Maximum output tokens per model call.
     #[arg(long, default_value_t = 8192)]
     pub max_tokens: u32,
+
+    /// Extra directories the tools may use (comma or space separated, repeatable).
+    #[arg(long = "add-dir", num_args = 1.., value_delimiter = ',')]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Workspace directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+
+    /// Replace the default system prompt.
+    #[arg(long, conflicts_with = "system_prompt_file")]
+    pub system_prompt: Option<String>,
+
+    /// Replace the default system prompt with this file's content.
+    #[arg(long)]
+    pub system_prompt_file: Option<PathBuf>,
+
+    /// Append text to the system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+
+    /// Append this file's content to the system prompt.
+    #[arg(long)]
+    pub append_system_prompt_file: Option<PathBuf>,
+
+    /// Permission rules allowed without asking (e.g. "Bash(git:*)", "Edit").
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Permission rules denied; a bare tool name removes the tool.
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Built-in tools available at all: "" (none), "default", or names ("Bash,Read").
+    #[arg(long, num_args = 0.., value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+
+    /// Permission mode (reported; full modes arrive with the permissions work).
+    #[arg(long, default_value = "default")]
+    pub permission_mode: String,
+
+    /// Same as --permission-mode bypassPermissions.
+    #[arg(long)]
+    pub dangerously_skip_permissions: bool,
+
+    /// Model backend.
+    #[arg(long, value_enum, default_value = "anthropic")]
+    pub provider: ProviderKind,
+
+    /// Model script for --provider script (JSON; see examples/).
+    #[arg(long, required_if_eq("provider", "script"))]
+    pub script: Option<PathBuf>,
+
+    /// Use this session id.
+    #[arg(long)]
+    pub session_id: Option<String>,
+
+    /// Turn prompt caching off (also DISABLE_PROMPT_CACHING=1).
+    #[arg(long)]
+    pub no_prompt_caching: bool,
+}
+
+impl Args {
+    /// Split rule and tool lists given as one comma- or space-separated token (as the SDKs
+    /// send them), keeping separators inside parentheses (`Bash(git push:*)`).
+    pub fn normalize(&mut self) {
+        fn split(v: &mut Vec<String>) {
+            *v = v.iter().flat_map(|s| split_rules(s)).collect();
+        }
+        split(&mut self.allowed_tools);
+        split(&mut self.disallowed_tools);
+        if let Some(t) = &mut self.tools {
+            split(t);
+        }
+    }
+}
+
+/// Split on commas and whitespace outside parentheses.
+pub fn split_rules(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                cur.push(c);
+            }
+            c if depth == 0 && (c == ',' || c.is_whitespace()) => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_lists() {
+        assert_eq!(
+            split_rules("Bash(git push:*),Edit Read"),
+            vec!["Bash(git push:*)", "Edit", "Read"]
+        );
+        assert_eq!(split_rules(""), Vec::<String>::new());
+    }
 }

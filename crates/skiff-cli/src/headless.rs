@@ -1,61 +1,60 @@
-//! Print mode (`skiff -p`): send the prompt, stream the answer's text to stdout as it arrives,
-//! announce retries on stderr.
+//! Print mode (`skiff -p`): run one prompt through the agent loop and write the events in the
+//! chosen output format. SIGINT interrupts the run (exit 130).
 
 use std::io::Write;
+use std::process::ExitCode;
 
-use anyhow::Context;
 use futures::StreamExt;
-use skiff_llm::{CancellationToken, LlmError, Provider, ProviderEvent};
-use skiff_protocol::{Delta, Message, MessagesRequest, StreamEvent};
+use skiff_core::Agent;
 
-/// Ask the model once and stream its text to `out`.
+use crate::args::Args;
+use crate::output::OutputWriter;
+
+/// Run `prompt` and return the process exit code.
 pub async fn run_print(
-    provider: &dyn Provider,
-    model: &str,
-    max_tokens: u32,
+    agent: &mut Agent,
+    args: &Args,
     prompt: String,
-    cancel: CancellationToken,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let mut request = MessagesRequest::new(model, max_tokens, vec![Message::user_text(prompt)]);
-    request.stream = true;
-    let mut stream = provider.stream(&request, cancel);
-    let mut printed_any = false;
-    let mut ends_with_newline = false;
-    while let Some(item) = stream.next().await {
-        match item {
-            Ok(ProviderEvent::Stream(StreamEvent::ContentBlockDelta {
-                delta: Delta::TextDelta { text },
-                ..
-            })) => {
-                out.write_all(text.as_bytes())
-                    .context("writing to stdout")?;
-                out.flush().context("writing to stdout")?;
-                printed_any |= !text.is_empty();
-                ends_with_newline = text.ends_with('\n');
+    out: impl Write,
+) -> anyhow::Result<ExitCode> {
+    let mut writer = OutputWriter::new(
+        args.output_format,
+        args.verbose,
+        args.include_partial_messages,
+        out,
+    );
+    let mut run = agent.run(prompt);
+    let interrupt = run.interrupt_handle();
+    let sigint = tokio::spawn({
+        let interrupt = interrupt.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupt.cancel();
             }
-            Ok(ProviderEvent::Retry(n)) => {
-                if n.discard_partial && printed_any {
-                    writeln!(out).ok();
-                    eprintln!("[skiff] the response above was cut off; it will be sent again");
-                    printed_any = false;
-                }
-                eprintln!(
-                    "[skiff] {}; retrying in {:.1}s (retry {}/{})",
-                    n.cause,
-                    n.wait.as_secs_f64(),
-                    n.attempt,
-                    n.max_retries
-                );
+        }
+    });
+    while let Some(ev) = run.next().await {
+        if let Err(e) = writer.event(ev) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                // The reader went away (e.g. `| head`): stop the run cleanly.
+                run.interrupt();
+                continue;
             }
-            Ok(ProviderEvent::Done(_)) => break,
-            Ok(_) => {}
-            Err(LlmError::Cancelled) => anyhow::bail!(LlmError::Cancelled),
-            Err(e) => return Err(e.into()),
+            return Err(e.into());
         }
     }
-    if printed_any && !ends_with_newline {
-        writeln!(out).context("writing to stdout")?;
+    sigint.abort();
+    let is_error = run.result().is_none_or(|r| r.is_error);
+    drop(run);
+    match writer.finish() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
-    Ok(())
+    Ok(if interrupt.is_cancelled() {
+        ExitCode::from(130)
+    } else if is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,22 +1,21 @@
-//! The `skiff` binary: argument parsing, configuration from the environment, and the
-//! headless print mode. (The agent loop and the REPL arrive in later crates/modules.)
+//! The `skiff` binary: argument parsing, agent set-up and the headless print mode.
+//! (The interactive REPL arrives with the REPL issue.)
 
 mod args;
 mod headless;
+mod output;
+mod setup;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 use clap::Parser;
-use skiff_llm::{AnthropicConfig, AnthropicProvider, CancellationToken, LlmError};
 
-use crate::args::Args;
-
-/// Default model.
-const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+use crate::args::{Args, InputFormat, OutputFormat};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let mut args = Args::parse();
+    args.normalize();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -37,8 +36,16 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let prompt = match args.prompt {
-        Some(p) => p,
+    if args.input_format == InputFormat::StreamJson {
+        eprintln!("Error: --input-format stream-json is not supported yet");
+        return Ok(ExitCode::from(2));
+    }
+    if args.output_format == OutputFormat::StreamJson && args.print && !args.verbose {
+        eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
+        return Ok(ExitCode::FAILURE);
+    }
+    let prompt = match &args.prompt {
+        Some(p) => p.clone(),
         None if !std::io::stdin().is_terminal() => {
             let mut s = String::new();
             std::io::stdin()
@@ -48,7 +55,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => {
             eprintln!(
-                "Error: no prompt given. Usage: skiff -p \"your question\" (the interactive REPL is not built yet)"
+                "Error: no prompt given. Usage: skiff -p \"your task\" (the interactive REPL is not built yet)"
             );
             return Ok(ExitCode::from(2));
         }
@@ -57,33 +64,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("Error: the prompt is empty");
         return Ok(ExitCode::from(2));
     }
-    let config = AnthropicConfig::from_env()?;
-    let provider = AnthropicProvider::new(config)?;
-    let model = args.model.unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-
-    let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
-        }
-    });
-    let mut stdout = std::io::stdout().lock();
-    match headless::run_print(
-        &provider,
-        &model,
-        args.max_tokens,
-        prompt,
-        cancel,
-        &mut stdout,
-    )
-    .await
-    {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if matches!(e.downcast_ref::<LlmError>(), Some(LlmError::Cancelled)) => {
-            eprintln!("Interrupted");
-            Ok(ExitCode::from(130))
-        }
-        Err(e) => Err(e),
-    }
+    let mut agent = setup::build_agent(&args)?;
+    let stdout = std::io::stdout().lock();
+    headless::run_print(&mut agent, &args, prompt, std::io::BufWriter::new(stdout)).await
 }

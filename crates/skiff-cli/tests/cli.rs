@@ -70,7 +70,7 @@ async fn print_mode_prints_the_answer() {
         "Hello from the mock!\n"
     );
     let req = &server.messages_requests()[0];
-    assert_eq!(req.body["messages"][0]["content"], "hello");
+    assert_eq!(req.body["messages"][0]["content"][0]["text"], "hello");
     assert_eq!(req.body["model"], "claude-sonnet-4-5");
 }
 
@@ -93,7 +93,7 @@ async fn prompt_from_stdin_and_model_flag() {
     .unwrap();
     assert!(out.status.success());
     let req = &server.messages_requests()[0];
-    assert_eq!(req.body["messages"][0]["content"], "from stdin\n");
+    assert_eq!(req.body["messages"][0]["content"][0]["text"], "from stdin\n");
     assert_eq!(req.body["model"], "claude-haiku-4-5");
 }
 
@@ -205,9 +205,10 @@ async fn api_errors_exit_1_with_the_message_and_never_the_key() {
     .unwrap();
     for (out, needle) in [(&a, "ANTHROPIC_API_KEY"), (&b, "roles must alternate")] {
         assert_eq!(out.status.code(), Some(1));
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(needle), "{stderr}");
-        let all = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
+        // Text mode prints the error result on stdout, as Claude Code does.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.starts_with("Error: ") && stdout.contains(needle), "{stdout}");
+        let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
         assert!(!all.contains("SECRETKEY"));
     }
     assert_eq!(
@@ -229,9 +230,9 @@ fn unreachable_base_url_names_it() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stderr.contains(&url) && stderr.contains("ANTHROPIC_BASE_URL"),
-        "{stderr}"
+        stdout.contains(&url) && stdout.contains("ANTHROPIC_BASE_URL"),
+        "{stdout}"
     );
 }

@@ -5,8 +5,10 @@ mod accumulator;
 mod anthropic;
 mod credential;
 mod error;
+mod pricing;
 mod provider;
 mod retry;
+mod scripted;
 pub mod sse;
 
 pub use accumulator::{StreamAccumulator, StreamError};
@@ -15,6 +17,8 @@ pub use anthropic::{
 };
 pub use credential::Credential;
 pub use error::LlmError;
+pub use pricing::{DEFAULT_CONTEXT_WINDOW, ModelInfo, cost_usd, model_info, resolve_alias};
 pub use provider::{EventStream, Provider, ProviderEvent, RetryNotice, complete};
 pub use retry::RetryPolicy;
+pub use scripted::{ScriptError, ScriptedProvider};
 pub use tokio_util::sync::CancellationToken;

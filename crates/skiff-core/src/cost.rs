@@ -1,0 +1,48 @@
+//! Token and cost accounting: usage per turn and per model, cost from the model price table.
+
+use std::collections::BTreeMap;
+
+use skiff_protocol::Usage;
+use skiff_protocol::sdk::ModelUsage;
+
+/// Running totals for a session.
+#[derive(Debug, Clone, Default)]
+pub struct CostTracker {
+    /// Cost of the whole session so far.
+    pub total_cost_usd: f64,
+    /// Usage per model over the whole session.
+    pub per_model: BTreeMap<String, ModelUsage>,
+    /// Usage of the whole session.
+    pub total_usage: Usage,
+    /// Models without a known price (warned about once).
+    unknown_models: Vec<String>,
+}
+
+impl CostTracker {
+    /// Add one model call. Returns its cost, and whether the model's price is unknown and this
+    /// is the first time we see it (the caller warns once).
+    pub fn add(&mut self, model: &str, usage: &Usage) -> (f64, bool) {
+        let (cost, first_unknown) = match skiff_llm::cost_usd(model, usage) {
+            Some(c) => (c, false),
+            None => {
+                let first = !self.unknown_models.iter().any(|m| m == model);
+                if first {
+                    self.unknown_models.push(model.to_owned());
+                }
+                (0.0, first)
+            }
+        };
+        self.total_cost_usd += cost;
+        self.total_usage.accumulate(usage);
+        let info = skiff_llm::model_info(model);
+        let entry = self.per_model.entry(model.to_owned()).or_default();
+        entry.input_tokens += usage.input_tokens;
+        entry.output_tokens += usage.output_tokens;
+        entry.cache_read_input_tokens += usage.cache_read();
+        entry.cache_creation_input_tokens += usage.cache_creation();
+        entry.cost_usd += cost;
+        entry.context_window = info.map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window);
+        entry.max_output_tokens = info.map_or(0, |i| i.max_output_tokens);
+        (cost, first_unknown)
+    }
+}

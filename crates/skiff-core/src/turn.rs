@@ -1,0 +1,130 @@
+//! One model call: stream the response, turn provider events into frames (stream events,
+//! one `assistant` frame per completed block, retry notices), return the assembled message.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use skiff_llm::{LlmError, Provider, ProviderEvent};
+use skiff_protocol::sdk::{
+    ApiRetry, AssistantMessage, SdkMessage, StreamEventMessage, SystemMessage,
+};
+use skiff_protocol::{JsonMap, MessageResponse, MessagesRequest, StreamEvent, Usage};
+use tokio_util::sync::CancellationToken;
+
+use crate::frames::{EventSink, new_uuid, now_iso};
+
+/// What a model call produced.
+pub struct ModelReply {
+    /// The assembled message.
+    pub message: MessageResponse,
+    /// Time spent in the call.
+    pub api_ms: u64,
+}
+
+/// Call the model once, emitting frames as the response streams in.
+pub async fn call_model(
+    provider: &dyn Provider,
+    request: &MessagesRequest,
+    sink: &EventSink,
+    cancel: &CancellationToken,
+) -> Result<ModelReply, (LlmError, u64)> {
+    let started = Instant::now();
+    let mut stream = provider.stream(request, cancel.clone());
+    let mut shell: Option<MessageResponse> = None;
+    while let Some(item) = stream.next().await {
+        let elapsed = || started.elapsed().as_millis() as u64;
+        match item {
+            Err(e) => return Err((e, elapsed())),
+            Ok(ProviderEvent::Stream(ev)) => {
+                if let StreamEvent::MessageStart { message } = &ev {
+                    shell = Some(message.clone());
+                }
+                if !matches!(ev, StreamEvent::Ping) {
+                    sink.emit(SdkMessage::StreamEvent(StreamEventMessage {
+                        event: ev,
+                        session_id: sink.session_id().to_owned(),
+                        parent_tool_use_id: None,
+                        uuid: new_uuid(),
+                    }));
+                }
+            }
+            Ok(ProviderEvent::BlockComplete { block, .. }) => {
+                let mut message = shell
+                    .clone()
+                    .unwrap_or_else(|| MessageResponse::new("", &request.model));
+                message.content = vec![block];
+                message.stop_reason = None;
+                message.stop_sequence = None;
+                sink.emit(SdkMessage::Assistant(AssistantMessage {
+                    message,
+                    parent_tool_use_id: None,
+                    session_id: sink.session_id().to_owned(),
+                    uuid: new_uuid(),
+                    timestamp: Some(now_iso()),
+                    request_id: None,
+                    error: None,
+                    extra: JsonMap::new(),
+                }));
+            }
+            Ok(ProviderEvent::Retry(n)) => {
+                sink.emit(SdkMessage::System(SystemMessage::ApiRetry(ApiRetry {
+                    attempt: n.attempt,
+                    max_retries: n.max_retries,
+                    retry_delay_ms: n.wait.as_millis() as u64,
+                    error_status: n.status,
+                    error: n.cause,
+                    discard_partial: n.discard_partial,
+                    session_id: sink.session_id().to_owned(),
+                    uuid: new_uuid(),
+                })));
+                shell = None;
+            }
+            Ok(ProviderEvent::Done(message)) => {
+                return Ok(ModelReply {
+                    message,
+                    api_ms: elapsed(),
+                });
+            }
+        }
+    }
+    Err((
+        LlmError::Stream(skiff_llm::StreamError::Truncated(
+            "the provider ended without a message".into(),
+        )),
+        started.elapsed().as_millis() as u64,
+    ))
+}
+
+/// The synthetic assistant message Claude Code emits when a call fails for good.
+pub fn api_error_frame(err: &LlmError, sink: &EventSink) -> SdkMessage {
+    let (kind, text) = match err {
+        LlmError::Authentication { .. } => {
+            ("authentication_failed", format!("Invalid API key · {err}"))
+        }
+        LlmError::RateLimited { .. } => ("rate_limit", format!("API Error: {err}")),
+        LlmError::Overloaded { .. } | LlmError::Server { .. } => {
+            ("server_error", format!("API Error: {err}"))
+        }
+        LlmError::InvalidRequest { .. } => ("invalid_request", format!("API Error: {err}")),
+        _ => ("unknown", format!("API Error: {err}")),
+    };
+    let mut message = MessageResponse::new(format!("msg_{}", new_uuid()), "<synthetic>");
+    message.content = vec![skiff_protocol::ContentBlock::text(text)];
+    message.stop_reason = Some(skiff_protocol::StopReason::StopSequence);
+    message.usage = Usage::default();
+    let mut extra = JsonMap::new();
+    extra.insert("is_api_error_message".into(), true.into());
+    if let Some(s) = err.status() {
+        extra.insert("api_error_status".into(), s.into());
+    }
+    SdkMessage::Assistant(AssistantMessage {
+        message,
+        parent_tool_use_id: None,
+        session_id: sink.session_id().to_owned(),
+        uuid: new_uuid(),
+        timestamp: Some(now_iso()),
+        request_id: None,
+        error: Some(kind.to_owned()),
+        extra,
+    })
+}

@@ -1,0 +1,656 @@
+//! `ScriptedProvider`: the offline model (`skiff --provider script --script FILE`). It answers
+//! from a [`Script`] exactly as the mock server plus the Anthropic provider would: same events,
+//! same assembled message, same fault handling and final errors, without a network.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderValue};
+use skiff_protocol::script::{Fault, Script, ScriptTurn};
+use skiff_protocol::{MessagesRequest, StreamEvent};
+use tokio_util::sync::CancellationToken;
+
+use crate::accumulator::StreamAccumulator;
+use crate::anthropic::parse_event;
+use crate::error::AttemptError;
+use crate::provider::{EventStream, Provider, ProviderEvent, RetryNotice};
+use crate::retry::{self, RetryPolicy};
+use crate::sse::SseEvent;
+use crate::{LlmError, StreamError};
+
+/// Longest sleep before a retry: offline there is nobody to wait for.
+const MAX_RETRY_SLEEP: Duration = Duration::from_millis(50);
+
+/// Longest silence of a scripted stall before its connection "drops".
+const MAX_STALL: Duration = Duration::from_millis(50);
+
+/// The data of the `malformed` fault (what the mock server sends).
+const MALFORMED_DATA: &str = "{not json";
+
+/// Why a script file could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read.
+    #[error("cannot read the model script {}: {message}", path.display())]
+    Read {
+        /// The script file.
+        path: PathBuf,
+        /// The I/O error.
+        message: String,
+    },
+    /// The file is not a valid script.
+    #[error(
+        "the model script {} is not valid at line {line}, column {column}: {message}",
+        path.display()
+    )]
+    Parse {
+        /// The script file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The script has no turns.
+    #[error(
+        "the model script {} has no turns: add at least one entry to \"turns\"",
+        path.display()
+    )]
+    Empty {
+        /// The script file.
+        path: PathBuf,
+    },
+}
+
+/// A model that plays back a [`Script`]: each call serves the current turn's pending faults, one
+/// per attempt, then the turn's answer, and moves on (wrapping when the script repeats).
+/// `Send + Sync`; share it by reference or in an `Arc`.
+#[derive(Debug)]
+pub struct ScriptedProvider {
+    state: Arc<Mutex<State>>,
+    model: Option<String>,
+    max_retries: u32,
+    label: String,
+}
+
+#[derive(Debug)]
+struct State {
+    cursor: Cursor,
+    requests: Vec<MessagesRequest>,
+}
+
+impl ScriptedProvider {
+    /// A provider playing `script` from its first turn, retrying up to 5 times.
+    pub fn new(script: Script) -> Self {
+        Self::labelled(script, "the model script".to_owned())
+    }
+
+    /// Load a script file (the JSON of [`Script`]).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| ScriptError::Read {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let script: Script = serde_json::from_str(&text).map_err(|e| {
+            let (line, column) = (e.line(), e.column());
+            let full = e.to_string();
+            let suffix = format!(" at line {line} column {column}");
+            ScriptError::Parse {
+                path: path.to_owned(),
+                line,
+                column,
+                message: full.strip_suffix(&suffix).unwrap_or(&full).to_owned(),
+            }
+        })?;
+        if script.turns.is_empty() {
+            return Err(ScriptError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(Self::labelled(
+            script,
+            format!("the model script {}", path.display()),
+        ))
+    }
+
+    fn labelled(script: Script, label: String) -> Self {
+        Self {
+            model: script.model.clone(),
+            state: Arc::new(Mutex::new(State {
+                cursor: Cursor::new(script),
+                requests: Vec::new(),
+            })),
+            max_retries: 5,
+            label,
+        }
+    }
+
+    /// Retry failed attempts at most `max_retries` times (default 5), like the Anthropic provider.
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// The configured maximum number of retries.
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// Every request received so far, one per attempt (a call retried twice appears three times),
+    /// like the mock server's recording.
+    pub fn requests(&self) -> Vec<MessagesRequest> {
+        self.lock().requests.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// The retry decisions of the real policy, with no backoff (server waits are kept, then
+    /// capped when sleeping).
+    fn policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.max_retries,
+            base_delay: Duration::ZERO,
+            rate_limit_base_delay: Duration::ZERO,
+            max_delay: Duration::ZERO,
+            ..RetryPolicy::default()
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Provider for ScriptedProvider {
+    fn name(&self) -> &str {
+        "script"
+    }
+
+    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream {
+        let state = Arc::clone(&self.state);
+        let request = request.clone();
+        let model = self.model.clone().unwrap_or_else(|| request.model.clone());
+        let policy = self.policy();
+        let label = self.label.clone();
+        // The mock's token estimate: the body the Anthropic provider would send, bytes / 4.
+        let body_len = if request.stream {
+            serde_json::to_vec(&request)
+        } else {
+            let mut r = request.clone();
+            r.stream = true;
+            serde_json::to_vec(&r)
+        }
+        .map(|b| b.len())
+        .map_err(|e| LlmError::Request(e.to_string()));
+        Box::pin(async_stream::stream! {
+            let input_estimate = match body_len {
+                Ok(n) => (n / 4) as u64,
+                Err(e) => { yield Err(e); return; }
+            };
+            let mut retries = 0u32;
+            loop {
+                if cancel.is_cancelled() {
+                    yield Err(LlmError::Cancelled);
+                    return;
+                }
+                let step = {
+                    let mut s = lock(&state);
+                    s.requests.push(request.clone());
+                    s.cursor.next_step()
+                };
+                if let Step::Exhausted { turns } = step {
+                    yield Err(exhausted(turns));
+                    return;
+                }
+                let mut produced = false;
+                let mut failure = None;
+                {
+                    let attempt = attempt(step, &model, input_estimate, &cancel);
+                    futures::pin_mut!(attempt);
+                    while let Some(item) = attempt.next().await {
+                        match item {
+                            Ok(ev) => {
+                                produced = true;
+                                let done = matches!(ev, ProviderEvent::Done(_));
+                                yield Ok(ev);
+                                if done {
+                                    return;
+                                }
+                            }
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let err = failure.unwrap_or(AttemptError::Stream(StreamError::Truncated(
+                    "attempt ended without a message".into(),
+                )));
+                let next = retries + 1;
+                let Some(wait) = policy.next_delay(&err, next) else {
+                    yield Err(err.into_final(&label, retries));
+                    return;
+                };
+                let wait = wait.min(MAX_RETRY_SLEEP);
+                let status = match &err {
+                    AttemptError::Http { status, .. } => Some(*status),
+                    _ => None,
+                };
+                yield Ok(ProviderEvent::Retry(RetryNotice {
+                    attempt: next,
+                    max_retries: policy.max_retries,
+                    wait,
+                    cause: err.to_string(),
+                    status,
+                    discard_partial: produced,
+                }));
+                if !pause(wait, &cancel).await {
+                    yield Err(LlmError::Cancelled);
+                    return;
+                }
+                retries = next;
+            }
+        })
+    }
+}
+
+/// The error of a call made after the last turn of a non-repeating script.
+fn exhausted(turns: usize) -> LlmError {
+    LlmError::InvalidRequest {
+        status: 400,
+        kind: "script_exhausted".to_owned(),
+        message: format!(
+            "the model script is exhausted after {turns} turn{}; add turns to the script, or set \
+             \"repeat\": true to play it in a loop",
+            if turns == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// One attempt: a fault or the answer, as the Anthropic provider would report it.
+fn attempt<'a>(
+    step: Step,
+    model: &'a str,
+    input_estimate: u64,
+    cancel: &'a CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'a {
+    async_stream::stream! {
+        let (serial, turn, fault) = match step {
+            Step::Exhausted { .. } => return,
+            Step::Fault { fault: Fault::Status { status, retry_after, retry_after_ms, message }, .. } => {
+                yield Err(status_error(status, retry_after.as_deref(), retry_after_ms, message));
+                return;
+            }
+            Step::Fault { serial, turn, fault } => (serial, turn, StreamFault::of(fault)),
+            Step::Answer { serial, turn } => (serial, turn, None),
+        };
+        let events = turn.to_stream_events(serial, model, input_estimate);
+        let limit = fault.as_ref().map_or(events.len(), |f| f.after_events);
+        if fault.is_none() {
+            if let Some(ms) = turn.delay_first_byte_ms {
+                if !pause(Duration::from_millis(ms), cancel).await {
+                    yield Err(AttemptError::Cancelled);
+                    return;
+                }
+            }
+        }
+        let between = turn.delay_between_deltas_ms.filter(|_| fault.is_none());
+        let mut acc = StreamAccumulator::new();
+        let mut ready = Vec::new();
+        for (i, event) in events.iter().take(limit).enumerate() {
+            if let Some(ms) = between.filter(|_| i > 0) {
+                if !pause(Duration::from_millis(ms), cancel).await {
+                    yield Err(AttemptError::Cancelled);
+                    return;
+                }
+            }
+            if cancel.is_cancelled() {
+                yield Err(AttemptError::Cancelled);
+                return;
+            }
+            let outcome = handle_event(&mut acc, event, &mut ready);
+            for ev in ready.drain(..) {
+                yield Ok(ev);
+            }
+            match outcome {
+                Ok(false) => {}
+                Ok(true) => return,
+                Err(e) => { yield Err(e); return; }
+            }
+        }
+        let Some(StreamFault { after_events, ending }) = fault else {
+            yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
+            return;
+        };
+        let failure = match ending {
+            Ending::Disconnect => AttemptError::Transport(format!(
+                "connection lost mid-stream: scripted disconnect after {after_events} events"
+            )),
+            Ending::Malformed => {
+                let raw = SseEvent {
+                    event: Some("content_block_delta".to_owned()),
+                    data: MALFORMED_DATA.to_owned(),
+                };
+                match parse_event(&raw) {
+                    Err(e) => AttemptError::Stream(e),
+                    Ok(_) => AttemptError::Stream(StreamError::Malformed(MALFORMED_DATA.into())),
+                }
+            }
+            Ending::ErrorEvent { kind, message } => AttemptError::ErrorEvent { kind, message },
+            Ending::Stall(ms) => {
+                if !pause(Duration::from_millis(ms).min(MAX_STALL), cancel).await {
+                    yield Err(AttemptError::Cancelled);
+                    return;
+                }
+                AttemptError::Transport(format!(
+                    "connection lost mid-stream: scripted stall of {ms} ms, then the connection dropped"
+                ))
+            }
+        };
+        yield Err(failure);
+    }
+}
+
+/// Apply one event as the Anthropic provider does, after a round trip through its wire form (so
+/// the caller gets exactly the values a real stream would parse to). `Ok(true)` once done.
+fn handle_event(
+    acc: &mut StreamAccumulator,
+    event: &StreamEvent,
+    out: &mut Vec<ProviderEvent>,
+) -> Result<bool, AttemptError> {
+    let data = serde_json::to_value(event)
+        .map_err(|e| AttemptError::Stream(StreamError::Malformed(e.to_string())))?;
+    let raw = SseEvent {
+        event: data
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        data: data.to_string(),
+    };
+    let event = parse_event(&raw).map_err(AttemptError::Stream)?;
+    if let StreamEvent::Error { error } = &event {
+        return Err(AttemptError::ErrorEvent {
+            kind: error.kind.clone(),
+            message: error.message.clone(),
+        });
+    }
+    let completed = acc.apply(&event).map_err(AttemptError::Stream)?;
+    out.push(ProviderEvent::Stream(event));
+    if let Some((index, block)) = completed {
+        out.push(ProviderEvent::BlockComplete { index, block });
+    }
+    if !acc.is_complete() {
+        return Ok(false);
+    }
+    let msg = std::mem::take(acc).finish().map_err(AttemptError::Stream)?;
+    out.push(ProviderEvent::Done(msg));
+    Ok(true)
+}
+
+/// The failed attempt of a `status` fault: what the Anthropic provider makes of the mock's answer.
+fn status_error(
+    status: u16,
+    retry_after: Option<&str>,
+    retry_after_ms: Option<u64>,
+    message: Option<String>,
+) -> AttemptError {
+    let mut headers = HeaderMap::new();
+    if let Some(v) = retry_after.and_then(|v| HeaderValue::from_str(v).ok()) {
+        headers.insert("retry-after", v);
+    }
+    if let Some(ms) = retry_after_ms {
+        headers.insert("retry-after-ms", HeaderValue::from(ms));
+    }
+    AttemptError::Http {
+        status,
+        kind: error_type_for_status(status).to_owned(),
+        message: message.unwrap_or_else(|| default_message_for_status(status).to_owned()),
+        retry_after: retry::retry_after(&headers, SystemTime::now()),
+        should_retry: None,
+    }
+}
+
+/// The Anthropic error type for an HTTP status (as the mock server sends it).
+fn error_type_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 => "timeout_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// The default error message for an HTTP status (as the mock server sends it).
+fn default_message_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "Invalid request",
+        401 => "invalid x-api-key",
+        403 => "Permission denied",
+        404 => "Not found",
+        413 => "Request exceeds the maximum allowed number of bytes",
+        429 => "Rate limited",
+        500 => "Internal server error",
+        502 => "Bad gateway",
+        503 => "Service unavailable",
+        504 => "Request timed out",
+        529 => "Overloaded",
+        _ => "Mock error",
+    }
+}
+
+/// Sleep for `wait`; false when cancelled first.
+async fn pause(wait: Duration, cancel: &CancellationToken) -> bool {
+    if wait.is_zero() {
+        return !cancel.is_cancelled();
+    }
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => false,
+        () = tokio::time::sleep(wait) => true,
+    }
+}
+
+/// A mid-stream fault: how many of the turn's events go out, and how the attempt then fails.
+#[derive(Debug)]
+struct StreamFault {
+    after_events: usize,
+    ending: Ending,
+}
+
+/// How a mid-stream fault ends its attempt.
+#[derive(Debug)]
+enum Ending {
+    Disconnect,
+    Malformed,
+    ErrorEvent {
+        kind: String,
+        message: String,
+    },
+    /// Silence for this many milliseconds (capped), then a dropped connection.
+    Stall(u64),
+}
+
+impl StreamFault {
+    /// The mid-stream part of `fault`; `None` for `status` faults.
+    fn of(fault: Fault) -> Option<Self> {
+        let (after_events, ending) = match fault {
+            Fault::Status { .. } => return None,
+            Fault::Disconnect { after_events } => (after_events, Ending::Disconnect),
+            Fault::Malformed { after_events } => (after_events, Ending::Malformed),
+            Fault::ErrorEvent {
+                after_events,
+                error_type,
+                message,
+            } => (
+                after_events,
+                Ending::ErrorEvent {
+                    kind: error_type,
+                    message,
+                },
+            ),
+            Fault::Stall { after_events, ms } => (after_events, Ending::Stall(ms)),
+        };
+        Some(Self {
+            after_events,
+            ending,
+        })
+    }
+}
+
+/// What the next attempt gets.
+#[derive(Debug)]
+enum Step {
+    /// The current turn's next pending fault.
+    Fault {
+        serial: usize,
+        turn: Arc<ScriptTurn>,
+        fault: Fault,
+    },
+    /// The current turn's answer; `serial` counts answers served before (ids stay unique).
+    Answer {
+        serial: usize,
+        turn: Arc<ScriptTurn>,
+    },
+    /// No turn left.
+    Exhausted { turns: usize },
+}
+
+/// The position in the script (the mock server's semantics: faults one per attempt, then the
+/// answer, then the next turn; `repeat` wraps).
+#[derive(Debug)]
+struct Cursor {
+    repeat: bool,
+    turns: Vec<Arc<ScriptTurn>>,
+    turn: usize,
+    faults_served: usize,
+    answers: usize,
+}
+
+impl Cursor {
+    fn new(script: Script) -> Self {
+        Self {
+            repeat: script.repeat,
+            turns: script.turns.into_iter().map(Arc::new).collect(),
+            turn: 0,
+            faults_served: 0,
+            answers: 0,
+        }
+    }
+
+    fn next_step(&mut self) -> Step {
+        if self.turn >= self.turns.len() && self.repeat {
+            self.turn = 0;
+            self.faults_served = 0;
+        }
+        let Some(turn) = self.turns.get(self.turn).cloned() else {
+            return Step::Exhausted {
+                turns: self.turns.len(),
+            };
+        };
+        if let Some(fault) = turn.faults.get(self.faults_served).cloned() {
+            self.faults_served += 1;
+            return Step::Fault {
+                serial: self.answers,
+                turn,
+                fault,
+            };
+        }
+        let step = Step::Answer {
+            serial: self.answers,
+            turn,
+        };
+        self.turn += 1;
+        self.faults_served = 0;
+        self.answers += 1;
+        step
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault() -> Fault {
+        Fault::Status {
+            status: 529,
+            retry_after: None,
+            retry_after_ms: None,
+            message: None,
+        }
+    }
+
+    fn kinds(cursor: &mut Cursor, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|_| match cursor.next_step() {
+                Step::Fault { serial, .. } => format!("F{serial}"),
+                Step::Answer { serial, .. } => format!("A{serial}"),
+                Step::Exhausted { turns } => format!("X{turns}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cursor_serves_faults_then_answers_then_exhausts() {
+        let mut c = Cursor::new(Script {
+            turns: vec![
+                ScriptTurn::text("a")
+                    .with_fault(fault())
+                    .with_fault(fault()),
+                ScriptTurn::text("b"),
+            ],
+            ..Script::default()
+        });
+        assert_eq!(kinds(&mut c, 6), ["F0", "F0", "A0", "A1", "X2", "X2"]);
+    }
+
+    #[test]
+    fn cursor_repeat_wraps_with_faults_again_and_empty_is_exhausted() {
+        let mut c = Cursor::new(Script {
+            repeat: true,
+            turns: vec![ScriptTurn::text("a").with_fault(fault())],
+            ..Script::default()
+        });
+        assert_eq!(kinds(&mut c, 4), ["F0", "A0", "F1", "A1"]);
+        let mut c = Cursor::new(Script {
+            repeat: true,
+            ..Script::default()
+        });
+        assert_eq!(kinds(&mut c, 1), ["X0"]);
+    }
+
+    #[test]
+    fn status_faults_read_retry_after_like_the_real_client() {
+        let e = status_error(429, Some("2"), None, None);
+        let AttemptError::Http {
+            kind,
+            message,
+            retry_after,
+            ..
+        } = e
+        else {
+            panic!("not http: {e:?}")
+        };
+        assert_eq!(kind, "rate_limit_error");
+        assert_eq!(message, "Rate limited");
+        assert_eq!(retry_after, Some(Duration::from_secs(2)));
+        let e = status_error(529, Some("2"), Some(250), Some("busy".into()));
+        assert!(matches!(
+            e,
+            AttemptError::Http { retry_after: Some(d), ref message, .. }
+                if d == Duration::from_millis(250) && message == "busy"
+        ));
+    }
+}
