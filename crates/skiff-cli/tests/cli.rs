@@ -93,7 +93,10 @@ async fn prompt_from_stdin_and_model_flag() {
     .unwrap();
     assert!(out.status.success());
     let req = &server.messages_requests()[0];
-    assert_eq!(req.body["messages"][0]["content"][0]["text"], "from stdin\n");
+    assert_eq!(
+        req.body["messages"][0]["content"][0]["text"],
+        "from stdin\n"
+    );
     assert_eq!(req.body["model"], "claude-haiku-4-5");
 }
 
@@ -207,7 +210,10 @@ async fn api_errors_exit_1_with_the_message_and_never_the_key() {
         assert_eq!(out.status.code(), Some(1));
         // Text mode prints the error result on stdout, as Claude Code does.
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.starts_with("Error: ") && stdout.contains(needle), "{stdout}");
+        assert!(
+            stdout.starts_with("Error: ") && stdout.contains(needle),
+            "{stdout}"
+        );
         let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
         assert!(!all.contains("SECRETKEY"));
     }

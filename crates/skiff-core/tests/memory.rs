@@ -718,29 +718,3 @@ fn default_prompt_is_stable() {
         assert!(DEFAULT_SYSTEM_PROMPT.contains(needle), "{needle}");
     }
 }
-
-#[test]
-fn zz_perf_tmp() {
-    let cwd = std::env::current_dir().unwrap();
-    let opts = MemoryOptions::from_env();
-    let t = std::time::Instant::now();
-    for _ in 0..100 {
-        let _ = EnvironmentInfo::detect(&cwd, "m");
-    }
-    let d = t.elapsed() / 100;
-    let t = std::time::Instant::now();
-    let mut n = 0;
-    for _ in 0..100 {
-        n = load_memory(&cwd, &opts).len();
-    }
-    eprintln!("detect {:?} load {:?} files {n} cwd {}", d, t.elapsed() / 100, cwd.display());
-    let deep = tempfile::tempdir().unwrap();
-    let mut p = deep.path().to_path_buf();
-    for i in 0..15 { p = p.join(format!("d{i}")); }
-    fs::create_dir_all(&p).unwrap();
-    write(&deep.path().join("CLAUDE.md"), "x @a.md");
-    write(&deep.path().join("a.md"), "y");
-    let t = std::time::Instant::now();
-    for _ in 0..100 { n = load_memory(&p, &opts).len(); }
-    eprintln!("deep load {:?} files {n}", t.elapsed() / 100);
-}
