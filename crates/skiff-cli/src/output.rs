@@ -18,6 +18,8 @@ pub struct OutputWriter<W: Write> {
     /// Text mode: whether the last text written ended a line.
     at_line_start: bool,
     wrote_text: bool,
+    /// Tool names by tool_use id, for the trace's outcome lines.
+    tool_names: std::collections::HashMap<String, String>,
 }
 
 impl<W: Write> OutputWriter<W> {
@@ -31,6 +33,7 @@ impl<W: Write> OutputWriter<W> {
             collected: Vec::new(),
             at_line_start: true,
             wrote_text: false,
+            tool_names: std::collections::HashMap::new(),
         }
     }
 
@@ -91,6 +94,7 @@ impl<W: Write> OutputWriter<W> {
             SdkMessage::Assistant(a) => {
                 for block in &a.message.content {
                     if let ContentBlock::ToolUse(t) = block {
+                        self.tool_names.insert(t.id.clone(), t.name.clone());
                         self.end_line()?;
                         eprintln!("● {}({})", t.name, tool_summary(&t.name, &t.input));
                     }
@@ -100,10 +104,9 @@ impl<W: Write> OutputWriter<W> {
                 if let MessageContent::Blocks(blocks) = &u.message.content {
                     for b in blocks {
                         if let ContentBlock::ToolResult(r) = b {
-                            eprintln!(
-                                "  ⎿ {}",
-                                outcome_line(r.is_error == Some(true), r.content.as_ref())
-                            );
+                            let tool = self.tool_names.remove(&r.tool_use_id).unwrap_or_default();
+                            let err = r.is_error == Some(true);
+                            eprintln!("  ⎿ {}", outcome_line(&tool, err, r.content.as_ref()));
                         }
                     }
                 }
@@ -174,7 +177,7 @@ pub fn tool_summary(name: &str, input: &serde_json::Value) -> String {
     one_line(&text, 80)
 }
 
-fn outcome_line(is_error: bool, content: Option<&ToolResultContent>) -> String {
+fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultContent>) -> String {
     let text = match content {
         Some(ToolResultContent::Text(t)) => t.clone(),
         Some(ToolResultContent::Blocks(_)) => "(image)".to_owned(),
@@ -184,6 +187,9 @@ fn outcome_line(is_error: bool, content: Option<&ToolResultContent>) -> String {
         .trim_start_matches("<tool_use_error>")
         .trim_end_matches("</tool_use_error>");
     let lines = text.lines().count();
+    if tool == "Read" && !is_error && text.starts_with("1\t") {
+        return format!("Read {lines} lines");
+    }
     let first = one_line(text.lines().next().unwrap_or(""), 100);
     let more = if lines > 1 {
         format!(" (+{} lines)", lines - 1)

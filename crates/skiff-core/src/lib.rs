@@ -2,26 +2,47 @@
 //! run the tools it asks for, feed the results back, repeat) and reports everything as one
 //! stream of typed events, the stream-json frames of [`skiff_protocol::sdk`].
 //!
-//! ```no_run
+//! A runnable example: an offline scripted model asks for one tool call, the loop runs the
+//! real `Write` tool in a temp workspace, and the run ends with a result frame. With
+//! `AnthropicProvider::new(AnthropicConfig::from_env()?)` instead, the same code talks to Claude.
+//!
+//! ```
 //! use std::sync::Arc;
 //! use futures::StreamExt;
+//! use serde_json::json;
 //! use skiff_core::{Agent, AgentConfig};
-//! use skiff_llm::{AnthropicConfig, AnthropicProvider};
+//! use skiff_llm::ScriptedProvider;
+//! use skiff_protocol::script::{Script, ScriptTurn};
 //! use skiff_protocol::sdk::SdkMessage;
 //! use skiff_tools::{ToolContext, ToolRegistry};
 //!
-//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
-//! let ctx = ToolContext::new(".")?;
-//! let mut agent = Agent::new(AgentConfig::default(), Arc::new(provider), ToolRegistry::with_builtins(), ctx);
-//! let mut run = agent.run("List the Rust files in this project");
-//! let stop = run.interrupt_handle(); // cancel() it to interrupt, e.g. on Ctrl-C
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let workspace = tempfile::tempdir()?;
+//! let model = ScriptedProvider::new(Script {
+//!     turns: vec![
+//!         ScriptTurn::tool_use("Write", json!({"file_path": "hello.txt", "content": "hi\n"})),
+//!         ScriptTurn::text("Created hello.txt."),
+//!     ],
+//!     ..Script::default()
+//! });
+//! let ctx = ToolContext::new(workspace.path())?;
+//! let mut agent = Agent::new(AgentConfig::default(), Arc::new(model), ToolRegistry::with_builtins(), ctx);
+//!
+//! let mut run = agent.run("Create hello.txt");
+//! let _interrupt = run.interrupt_handle(); // cancel() it to interrupt, e.g. on Ctrl-C
 //! while let Some(event) = run.next().await {
-//!     if let SdkMessage::Result(r) = &event {
-//!         println!("{} (${:.4})", r.result.as_deref().unwrap_or("error"), r.total_cost_usd);
+//!     match event {
+//!         SdkMessage::Assistant(a) => println!("model: {:?}", a.message.content),
+//!         SdkMessage::Result(r) => {
+//!             assert_eq!(r.result.as_deref(), Some("Created hello.txt."));
+//!             assert_eq!(r.changes.len(), 1);
+//!         }
+//!         _ => {}
 //!     }
 //! }
-//! # drop(stop); Ok(()) }
+//! assert_eq!(std::fs::read_to_string(workspace.path().join("hello.txt"))?, "hi\n");
+//! # Ok(()) }
 //! ```
 
 mod agent;

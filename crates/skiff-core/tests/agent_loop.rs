@@ -754,3 +754,62 @@ async fn prompt_caching_breakpoints_and_stable_prefix() {
         assert!(tools.last().unwrap().get("cache_control").is_some());
     }
 }
+
+struct Panicker;
+
+#[async_trait::async_trait]
+impl skiff_tools::Tool for Panicker {
+    fn name(&self) -> &str {
+        "Panicker"
+    }
+    fn description(&self) -> &str {
+        "panics"
+    }
+    fn input_schema(&self) -> &Value {
+        static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        SCHEMA.get_or_init(|| json!({"type": "object"}))
+    }
+    fn is_read_only(&self) -> bool {
+        true
+    }
+    async fn call(&self, _: Value, _: &ToolContext) -> skiff_tools::ToolOutput {
+        panic!("boom in the tool")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result() {
+    let server = MockServer::builder()
+        .turn(turn(vec![
+            tool("Panicker", json!({})),
+            tool("Read", json!({"file_path": "a.txt"})),
+        ]))
+        .turn(ScriptTurn::text("recovered"))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let mut cfg = AnthropicConfig::new(Credential::api_key("sk-test"));
+    cfg.base_url = server.url();
+    let mut tools = ToolRegistry::with_builtins();
+    tools.register(Arc::new(Panicker)).unwrap();
+    let mut agent = Agent::new(
+        AgentConfig::default(),
+        Arc::new(AnthropicProvider::new(cfg).unwrap()),
+        tools,
+        ToolContext::new(dir.path()).unwrap(),
+    );
+    let mut run = agent.run("go");
+    let mut events = Vec::new();
+    while let Some(e) = run.next().await {
+        events.push(e);
+    }
+    let r = run.result().cloned().unwrap();
+    drop(run);
+    assert!(!r.is_error, "{r:?}");
+    let res = tool_results(&events);
+    assert!(res[0].1 && res[0].2.contains("boom in the tool"), "{res:?}");
+    assert!(!res[1].1);
+    validate_history(agent.history()).unwrap();
+}
