@@ -133,8 +133,12 @@ time_runs() {
   if have hyperfine; then
     local cmd
     cmd=$(printf '%q ' "$@")
-    (cd "$WS" && hyperfine -N --style none --runs "$runs" --warmup "$warmup" \
-      --export-json "$TMP/$name.json" -- "$cmd" >/dev/null)
+    # hyperfine's outlier warnings are noise here; its errors are shown.
+    if ! (cd "$WS" && hyperfine -N --style none --runs "$runs" --warmup "$warmup" \
+      --export-json "$TMP/$name.json" -- "$cmd" >/dev/null 2>"$TMP/$name.err"); then
+      cat "$TMP/$name.err" >&2
+      exit 1
+    fi
     awk '/"times": \[/ {t = 1; next} t && /\]/ {t = 0} t {gsub(/[ ,]/, ""); printf "%.4f\n", $0 * 1000}' \
       "$TMP/$name.json" >"$out"
   else

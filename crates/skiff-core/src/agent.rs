@@ -13,6 +13,7 @@ use crate::hooks::{HookRunner, NoHooks};
 use crate::permissions::{AllowAll, Approver, DenyAsks, PermissionChecker};
 use crate::request::RequestTemplate;
 use crate::run::Run;
+use crate::session::{NoSession, SessionStore};
 
 /// Agent settings. `Default` gives the documented defaults.
 #[derive(Debug, Clone)]
@@ -47,6 +48,9 @@ pub struct AgentConfig {
     pub permission_mode: String,
     /// Credential source reported in `system/init`.
     pub api_key_source: String,
+    /// Where tool results cut by truncation are saved whole (the session's directory);
+    /// the truncation notice then tells the model the file's path.
+    pub tool_results_dir: Option<PathBuf>,
 }
 
 impl Default for AgentConfig {
@@ -67,6 +71,7 @@ impl Default for AgentConfig {
             cwd: PathBuf::from("."),
             permission_mode: "default".to_owned(),
             api_key_source: "none".to_owned(),
+            tool_results_dir: None,
         }
     }
 }
@@ -84,6 +89,9 @@ pub struct Agent {
     pub(crate) costs: CostTracker,
     pub(crate) template: RequestTemplate,
     pub(crate) memory_sent: bool,
+    pub(crate) session: Arc<dyn SessionStore>,
+    /// Input tokens the API reported for the last call, and the history length it covered.
+    pub(crate) last_input: Option<(u64, usize)>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -125,7 +133,22 @@ impl Agent {
             costs: CostTracker::default(),
             template,
             memory_sent: false,
+            session: Arc::new(NoSession),
+            last_input: None,
         }
+    }
+
+    /// Record the conversation in this session store.
+    pub fn with_session(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session = store;
+        self
+    }
+
+    /// Start from an earlier conversation (resume). The memory reminder is not sent again.
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.memory_sent = !history.is_empty();
+        self.history = history;
+        self
     }
 
     /// Use this permission checker.

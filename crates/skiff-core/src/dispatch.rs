@@ -2,7 +2,6 @@
 //! in parallel, workspace-changing calls one at a time in request order), PostToolUse hook,
 //! truncation, progress events. Results always come back in request order.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -38,6 +37,8 @@ pub struct Dispatcher<'a> {
     pub max_result_chars: usize,
     /// How often running tools report progress.
     pub progress_interval: Duration,
+    /// Where results cut by truncation are saved whole (None: not saved).
+    pub results_dir: Option<&'a std::path::Path>,
 }
 
 /// The outcome of one call.
@@ -214,20 +215,59 @@ impl Dispatcher<'_> {
     }
 
     fn truncate(&self, call: &ToolUseBlock, output: &mut ToolOutput) {
-        if let ToolResultContent::Text(text) = &output.content {
-            if let Some(cut) = truncate_result(text, self.max_result_chars, &call.name) {
-                self.sink.notice(
-                    "truncation",
-                    "warning",
-                    format!(
-                        "{} output truncated to {} characters ({} in total)",
-                        call.name,
-                        self.max_result_chars,
-                        text.chars().count()
-                    ),
-                );
-                output.content = ToolResultContent::Text(cut);
+        let ToolResultContent::Text(text) = &output.content else {
+            return;
+        };
+        let Some(mut cut) = truncate_result(text, self.max_result_chars, &call.name) else {
+            return;
+        };
+        let total = text.chars().count();
+        let saved = self
+            .results_dir
+            .and_then(|dir| save_whole(dir, &call.id, text));
+        if let Some(path) = &saved {
+            cut.push_str(&format!(
+                "\nThe full output was saved to {}: use Read with offset/limit or Grep on that file \
+                 to see the rest.",
+                path.display()
+            ));
+        }
+        self.sink.notice(
+            "truncation",
+            "warning",
+            format!(
+                "{} output truncated to {} of {} characters{}",
+                call.name,
+                self.max_result_chars,
+                total,
+                saved
+                    .map(|p| format!(" (full output in {})", p.display()))
+                    .unwrap_or_default()
+            ),
+        );
+        output.content = ToolResultContent::Text(cut);
+    }
+}
+
+/// Write a whole tool result to `dir/<tool_use_id>.txt`; None (with a log line) if that fails.
+fn save_whole(dir: &std::path::Path, tool_use_id: &str, text: &str) -> Option<std::path::PathBuf> {
+    let name: String = tool_use_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
             }
+        })
+        .collect();
+    let path = dir.join(format!("{name}.txt"));
+    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text));
+    match written {
+        Ok(()) => Some(path),
+        Err(e) => {
+            tracing::warn!(error = %e, path = %path.display(), "could not save a truncated tool result");
+            None
         }
     }
 }
@@ -263,6 +303,3 @@ pub fn interrupted(call: &ToolUseBlock) -> CallResult {
         denial: None,
     }
 }
-
-/// Shared handle type for registries.
-pub type SharedRegistry = Arc<ToolRegistry>;

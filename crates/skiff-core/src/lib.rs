@@ -46,6 +46,7 @@
 //! ```
 
 mod agent;
+pub mod context;
 pub mod cost;
 pub mod dispatch;
 pub mod frames;
@@ -55,6 +56,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod request;
 mod run;
+pub mod session;
 pub mod turn;
 
 pub use agent::{Agent, AgentConfig};

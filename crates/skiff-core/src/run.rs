@@ -21,6 +21,7 @@ use crate::agent::Agent;
 use crate::dispatch::Dispatcher;
 use crate::frames::{EventSink, new_uuid, now_iso};
 use crate::hooks::HookOutcome;
+use crate::session::SessionEntry;
 use crate::turn::{api_error_frame, call_model};
 
 /// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
@@ -177,6 +178,7 @@ async fn drive(
     sink.emit(init_frame(agent));
     let end = run_loop(agent, prompt, &sink, &cancel, &mut st).await;
     let result = result_frame(agent, &st, end, &sink);
+    agent.session.turn_complete();
     sink.emit(SdkMessage::Result(result.clone()));
     result
 }
@@ -205,7 +207,7 @@ async fn run_loop(
         HookOutcome::Continue => {}
     }
     blocks.push(ContentBlock::text(prompt));
-    push_user(&mut agent.history, blocks);
+    record_user(agent, blocks, &[]);
 
     loop {
         if cancel.is_cancelled() {
@@ -224,6 +226,7 @@ async fn run_loop(
                 return End::Budget(budget);
             }
         }
+        crate::context::prepare(agent, sink, cancel).await;
         let request = agent.template.build(&agent.history, st.max_tokens);
         let reply = match call_model(agent.provider.as_ref(), &request, sink, cancel).await {
             Ok(r) => r,
@@ -241,6 +244,10 @@ async fn run_loop(
         };
         st.api_ms += reply.api_ms;
         let msg = reply.message;
+        agent.last_input = Some((msg.usage.total_input(), agent.history.len()));
+        agent
+            .session
+            .append(SessionEntry::Assistant { message: &msg });
         st.usage.accumulate(&msg.usage);
         let (_, unknown) = agent.costs.add(&agent.config.model, &msg.usage);
         if unknown {
@@ -302,9 +309,11 @@ async fn run_loop(
                     sink,
                     max_result_chars: agent.config.max_tool_result_chars,
                     progress_interval: agent.config.progress_interval,
+                    results_dir: agent.config.tool_results_dir.as_deref(),
                 };
                 let results = dispatcher.run_all(&tool_uses, cancel).await;
                 let mut blocks = Vec::with_capacity(results.len());
+                let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {
                     if let Some(d) = r.denial {
                         st.denials.push(d);
@@ -314,12 +323,13 @@ async fn run_loop(
                             Role::User,
                             vec![ContentBlock::ToolResult(r.block.clone())],
                         ),
-                        r.structured,
+                        r.structured.clone(),
                         sink,
                     ));
                     blocks.push(ContentBlock::ToolResult(r.block));
+                    structured.push(r.structured);
                 }
-                push_user(&mut agent.history, blocks);
+                record_user(agent, blocks, &structured);
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
                 }
@@ -330,25 +340,29 @@ async fn run_loop(
             StopReason::MaxTokens if st.continuations < agent.config.max_continuations => {
                 st.continuations += 1;
                 st.text_prefix.push_str(&assistant_text);
-                push_user(
-                    &mut agent.history,
-                    vec![ContentBlock::text(CONTINUE_PROMPT)],
-                );
+                record_user(agent, vec![ContentBlock::text(CONTINUE_PROMPT)], &[]);
             }
             _ => {
                 let text = format!("{}{assistant_text}", st.text_prefix);
                 if let HookOutcome::Block { reason } = agent.hooks.stop(st.stop_hook_active).await {
                     st.stop_hook_active = true;
-                    push_user(
-                        &mut agent.history,
-                        vec![ContentBlock::text(format!("Stop hook feedback:\n{reason}"))],
-                    );
+                    let feedback = format!("Stop hook feedback:\n{reason}");
+                    record_user(agent, vec![ContentBlock::text(feedback)], &[]);
                     continue;
                 }
                 return End::Completed(text);
             }
         }
     }
+}
+
+/// Append user content to the history and the session store.
+fn record_user(agent: &mut Agent, blocks: Vec<ContentBlock>, tool_use_results: &[Option<Value>]) {
+    agent.session.append(SessionEntry::User {
+        blocks: &blocks,
+        tool_use_results,
+    });
+    push_user(&mut agent.history, blocks);
 }
 
 /// Append user content; merges into a trailing user message so roles keep alternating (after

@@ -813,3 +813,38 @@ async fn a_panicking_tool_becomes_an_error_result() {
     assert!(!res[1].1);
     validate_history(agent.history()).unwrap();
 }
+
+#[tokio::test]
+async fn oversized_results_are_truncated_with_a_notice_and_saved_whole() {
+    let spill = tempfile::tempdir().unwrap();
+    let spill_dir = spill.path().join("tool-results");
+    let dir_for_cfg = spill_dir.clone();
+    let mut h = harness_with(
+        vec![
+            turn(vec![tool("Bash", json!({"command": "seq 1 5000"}))]),
+            ScriptTurn::text("ok"),
+        ],
+        move |c| {
+            c.max_tool_result_chars = 1000;
+            c.tool_results_dir = Some(dir_for_cfg);
+        },
+    )
+    .await;
+    let (events, _) = h.run("count").await;
+    let res = tool_results(&events);
+    let text = &res[0].2;
+    assert!(text.starts_with("1\n2\n3\n"));
+    assert!(
+        text.contains("[OUTPUT TRUNCATED: Showing 1,000 of 23,892 characters from Bash]"),
+        "{text}"
+    );
+    let saved = spill_dir.join("toolu_0000_00.txt");
+    assert!(text.contains(&saved.display().to_string()));
+    let whole = std::fs::read_to_string(&saved).unwrap();
+    assert!(whole.ends_with("4999\n5000"));
+    assert!(events.iter().any(|e| matches!(e,
+        SdkMessage::System(SystemMessage::Informational(i)) if i.kind == "truncation")));
+    // What the model saw is bounded.
+    let req = h.request(1);
+    assert!(serde_json::to_string(&req.messages[2]).unwrap().len() < 2000);
+}
