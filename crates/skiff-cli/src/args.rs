@@ -131,9 +131,27 @@ pub struct Args {
     #[arg(long, required_if_eq("provider", "script"))]
     pub script: Option<PathBuf>,
 
-    /// Use this session id.
+    /// Use this session id (a UUID) for a new session (or the fork of --fork-session).
     #[arg(long)]
     pub session_id: Option<String>,
+
+    /// Continue the most recent session of this workspace.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume the session with this id (or unique id prefix); see `skiff sessions`. Without a
+    /// value the value is "" (the REPL offers a list to pick from).
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// With --continue/--resume: continue in a new session (new id) instead of appending to
+    /// the old one.
+    #[arg(long)]
+    pub fork_session: bool,
+
+    /// Do not write the session transcript (it cannot be resumed later).
+    #[arg(long)]
+    pub no_session_persistence: bool,
 
     /// Turn prompt caching off (also DISABLE_PROMPT_CACHING=1).
     #[arg(long)]

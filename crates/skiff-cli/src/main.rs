@@ -1,9 +1,14 @@
-//! The `skiff` binary: argument parsing, agent set-up and the headless print mode.
-//! (The interactive REPL arrives with the REPL issue.)
+//! The `skiff` binary: argument parsing, agent set-up, then either the headless print mode
+//! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
 mod args;
+mod commands;
 mod headless;
+mod markdown;
 mod output;
+mod render;
+mod repl;
+mod sessions;
 mod setup;
 
 use std::io::{IsTerminal, Read};
@@ -26,7 +31,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    let interactive =
+        !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let outcome = if interactive {
+        repl_main(&runtime, &args)
+    } else {
+        runtime.block_on(run(args))
+    };
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("Error: {e:#}");
@@ -35,7 +47,19 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> anyhow::Result<ExitCode> {
+fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
+    let agent = setup::build_agent(args)?;
+    let history = std::env::var_os("SKIFF_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".skiff")))
+        .map(|home| home.join("history"));
+    repl::run_repl(runtime, agent, args.prompt.clone(), history)
+}
+
+async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.max_turns.is_none() {
+        args.max_turns = Some(setup::DEFAULT_MAX_TURNS);
+    }
     if args.input_format == InputFormat::StreamJson {
         eprintln!("Error: --input-format stream-json is not supported yet");
         return Ok(ExitCode::from(2));
@@ -55,7 +79,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => {
             eprintln!(
-                "Error: no prompt given. Usage: skiff -p \"your task\" (the interactive REPL is not built yet)"
+                "Error: no prompt given. Usage: skiff -p \"your task\", or run skiff in a terminal"
             );
             return Ok(ExitCode::from(2));
         }

@@ -177,7 +177,7 @@ pub fn tool_summary(name: &str, input: &serde_json::Value) -> String {
     one_line(&text, 80)
 }
 
-fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultContent>) -> String {
+pub fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultContent>) -> String {
     let text = match content {
         Some(ToolResultContent::Text(t)) => t.clone(),
         Some(ToolResultContent::Blocks(_)) => "(image)".to_owned(),

@@ -65,7 +65,10 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
         }
     }
 
-    let add_dirs: Vec<PathBuf> = args.add_dir.iter().map(|d| absolute(&cwd, d)).collect();
+    let session = crate::sessions::plan_session(args, &cwd)?;
+    let mut add_dirs: Vec<PathBuf> = args.add_dir.iter().map(|d| absolute(&cwd, d)).collect();
+    // The model may Read/Grep the oversized tool results saved there.
+    add_dirs.extend(session.tool_results_dir.clone());
     let ctx = ToolContext::with_dirs(&cwd, &add_dirs, ToolConfig::default())
         .context("cannot open an --add-dir directory")?;
 
@@ -99,19 +102,19 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
         max_tokens: args.max_tokens,
         system_prompt,
         memory,
-        max_turns: Some(args.max_turns.unwrap_or(DEFAULT_MAX_TURNS)),
+        max_turns: args.max_turns,
         max_budget_usd: args.max_budget_usd,
         prompt_caching: caching,
-        session_id: args
-            .session_id
-            .clone()
-            .unwrap_or_else(skiff_core::frames::new_uuid),
+        session_id: session.session_id.clone(),
+        tool_results_dir: session.tool_results_dir.clone(),
         cwd: cwd.clone(),
         permission_mode,
         api_key_source: key_source,
         ..AgentConfig::default()
     };
-    let mut agent = Agent::new(config, provider, tools, ctx);
+    let mut agent = Agent::new(config, provider, tools, ctx)
+        .with_session(session.store)
+        .with_history(session.history);
     if !deny.is_empty() {
         agent = agent.with_permissions(Arc::new(DenyRules::new(deny)));
     }

@@ -8,6 +8,7 @@ use skiff_llm::Provider;
 use skiff_protocol::Message;
 use skiff_tools::{ToolContext, ToolRegistry};
 
+use crate::compaction::{CompactError, CompactReport, CompactionConfig};
 use crate::cost::CostTracker;
 use crate::hooks::{HookRunner, NoHooks};
 use crate::permissions::{AllowAll, Approver, DenyAsks, PermissionChecker};
@@ -51,6 +52,13 @@ pub struct AgentConfig {
     /// Where tool results cut by truncation are saved whole (the session's directory);
     /// the truncation notice then tells the model the file's path.
     pub tool_results_dir: Option<PathBuf>,
+    /// Context window in tokens; `None` takes the model table's (200,000 for unknown models).
+    pub context_window: Option<u64>,
+    /// Compaction of long conversations (default: summarise at 80% of the window, keep the
+    /// 6 most recent messages).
+    pub compaction: CompactionConfig,
+    /// Trim the oldest messages beyond this many (default: no limit).
+    pub max_messages: Option<usize>,
 }
 
 impl Default for AgentConfig {
@@ -72,6 +80,9 @@ impl Default for AgentConfig {
             permission_mode: "default".to_owned(),
             api_key_source: "none".to_owned(),
             tool_results_dir: None,
+            context_window: None,
+            compaction: CompactionConfig::default(),
+            max_messages: None,
         }
     }
 }
@@ -195,9 +206,35 @@ impl Agent {
         self.tools.names()
     }
 
+    /// Switch the model for the following turns (cost is tracked per model).
+    pub fn set_model(&mut self, model: impl Into<String>) {
+        let model = model.into();
+        self.template.model = model.clone();
+        self.config.model = model;
+    }
+
+    /// Compact the conversation now (the REPL's `/compact [focus]`): the older history is
+    /// summarised by the model, with `focus` appended to the summary prompt, and replaced by
+    /// the summary; see [`crate::compaction`]. Events emitted meanwhile (`compact_boundary`,
+    /// notices) are returned in [`CompactReport::events`]. On error the history is unchanged.
+    pub async fn compact(&mut self, focus: Option<&str>) -> Result<CompactReport, CompactError> {
+        self.compact_with_cancel(focus, &tokio_util::sync::CancellationToken::new())
+            .await
+    }
+
+    /// [`Agent::compact`], stopped early (history unchanged) when `cancel` is cancelled.
+    pub async fn compact_with_cancel(
+        &mut self,
+        focus: Option<&str>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<CompactReport, CompactError> {
+        crate::context::compact_now(self, focus, cancel).await
+    }
+
     /// Start a new conversation (same session settings).
     pub fn clear(&mut self) {
         self.history.clear();
+        self.last_input = None;
         self.memory_sent = false;
         self.ctx.files.clear();
     }

@@ -1,5 +1,6 @@
-//! The hook seam: the loop calls a [`HookRunner`] at UserPromptSubmit, PreToolUse, PostToolUse
-//! and Stop. [`NoHooks`] does nothing; command hooks plug in here later without loop changes.
+//! The hook seam: the loop calls a [`HookRunner`] at UserPromptSubmit, PreToolUse, PostToolUse,
+//! Stop and PreCompact. [`NoHooks`] does nothing; command hooks plug in here later without loop
+//! changes.
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -43,6 +44,15 @@ pub trait HookRunner: Send + Sync {
     }
     /// When the model has finished; `Block` makes it continue with the reason as a prompt.
     async fn stop(&self, _stop_hook_active: bool) -> HookOutcome {
+        HookOutcome::Continue
+    }
+    /// Before the conversation is compacted (`custom_instructions`: the `/compact` focus);
+    /// `Block` cancels the compaction.
+    async fn pre_compact(
+        &self,
+        _trigger: crate::compaction::CompactTrigger,
+        _custom_instructions: Option<&str>,
+    ) -> HookOutcome {
         HookOutcome::Continue
     }
 }

@@ -46,6 +46,7 @@
 //! ```
 
 mod agent;
+pub mod compaction;
 pub mod context;
 pub mod cost;
 pub mod dispatch;
@@ -57,7 +58,14 @@ pub mod prompt;
 pub mod request;
 mod run;
 pub mod session;
+pub mod tokens;
+pub mod transcript;
+pub mod trim;
 pub mod turn;
 
 pub use agent::{Agent, AgentConfig};
+pub use compaction::{
+    CompactError, CompactReport, CompactTrigger, CompactionConfig, CompactionStrategy,
+    CompactionThreshold,
+};
 pub use run::{COMPAT_VERSION, Run};

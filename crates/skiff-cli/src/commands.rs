@@ -1,0 +1,167 @@
+//! REPL slash commands: one table of name, arguments, help and handler, so new commands
+//! (/compact, /resume, ...) slot in as rows.
+
+use skiff_core::Agent;
+
+/// What the REPL does after a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Show the output and read the next line.
+    Output(String),
+    /// Leave the REPL.
+    Exit,
+    /// Compact the conversation, optionally focused on the given instructions.
+    Compact(Option<String>),
+    /// Pick a saved session to resume.
+    Resume(Option<String>),
+}
+
+/// One slash command.
+pub struct Command {
+    /// Name without the slash.
+    pub name: &'static str,
+    /// Argument synopsis for /help.
+    pub args: &'static str,
+    /// One-line help.
+    pub help: &'static str,
+    /// The handler: the agent and the text after the command name.
+    pub run: fn(&mut Agent, &str) -> Action,
+}
+
+/// Every command, in /help order.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "help",
+        args: "",
+        help: "show this list",
+        run: help,
+    },
+    Command {
+        name: "clear",
+        args: "",
+        help: "start a new conversation",
+        run: clear,
+    },
+    Command {
+        name: "compact",
+        args: "[focus]",
+        help: "summarise the conversation so far to free context",
+        run: compact,
+    },
+    Command {
+        name: "resume",
+        args: "[session id]",
+        help: "continue a saved session of this workspace",
+        run: resume,
+    },
+    Command {
+        name: "cost",
+        args: "",
+        help: "tokens and estimated cost of this session",
+        run: cost,
+    },
+    Command {
+        name: "model",
+        args: "[name]",
+        help: "show or switch the model",
+        run: model,
+    },
+    Command {
+        name: "tools",
+        args: "",
+        help: "list the tools the model can use",
+        run: tools,
+    },
+    Command {
+        name: "exit",
+        args: "",
+        help: "leave skiff (also Ctrl-D)",
+        run: |_, _| Action::Exit,
+    },
+];
+
+/// Run `line` if it is a slash command (`None` when it is a prompt).
+pub fn dispatch(agent: &mut Agent, line: &str) -> Option<Action> {
+    let rest = line.trim().strip_prefix('/')?;
+    // A path like /etc/hosts typed as a prompt is not a command.
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if name.contains('/') {
+        return None;
+    }
+    Some(match COMMANDS.iter().find(|c| c.name == name) {
+        Some(c) => (c.run)(agent, args.trim()),
+        None => Action::Output(format!("Unknown command /{name}.\n{}", list())),
+    })
+}
+
+fn list() -> String {
+    let mut s = String::from("Commands:\n");
+    for c in COMMANDS {
+        let usage = if c.args.is_empty() {
+            format!("/{}", c.name)
+        } else {
+            format!("/{} {}", c.name, c.args)
+        };
+        s.push_str(&format!("  {usage:<22} {}\n", c.help));
+    }
+    s.push_str(
+        "Alt-Enter or a trailing \\ continues a line; Ctrl-C interrupts a turn; Ctrl-D exits.",
+    );
+    s
+}
+
+fn help(_: &mut Agent, _: &str) -> Action {
+    Action::Output(list())
+}
+
+fn clear(agent: &mut Agent, _: &str) -> Action {
+    agent.clear();
+    Action::Output("Started a new conversation.".into())
+}
+
+fn compact(_: &mut Agent, args: &str) -> Action {
+    Action::Compact((!args.is_empty()).then(|| args.to_owned()))
+}
+
+fn resume(_: &mut Agent, args: &str) -> Action {
+    Action::Resume((!args.is_empty()).then(|| args.to_owned()))
+}
+
+fn cost(agent: &mut Agent, _: &str) -> Action {
+    let c = agent.costs();
+    let u = &c.total_usage;
+    let mut s = format!(
+        "Session cost: ${:.4}\nTokens: {} input, {} output, {} cache reads, {} cache writes",
+        c.total_cost_usd,
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read(),
+        u.cache_creation()
+    );
+    for (model, m) in &c.per_model {
+        s.push_str(&format!(
+            "\n  {model}: ${:.4} ({} in / {} out)",
+            m.cost_usd, m.input_tokens, m.output_tokens
+        ));
+    }
+    Action::Output(s)
+}
+
+fn model(agent: &mut Agent, args: &str) -> Action {
+    if args.is_empty() {
+        return Action::Output(format!("Model: {}", agent.config().model));
+    }
+    let resolved = skiff_llm::resolve_alias(args);
+    let known = skiff_llm::model_info(&resolved).is_some();
+    agent.set_model(resolved.clone());
+    let note = if known {
+        ""
+    } else {
+        " (no price known for it: its cost counts as $0)"
+    };
+    Action::Output(format!("Model set to {resolved}{note}."))
+}
+
+fn tools(agent: &mut Agent, _: &str) -> Action {
+    Action::Output(format!("Tools: {}", agent.tool_names().join(", ")))
+}

@@ -1,0 +1,256 @@
+//! The interactive REPL: reedline input (history file, multi-line), streamed rendering, slash
+//! commands. Ctrl-C interrupts the running turn; at the prompt a second Ctrl-C (or Ctrl-D) exits.
+//! An API error ends the turn, prints the error and keeps the conversation.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reedline::{
+    DefaultHinter, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, Prompt,
+    PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
+    Validator, default_emacs_keybindings,
+};
+use skiff_core::Agent;
+
+use crate::commands::{self, Action};
+use crate::render::Renderer;
+
+struct SkiffPrompt;
+
+impl Prompt for SkiffPrompt {
+    fn render_prompt_left(&self) -> Cow<'_, str> {
+        Cow::Borrowed("you> ")
+    }
+    fn render_prompt_right(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn render_prompt_indicator(&self, _: PromptEditMode) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
+        Cow::Borrowed(" ... ")
+    }
+    fn render_prompt_history_search_indicator(&self, search: PromptHistorySearch) -> Cow<'_, str> {
+        Cow::Owned(format!("(search: {}) ", search.term))
+    }
+}
+
+/// A line ending in `\` continues on the next line.
+struct Continuation;
+
+impl Validator for Continuation {
+    fn validate(&self, line: &str) -> ValidationResult {
+        if line.ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Complete
+        }
+    }
+}
+
+/// Whether to use colors: a terminal on stdout and no NO_COLOR.
+pub fn use_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn editor(history: Option<PathBuf>) -> Reedline {
+    let mut keys = default_emacs_keybindings();
+    keys.add_binding(
+        KeyModifiers::ALT,
+        KeyCode::Enter,
+        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
+    );
+    keys.add_binding(
+        KeyModifiers::SHIFT,
+        KeyCode::Enter,
+        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
+    );
+    let mut editor = Reedline::create()
+        .with_edit_mode(Box::new(Emacs::new(keys)))
+        .with_validator(Box::new(Continuation))
+        .with_hinter(Box::new(DefaultHinter::default()))
+        .with_ansi_colors(use_color());
+    if let Some(path) = history {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match FileBackedHistory::with_file(1000, path) {
+            Ok(h) => editor = editor.with_history(Box::new(h)),
+            Err(e) => tracing::warn!(error = %e, "no REPL history file"),
+        }
+    }
+    editor
+}
+
+/// Run the REPL until the user exits.
+pub fn run_repl(
+    rt: &tokio::runtime::Runtime,
+    mut agent: Agent,
+    first_prompt: Option<String>,
+    history: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let color = use_color();
+    let mut renderer = Renderer::new(std::io::stdout(), color);
+    let banner = format!(
+        "skiff {} · {} · {}\n/help for commands · Alt-Enter for a new line · Ctrl-C interrupts · Ctrl-D exits",
+        env!("CARGO_PKG_VERSION"),
+        agent.config().model,
+        agent.config().cwd.display()
+    );
+    renderer.say(&if color {
+        format!("\x1b[2m{banner}\x1b[0m")
+    } else {
+        banner
+    });
+    if let Some(p) = first_prompt {
+        renderer.say(&format!("you> {p}"));
+        run_turn(rt, &mut agent, &mut renderer, p);
+    }
+    let mut editor = editor(history);
+    let mut ctrl_c_once = false;
+    let mut plain = false;
+    loop {
+        let read = if plain {
+            read_plain()
+        } else {
+            editor.read_line(&SkiffPrompt)
+        };
+        let line = match read {
+            Ok(Signal::Success(line)) => line,
+            Ok(Signal::CtrlC) => {
+                if ctrl_c_once {
+                    break;
+                }
+                ctrl_c_once = true;
+                renderer.say("(Ctrl-C again or Ctrl-D to exit)");
+                continue;
+            }
+            Ok(Signal::CtrlD) => break,
+            Err(e) if !plain => {
+                // Terminals that cannot answer cursor queries (dumb terminals, editor shells):
+                // fall back to plain line input instead of giving up.
+                tracing::warn!(error = %e, "line editor unavailable; using plain input");
+                renderer.say(&format!(
+                    "(line editing unavailable: {e}; using plain input)"
+                ));
+                plain = true;
+                continue;
+            }
+            Err(e) => {
+                renderer.say(&format!("Error: reading input failed: {e}"));
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        ctrl_c_once = false;
+        let prompt = line.replace("\\\n", "\n");
+        let prompt = prompt.trim();
+        if prompt.is_empty() {
+            continue;
+        }
+        match commands::dispatch(&mut agent, prompt) {
+            None => run_turn(rt, &mut agent, &mut renderer, prompt.to_owned()),
+            Some(Action::Output(text)) => renderer.say(&text),
+            Some(Action::Exit) => break,
+            Some(Action::Compact(focus)) => compact(rt, &mut agent, &mut renderer, focus),
+            Some(Action::Resume(id)) => renderer.say(&resume_unavailable(id)),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plain line input: prompt, read one line from stdin; end of input is Ctrl-D.
+fn read_plain() -> std::io::Result<Signal> {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout();
+    out.write_all(b"you> ")?;
+    out.flush()?;
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line)? == 0 {
+        return Ok(Signal::CtrlD);
+    }
+    Ok(Signal::Success(
+        line.trim_end_matches(['\n', '\r']).to_owned(),
+    ))
+}
+
+/// `/compact [focus]`: summarise the conversation now; Ctrl-C cancels and keeps it as it was.
+fn compact(
+    rt: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    renderer: &mut Renderer<std::io::Stdout>,
+    focus: Option<String>,
+) {
+    renderer.say("Compacting the conversation…");
+    let outcome = rt.block_on(async {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let on_sigint = cancel.clone();
+        let watcher = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_sigint.cancel();
+            }
+        });
+        let r = agent.compact_with_cancel(focus.as_deref(), &cancel).await;
+        watcher.abort();
+        r
+    });
+    match outcome {
+        Ok(report) => {
+            for ev in &report.events {
+                renderer.event(ev);
+            }
+            renderer.say(&format!(
+                "Compacted {} messages into a summary: about {} → {} tokens.",
+                report.summarized_messages, report.pre_tokens, report.post_tokens
+            ));
+        }
+        Err(e) => renderer.say(&format!("Not compacted: {e}")),
+    }
+}
+
+fn resume_unavailable(_id: Option<String>) -> String {
+    "/resume is not available in this build yet; start skiff with --resume ID.".to_owned()
+}
+
+/// Run one prompt; Ctrl-C (SIGINT) interrupts it and returns to the prompt.
+fn run_turn(
+    rt: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    renderer: &mut Renderer<std::io::Stdout>,
+    prompt: String,
+) {
+    rt.block_on(async {
+        let mut sigint =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot catch Ctrl-C");
+                    None
+                }
+            };
+        renderer.start_turn();
+        let mut run = agent.run(prompt);
+        let stop = run.interrupt_handle();
+        let mut ticker = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                ev = run.next() => match ev {
+                    Some(e) => renderer.event(&e),
+                    None => break,
+                },
+                _ = ticker.tick() => renderer.tick(),
+                _ = async {
+                    match sigint.as_mut() {
+                        Some(s) => { s.recv().await; }
+                        None => std::future::pending::<()>().await,
+                    }
+                } => {
+                    stop.cancel();
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,139 @@
+//! The REPL driven through a pseudo-terminal against the mock server: streamed answers, slash
+//! commands, Ctrl-C during a long tool, Ctrl-D.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use expectrl::{ControlCode, Session};
+use serde_json::json;
+use skiff_protocol::script::ScriptTurn;
+use skiff_testkit::MockServer;
+
+fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("SKIFF_HOME", home.join(".skiff"))
+        .env("TERM", "xterm")
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", url)
+        .current_dir(ws);
+    let mut s = Session::spawn(cmd).unwrap();
+    s.set_expect_timeout(Some(Duration::from_secs(20)));
+    s
+}
+
+/// Wait for the prompt, answering the line editor's cursor-position query as a terminal would.
+fn prompt(s: &mut Session) {
+    s.expect("\x1b[6n").unwrap();
+    s.send("\x1b[1;1R").unwrap();
+    s.expect("you> ").unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repl_streams_answers_and_runs_slash_commands() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("Hello from the REPL mock"))
+        .turn(ScriptTurn::text("Second answer"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = spawn_repl(&url, &home_p, &ws_p);
+        prompt(&mut s);
+        s.send_line("hi").unwrap();
+        s.expect("Hello from the REPL mock").unwrap();
+        s.expect("session").unwrap();
+        prompt(&mut s);
+        s.send_line("/cost").unwrap();
+        s.expect("Session cost: $").unwrap();
+        prompt(&mut s);
+        s.send_line("/nosuch").unwrap();
+        s.expect("Unknown command /nosuch").unwrap();
+        prompt(&mut s);
+        s.send_line("/clear").unwrap();
+        s.expect("Started a new conversation.").unwrap();
+        prompt(&mut s);
+        s.send_line("again").unwrap();
+        s.expect("Second answer").unwrap();
+        prompt(&mut s);
+        s.send(ControlCode::EndOfTransmission).unwrap();
+        s.get_process_mut().wait().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(status, expectrl::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+    let reqs = server.messages_requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[1].body["messages"].as_array().unwrap().len(),
+        1,
+        "/clear started over"
+    );
+    assert!(
+        home.path().join(".skiff/history").exists(),
+        "history file written"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::tool_use("Bash", json!({"command": "sleep 30"})))
+        .turn(ScriptTurn::text("answer after the interrupt"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let (status, interrupted_after) = tokio::task::spawn_blocking(move || {
+        let mut s = spawn_repl(&url, &home_p, &ws_p);
+        prompt(&mut s);
+        s.send_line("sleep a while").unwrap();
+        s.expect("Bash(sleep 30)").unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let t = Instant::now();
+        s.send(ControlCode::EndOfText).unwrap();
+        s.expect("Interrupted").unwrap();
+        let interrupted_after = t.elapsed();
+        prompt(&mut s);
+        s.send_line("go on").unwrap();
+        s.expect("answer after the interrupt").unwrap();
+        prompt(&mut s);
+        // Ctrl-C twice at an empty prompt exits.
+        s.send(ControlCode::EndOfText).unwrap();
+        s.expect("Ctrl-C again").unwrap();
+        prompt(&mut s);
+        s.send(ControlCode::EndOfText).unwrap();
+        (s.get_process_mut().wait().unwrap(), interrupted_after)
+    })
+    .await
+    .unwrap();
+    assert!(
+        interrupted_after < Duration::from_secs(10),
+        "{interrupted_after:?}"
+    );
+    assert!(
+        matches!(status, expectrl::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+    let reqs = server.messages_requests();
+    assert_eq!(reqs.len(), 2);
+    // The interrupted tool call was answered, so the second request's history is valid.
+    let req: skiff_protocol::MessagesRequest =
+        serde_json::from_value(reqs[1].body.clone()).unwrap();
+    skiff_protocol::validate_history(&req.messages).unwrap();
+}

@@ -1,0 +1,480 @@
+//! Compaction by summarisation (the seeds' SummarizeCompactionStrategy): the older part of the
+//! history is summarised by the model with our own prompt and replaced by that summary; the
+//! first user message and the most recent messages stay verbatim, and the memory is re-injected.
+//!
+//! Shape of a compacted history:
+//!
+//! ```text
+//! user:      [memory reminder] [first user message's blocks, verbatim] [summary reminder]
+//! assistant: ┐
+//! user:      │ the most recent messages, verbatim, starting with an assistant message,
+//! …          ┘ so every kept tool_result's tool_use is kept too
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use skiff_protocol::sdk::{CompactBoundary, CompactMetadata, SdkMessage, SystemMessage};
+use skiff_protocol::{ContentBlock, Message, Role, Usage, validate_history};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::frames::{EventSink, new_uuid};
+use crate::hooks::HookOutcome;
+use crate::tokens;
+
+mod summary;
+
+pub use summary::{
+    SUMMARY_HEADER, SUMMARY_PROMPT, render_transcript, summary_block, summary_request,
+};
+
+/// What happens when the context passes the compaction threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStrategy {
+    /// Summarise the older history with the model (trimming if that fails).
+    #[default]
+    Summarize,
+    /// Drop the oldest messages instead of summarising.
+    TrimOnly,
+    /// Do nothing at the threshold; only the hard limits (window, `max_messages`) trim.
+    Off,
+}
+
+impl FromStr for CompactionStrategy {
+    type Err = String;
+
+    /// `summarize` (`summarise`, `auto`), `trim` (`trim_only`, `trim-only`) or `off`
+    /// (`none`, `false`), case-insensitive.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "summarize" | "summarise" | "auto" => Ok(Self::Summarize),
+            "trim" | "trim_only" | "trim-only" | "trimonly" => Ok(Self::TrimOnly),
+            "off" | "none" | "false" | "disabled" => Ok(Self::Off),
+            other => Err(format!(
+                "unknown compaction strategy {other:?} (expected summarize, trim or off)"
+            )),
+        }
+    }
+}
+
+/// When compaction starts: a share of the context window or an absolute token count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionThreshold {
+    /// This percentage of the context window (clamped to 1..=100).
+    Percent(u8),
+    /// This many input tokens.
+    Tokens(u64),
+}
+
+impl Default for CompactionThreshold {
+    fn default() -> Self {
+        Self::Percent(80)
+    }
+}
+
+impl CompactionThreshold {
+    /// The threshold in tokens for a context window of `window` tokens.
+    pub fn tokens(self, window: u64) -> u64 {
+        match self {
+            Self::Percent(p) => window * u64::from(p.clamp(1, 100)) / 100,
+            Self::Tokens(n) => n,
+        }
+    }
+}
+
+impl FromStr for CompactionThreshold {
+    type Err = String;
+
+    /// `80%` (a percentage of the window) or `150000` (tokens).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if let Some(p) = s.strip_suffix('%') {
+            return match p.trim().parse::<u8>() {
+                Ok(p) if (1..=100).contains(&p) => Ok(Self::Percent(p)),
+                _ => Err(format!(
+                    "invalid compaction threshold {s:?} (expected 1%..100%)"
+                )),
+            };
+        }
+        s.replace('_', "")
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(Self::Tokens)
+            .ok_or_else(|| {
+                format!("invalid compaction threshold {s:?} (expected a percentage or tokens)")
+            })
+    }
+}
+
+/// Compaction settings (`AgentConfig::compaction`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionConfig {
+    /// What to do at the threshold (default summarize).
+    pub strategy: CompactionStrategy,
+    /// When to act (default 80% of the context window).
+    pub threshold: CompactionThreshold,
+    /// How many of the most recent messages stay verbatim (default 6). The kept part always
+    /// starts with an assistant message, so it may hold one more.
+    pub keep_recent: usize,
+    /// Max output tokens of the summary call (default 8192, capped at the model's limit).
+    pub summary_max_tokens: u32,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            strategy: CompactionStrategy::Summarize,
+            threshold: CompactionThreshold::default(),
+            keep_recent: 6,
+            summary_max_tokens: 8192,
+        }
+    }
+}
+
+/// Why a compaction happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactTrigger {
+    /// The context passed the threshold before a model call.
+    Auto,
+    /// The user asked for it (`/compact`).
+    Manual,
+}
+
+impl CompactTrigger {
+    /// `auto` or `manual`, as in `compact_boundary` and the PreCompact hook input.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Manual => "manual",
+        }
+    }
+}
+
+impl fmt::Display for CompactTrigger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a successful compaction did.
+#[derive(Debug, Clone)]
+pub struct CompactReport {
+    /// Auto or manual.
+    pub trigger: CompactTrigger,
+    /// Context tokens before (reported + estimated).
+    pub pre_tokens: u64,
+    /// Estimated context tokens after.
+    pub post_tokens: u64,
+    /// Messages before.
+    pub messages_before: usize,
+    /// Messages after.
+    pub messages_after: usize,
+    /// How many messages the summary replaced.
+    pub summarized_messages: usize,
+    /// The summary text.
+    pub summary: String,
+    /// Usage of the summary call (already added to the session's costs).
+    pub usage: Usage,
+    /// Events emitted while compacting (the `compact_boundary` frame, notices). Filled by
+    /// [`Agent::compact`]; empty for automatic compaction, whose events go to the run's stream.
+    pub events: Vec<SdkMessage>,
+}
+
+/// Why a compaction did not happen. The history is unchanged in every case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    /// The history is too short: nothing lies between the first message and the recent ones.
+    #[error("nothing to compact: the conversation is too short")]
+    NothingToCompact,
+    /// A PreCompact hook blocked it.
+    #[error("a PreCompact hook blocked compaction: {0}")]
+    Blocked(String),
+    /// The summary call was cancelled.
+    #[error("compaction was cancelled")]
+    Cancelled,
+    /// The summary call failed.
+    #[error("the summary request failed: {0}")]
+    Failed(String),
+    /// The model answered with an empty summary.
+    #[error("the model returned an empty summary")]
+    EmptySummary,
+    /// The compacted history would not be valid for the API (a bug; never swapped in).
+    #[error("the compacted history is invalid: {0}")]
+    Invalid(String),
+}
+
+/// The memory block of the first user message, if it has one: a text block equal to the
+/// configured memory, or one that starts like a memory reminder.
+pub(crate) fn is_memory_block(block: &ContentBlock, memory: Option<&str>) -> bool {
+    const MEMORY_START: &str = "<system-reminder>\nCodebase and user instructions are shown below.";
+    match block {
+        ContentBlock::Text(t) => {
+            memory == Some(t.text.as_str()) || t.text.starts_with(MEMORY_START)
+        }
+        _ => false,
+    }
+}
+
+fn is_summary_block(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Text(t) if t.text.starts_with(SUMMARY_HEADER))
+}
+
+/// Where the kept part starts: an assistant message at index ≥ 2 (so at least one message is
+/// summarised), at least `keep_recent` messages from the end when possible. `history.len()`
+/// itself is a cut (nothing kept) only when `keep_recent` is 0. `None` when there is none.
+pub fn plan_cut(history: &[Message], keep_recent: usize) -> Option<usize> {
+    let len = history.len();
+    let mut candidates: Vec<usize> = (2..len)
+        .filter(|&i| history[i].role == Role::Assistant)
+        .collect();
+    if keep_recent == 0 && len >= 2 {
+        candidates.push(len);
+    }
+    let want = len.saturating_sub(keep_recent);
+    candidates
+        .iter()
+        .rev()
+        .find(|&&i| i <= want)
+        .or_else(|| candidates.first())
+        .copied()
+}
+
+/// The compacted history: the first user message (memory re-injected, an earlier summary
+/// dropped) with the summary appended, then `history[cut..]` verbatim.
+pub fn compacted_history(
+    history: &[Message],
+    cut: usize,
+    summary: &str,
+    memory: Option<&str>,
+) -> Vec<Message> {
+    let mut first: Vec<ContentBlock> = Vec::new();
+    let old_first = history
+        .first()
+        .map(|m| m.content.to_blocks())
+        .unwrap_or_default();
+    let old_memory = old_first
+        .first()
+        .filter(|b| is_memory_block(b, memory))
+        .cloned();
+    match (memory, old_memory) {
+        (Some(m), _) => first.push(ContentBlock::text(m)),
+        (None, Some(b)) => first.push(b),
+        (None, None) => {}
+    }
+    first.extend(
+        old_first
+            .into_iter()
+            .enumerate()
+            .filter(|(i, b)| !(is_summary_block(b) || (*i == 0 && is_memory_block(b, memory))))
+            .map(|(_, b)| b),
+    );
+    first.push(ContentBlock::text(summary_block(summary)));
+    let mut out = Vec::with_capacity(history.len().saturating_sub(cut) + 1);
+    out.push(Message::blocks(Role::User, first));
+    out.extend_from_slice(&history[cut.min(history.len())..]);
+    out
+}
+
+/// Summarise the older history of `agent` and swap the compacted history in. On any error the
+/// history is left as it was. Emits `compact_boundary` on success.
+pub(crate) async fn summarize(
+    agent: &mut Agent,
+    trigger: CompactTrigger,
+    focus: Option<&str>,
+    sink: &EventSink,
+    cancel: &CancellationToken,
+    pre_tokens: u64,
+) -> Result<CompactReport, CompactError> {
+    let keep = agent.config.compaction.keep_recent;
+    let cut = plan_cut(&agent.history, keep).ok_or(CompactError::NothingToCompact)?;
+    if let HookOutcome::Block { reason } = agent.hooks.pre_compact(trigger, focus).await {
+        return Err(CompactError::Blocked(reason));
+    }
+    let model = agent.config.model.clone();
+    let max_tokens =
+        skiff_llm::model_info(&model).map_or(agent.config.compaction.summary_max_tokens, |i| {
+            agent
+                .config
+                .compaction
+                .summary_max_tokens
+                .min(u32::try_from(i.max_output_tokens).unwrap_or(u32::MAX))
+        });
+    // Leave room for the prompt and the answer; 3 bytes per token keeps the transcript well
+    // inside the window even for dense text.
+    let window = tokens::context_window(&agent.config);
+    let budget_tokens = window
+        .saturating_sub(u64::from(max_tokens) + 4_000)
+        .max(1_000);
+    let max_bytes = usize::try_from(budget_tokens * 3).unwrap_or(usize::MAX);
+    let memory = agent.config.memory.clone();
+    let transcript = render_transcript(&agent.history[..cut], memory.as_deref(), max_bytes);
+    let request = summary_request(&model, max_tokens, &transcript, focus);
+
+    sink.notice(
+        "compaction",
+        "info",
+        format!(
+            "compacting the conversation ({pre_tokens} tokens; summarising {} of {} messages)",
+            cut - 1,
+            agent.history.len()
+        ),
+    );
+    let reply = match skiff_llm::complete(agent.provider.stream(&request, cancel.clone())).await {
+        Ok(r) => r,
+        Err(skiff_llm::LlmError::Cancelled) => return Err(CompactError::Cancelled),
+        Err(e) if cancel.is_cancelled() => {
+            tracing::debug!(error = %e, "summary call ended by cancellation");
+            return Err(CompactError::Cancelled);
+        }
+        Err(e) => return Err(CompactError::Failed(e.to_string())),
+    };
+    let (_, unknown) = agent.costs.add(&model, &reply.usage);
+    if unknown {
+        sink.notice(
+            "pricing",
+            "warning",
+            format!("no price known for model {model}; its cost is counted as $0"),
+        );
+    }
+    let summary = reply.text().trim().to_owned();
+    if summary.is_empty() {
+        return Err(CompactError::EmptySummary);
+    }
+    let new_history = compacted_history(&agent.history, cut, &summary, memory.as_deref());
+    validate_history(&new_history).map_err(|e| CompactError::Invalid(e.to_string()))?;
+
+    let messages_before = agent.history.len();
+    agent.history = new_history;
+    agent.last_input = None;
+    let post_tokens = tokens::full_estimate(agent);
+    sink.emit(SdkMessage::System(SystemMessage::CompactBoundary(
+        CompactBoundary {
+            compact_metadata: CompactMetadata {
+                trigger: trigger.as_str().to_owned(),
+                pre_tokens,
+            },
+            session_id: sink.session_id().to_owned(),
+            uuid: new_uuid(),
+        },
+    )));
+    tracing::info!(
+        trigger = trigger.as_str(),
+        pre_tokens,
+        post_tokens,
+        messages_before,
+        messages_after = agent.history.len(),
+        "conversation compacted"
+    );
+    Ok(CompactReport {
+        trigger,
+        pre_tokens,
+        post_tokens,
+        messages_before,
+        messages_after: agent.history.len(),
+        summarized_messages: cut - 1,
+        summary,
+        usage: reply.usage,
+        events: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use skiff_protocol::{ToolResultBlock, ToolUseBlock};
+
+    fn user(t: &str) -> Message {
+        Message::user_text(t)
+    }
+    fn call(id: &str) -> Message {
+        Message::blocks(
+            Role::Assistant,
+            vec![ContentBlock::ToolUse(ToolUseBlock {
+                id: id.into(),
+                name: "Bash".into(),
+                input: json!({"command": format!("echo {id}")}),
+                cache_control: None,
+            })],
+        )
+    }
+    fn result(id: &str) -> Message {
+        Message::blocks(
+            Role::User,
+            vec![ContentBlock::ToolResult(ToolResultBlock::text(
+                id,
+                format!("out {id}"),
+                false,
+            ))],
+        )
+    }
+    fn session(pairs: usize) -> Vec<Message> {
+        let mut h = vec![user("task")];
+        for i in 0..pairs {
+            h.push(call(&format!("t{i}")));
+            h.push(result(&format!("t{i}")));
+        }
+        h
+    }
+
+    #[test]
+    fn thresholds_parse_and_resolve() {
+        assert_eq!("80%".parse(), Ok(CompactionThreshold::Percent(80)));
+        assert_eq!("150_000".parse(), Ok(CompactionThreshold::Tokens(150_000)));
+        assert!("0%".parse::<CompactionThreshold>().is_err());
+        assert!("lots".parse::<CompactionThreshold>().is_err());
+        assert_eq!(CompactionThreshold::Percent(80).tokens(200_000), 160_000);
+        assert_eq!(CompactionThreshold::Tokens(5).tokens(200_000), 5);
+        assert_eq!("Trim".parse(), Ok(CompactionStrategy::TrimOnly));
+        assert_eq!("summarise".parse(), Ok(CompactionStrategy::Summarize));
+        assert!("maybe".parse::<CompactionStrategy>().is_err());
+    }
+
+    #[test]
+    fn the_cut_keeps_pairs_together_and_at_least_n_messages() {
+        let h = session(5); // 11 messages: u, (a, r) × 5
+        for keep in 0..12 {
+            let Some(cut) = plan_cut(&h, keep) else {
+                panic!("no cut for keep {keep}");
+            };
+            assert!(cut >= 2);
+            if cut < h.len() {
+                assert_eq!(h[cut].role, Role::Assistant);
+            }
+            if keep + 3 <= h.len() {
+                assert!(h.len() - cut >= keep, "keep {keep}: cut {cut}");
+            }
+            let new = compacted_history(&h, cut, "s", None);
+            validate_history(&new).unwrap();
+        }
+        assert_eq!(plan_cut(&h, 6), Some(5));
+        assert_eq!(plan_cut(&h, 5), Some(5));
+        assert_eq!(plan_cut(&[user("x")], 0), None);
+        assert_eq!(plan_cut(&session(1), 6), None);
+    }
+
+    #[test]
+    fn recompaction_replaces_the_old_summary_and_keeps_the_memory_first() {
+        let memory = "<system-reminder>\nCodebase and user instructions are shown below. M\n</system-reminder>";
+        let mut h = session(4);
+        h[0] = Message::blocks(
+            Role::User,
+            vec![ContentBlock::text(memory), ContentBlock::text("task")],
+        );
+        let once = compacted_history(&h, 5, "first summary", Some(memory));
+        let mut again = once.clone();
+        again.extend(session(6).into_iter().skip(9));
+        let twice = compacted_history(&again, 3, "second summary", Some(memory));
+        let blocks = twice[0].content.to_blocks();
+        assert_eq!(blocks.len(), 3, "{blocks:?}");
+        assert_eq!(blocks[0], ContentBlock::text(memory));
+        assert_eq!(blocks[1], ContentBlock::text("task"));
+        let ContentBlock::Text(s) = &blocks[2] else {
+            panic!()
+        };
+        assert!(s.text.contains("second summary") && !s.text.contains("first summary"));
+        validate_history(&twice).unwrap();
+    }
+}

@@ -1,0 +1,559 @@
+//! Session transcripts (PROTOCOL.md §9): every message of a session is appended, the moment it
+//! is complete, as one JSON line to `SKIFF_HOME/projects/<escaped workspace>/<session id>.jsonl`,
+//! and [`load_session`] turns such a file back into a history the API accepts.
+//!
+//! Writing ([`JsonlTranscript`], a [`SessionStore`]):
+//! * the file is opened once, in append mode, mode 0600 (directories 0700), lazily on the first
+//!   message, so a session that never says anything leaves no file;
+//! * each line is written with a single `write_all` of the whole line and its `\n`, so a crash
+//!   leaves at most one half-written last line; a line that failed half-way, or a half line
+//!   left by an earlier crash, is closed with a `\n` before the next line is written;
+//! * the data is `fsync`ed (`sync_data`) at each turn boundary ([`SessionStore::turn_complete`]),
+//!   not per line: appending costs a few microseconds (one `write` call);
+//! * I/O errors never fail the run: the first one is logged with `tracing::warn!`, later ones at
+//!   debug level, and the store keeps trying.
+//!
+//! Line shape (Claude Code's, keys as in `testdata/claude-code/transcript_session_sample.jsonl`):
+//! `parentUuid` (the previous line's `uuid`, null for the first), `isSidechain: false`, `type`
+//! (`user` | `assistant`), `message` (`{role:"user",content}` for user entries, the complete API
+//! message with its final `stop_reason` and `usage` for assistant ones), `uuid`, `timestamp`,
+//! `userType: "external"`, `cwd`, `sessionId`, `version` (skiff's), `gitBranch` when known.
+//! A user entry carrying tool results also has `toolUseResult` and `sourceToolAssistantUUID`.
+//! skiff writes one line per loop entry, so one user line may hold several tool_result blocks
+//! (Claude Code writes one line per result): `toolUseResult` is then the single structured
+//! result when there is one tool_result, or an array with one element (or null) per tool_result,
+//! in block order, when there are several. Readers merge consecutive user lines, so both shapes
+//! load the same way.
+//!
+//! An assistant reply cut at max_tokens in the middle of a tool call (the loop retries it with
+//! more room and never keeps it in the history) is not written.
+
+mod load;
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::Value;
+use skiff_protocol::{ContentBlock, Message, MessageResponse, Role, StopReason};
+
+pub use load::{
+    LoadedSession, SessionSummary, TranscriptError, find_session, latest_session, list_sessions,
+    load_session, repair_history, summarize_session,
+};
+
+use crate::frames::{new_uuid, now_iso};
+use crate::session::{SessionEntry, SessionStore};
+
+/// skiff's version, written as each line's `version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Escaped paths longer than this are cut and given a hash suffix (PROTOCOL.md §9).
+const MAX_ESCAPED_LEN: usize = 200;
+
+/// `SKIFF_HOME`, or `~/.skiff` when it is unset or empty; `None` without either `HOME`.
+pub fn default_skiff_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("SKIFF_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(home));
+    }
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".skiff"))
+}
+
+/// The project directory name of a workspace path, exactly as Claude Code makes it: every
+/// UTF-16 code unit outside `[A-Za-z0-9]` becomes `-` (`/tmp/proj` → `-tmp-proj`); a result
+/// longer than 200 characters is cut to 200 and gets `-` plus the base-36 absolute value of the
+/// path's 32-bit djb2-style hash (`h = (h << 5) - h + unit`, JavaScript wraparound).
+pub fn escape_project_path(path: &str) -> String {
+    let escaped: String = path
+        .encode_utf16()
+        .map(|u| match u8::try_from(u) {
+            Ok(b) if b.is_ascii_alphanumeric() => char::from(b),
+            _ => '-',
+        })
+        .collect();
+    if escaped.len() <= MAX_ESCAPED_LEN {
+        return escaped;
+    }
+    format!(
+        "{}-{}",
+        &escaped[..MAX_ESCAPED_LEN],
+        base36(u64::from(js_hash(path).unsigned_abs()))
+    )
+}
+
+/// `h = (h << 5) - h + code_unit` over the UTF-16 code units, wrapping at 32 bits like `h |= 0`.
+fn js_hash(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, u| {
+        h.wrapping_shl(5).wrapping_sub(h).wrapping_add(i32::from(u))
+    })
+}
+
+/// `n.toString(36)`.
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `<skiff_home>/projects/<escaped cwd>`: where a workspace's sessions live.
+pub fn project_dir(skiff_home: &Path, cwd: &Path) -> PathBuf {
+    skiff_home
+        .join("projects")
+        .join(escape_project_path(&cwd.to_string_lossy()))
+}
+
+/// `<project dir>/<session id>.jsonl`.
+pub fn session_path(skiff_home: &Path, cwd: &Path, session_id: &str) -> PathBuf {
+    project_dir(skiff_home, cwd).join(format!("{session_id}.jsonl"))
+}
+
+/// `<project dir>/<session id>/tool-results`: where oversized tool results are saved whole.
+pub fn tool_results_dir(skiff_home: &Path, cwd: &Path, session_id: &str) -> PathBuf {
+    project_dir(skiff_home, cwd)
+        .join(session_id)
+        .join("tool-results")
+}
+
+/// Whether `id` can name a session file: 1 to 128 ASCII letters, digits, `-` or `_` (a UUID is
+/// the normal case). Anything else could escape the project directory.
+pub fn is_valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Create `dir` and its missing parents with mode 0700 (existing directories are left alone).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// What every line of a session carries besides the message.
+#[derive(Debug, Clone)]
+pub struct TranscriptMeta {
+    /// The session id (`sessionId`).
+    pub session_id: String,
+    /// The workspace (`cwd`).
+    pub cwd: PathBuf,
+    /// The checked-out branch (`gitBranch`), when known.
+    pub git_branch: Option<String>,
+    /// The writer's version (`version`); [`VERSION`] by default.
+    pub version: String,
+}
+
+impl TranscriptMeta {
+    /// Metadata for `session_id` in `cwd`, no branch, skiff's version.
+    pub fn new(session_id: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            cwd: cwd.into(),
+            git_branch: None,
+            version: VERSION.to_owned(),
+        }
+    }
+}
+
+/// A [`SessionStore`] appending JSONL lines to a transcript file (see the module docs).
+pub struct JsonlTranscript {
+    path: PathBuf,
+    meta: TranscriptMeta,
+    cwd: String,
+    state: Mutex<WriterState>,
+}
+
+#[derive(Default)]
+struct WriterState {
+    file: Option<File>,
+    /// `uuid` of the last line written (the next line's `parentUuid`).
+    parent: Option<String>,
+    /// `uuid` of the last assistant line (`sourceToolAssistantUUID` of tool results).
+    last_assistant: Option<String>,
+    /// The file may end in a half line: start the next write with `\n`.
+    needs_newline: bool,
+    /// Lines written since the last sync.
+    dirty: bool,
+    /// The file was created by this store: sync its directory once too.
+    dir_unsynced: bool,
+    /// Messages to write before the first appended line (a forked session's history).
+    initial: Vec<Message>,
+    /// An I/O error was already reported.
+    warned: bool,
+}
+
+impl std::fmt::Debug for JsonlTranscript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlTranscript")
+            .field("path", &self.path)
+            .field("session_id", &self.meta.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JsonlTranscript {
+    /// A transcript at `path` (usually [`session_path`]). Nothing is created until the first
+    /// message; an existing file is appended to.
+    pub fn new(path: impl Into<PathBuf>, meta: TranscriptMeta) -> Self {
+        let cwd = meta.cwd.to_string_lossy().into_owned();
+        Self {
+            path: path.into(),
+            meta,
+            cwd,
+            state: Mutex::new(WriterState::default()),
+        }
+    }
+
+    /// Continue the `parentUuid` chain from this line (a resumed session's
+    /// [`LoadedSession::leaf_uuid`]).
+    pub fn continue_from(self, leaf_uuid: Option<String>) -> Self {
+        self.lock().parent = leaf_uuid;
+        self
+    }
+
+    /// Write these messages (a forked session's loaded history) as the file's first lines,
+    /// just before the first appended message.
+    pub fn with_initial_history(self, messages: Vec<Message>) -> Self {
+        self.lock().initial = messages;
+        self
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The session id written on every line.
+    pub fn session_id(&self) -> &str {
+        &self.meta.session_id
+    }
+
+    /// `uuid` of the last line written (or given to [`Self::continue_from`]).
+    pub fn leaf_uuid(&self) -> Option<String> {
+        self.lock().parent.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, WriterState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn warn(st: &mut WriterState, path: &Path, what: &str, e: &std::io::Error) {
+        if st.warned {
+            tracing::debug!(path = %path.display(), error = %e, "session transcript: {what}");
+        } else {
+            st.warned = true;
+            tracing::warn!(
+                path = %path.display(),
+                error = %e,
+                "session transcript: {what}; the session may not be resumable (further errors are logged at debug level)"
+            );
+        }
+    }
+
+    /// Open (creating it 0600, its directory 0700) the file if needed; false if impossible.
+    fn ensure_open(&self, st: &mut WriterState) -> bool {
+        if st.file.is_some() {
+            return true;
+        }
+        let result = (|| -> std::io::Result<(File, bool, bool)> {
+            if let Some(dir) = self.path.parent() {
+                create_private_dir(dir)?;
+            }
+            let existed = self.path.exists();
+            let mut opts = OpenOptions::new();
+            opts.read(true).append(true).create(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(0o600);
+            }
+            let mut file = opts.open(&self.path)?;
+            let len = file.metadata()?.len();
+            let mut half_line = false;
+            if len > 0 {
+                let mut last = [0u8; 1];
+                file.seek(SeekFrom::Start(len - 1))?;
+                file.read_exact(&mut last)?;
+                half_line = last[0] != b'\n';
+            }
+            Ok((file, existed, half_line))
+        })();
+        match result {
+            Ok((file, existed, half_line)) => {
+                st.file = Some(file);
+                st.dir_unsynced = !existed;
+                st.needs_newline |= half_line;
+                true
+            }
+            Err(e) => {
+                Self::warn(st, &self.path, "cannot open the file", &e);
+                false
+            }
+        }
+    }
+
+    /// Serialize and append one line. Returns its uuid when written.
+    fn write_line(
+        &self,
+        st: &mut WriterState,
+        kind: &str,
+        message: MessageOut<'_>,
+        extra: Extras<'_>,
+    ) -> Option<String> {
+        if !self.ensure_open(st) {
+            return None;
+        }
+        let uuid = new_uuid();
+        let timestamp = now_iso();
+        let line = Line {
+            parent_uuid: st.parent.as_deref(),
+            is_sidechain: false,
+            kind,
+            message,
+            uuid: &uuid,
+            timestamp: &timestamp,
+            user_type: "external",
+            cwd: &self.cwd,
+            session_id: &self.meta.session_id,
+            version: &self.meta.version,
+            git_branch: self.meta.git_branch.as_deref(),
+            tool_use_result: extra.tool_use_result,
+            source_tool_assistant_uuid: extra.source_assistant,
+        };
+        let mut buf = Vec::with_capacity(1024);
+        if st.needs_newline {
+            buf.push(b'\n');
+        }
+        if let Err(e) = serde_json::to_writer(&mut buf, &line) {
+            Self::warn(st, &self.path, "cannot serialize a message", &e.into());
+            return None;
+        }
+        buf.push(b'\n');
+        let file = st.file.as_mut()?;
+        match file.write_all(&buf) {
+            Ok(()) => {
+                st.needs_newline = false;
+                st.dirty = true;
+                st.parent = Some(uuid.clone());
+                Some(uuid)
+            }
+            Err(e) => {
+                // Part of the line may be in the file: close it before the next one.
+                st.needs_newline = true;
+                Self::warn(st, &self.path, "cannot write a message", &e);
+                None
+            }
+        }
+    }
+
+    /// Write the forked history waiting in `initial`, if any.
+    fn write_initial(&self, st: &mut WriterState) {
+        if st.initial.is_empty() {
+            return;
+        }
+        for m in std::mem::take(&mut st.initial) {
+            match m.role {
+                Role::User => {
+                    let msg = UserOut {
+                        role: "user",
+                        content: &m.content,
+                    };
+                    self.write_line(st, "user", MessageOut::User(msg), Extras::default());
+                }
+                Role::Assistant => {
+                    let msg = AssistantOut {
+                        kind: "message",
+                        role: "assistant",
+                        content: &m.content,
+                    };
+                    let msg = MessageOut::Plain(msg);
+                    if let Some(uuid) = self.write_line(st, "assistant", msg, Extras::default()) {
+                        st.last_assistant = Some(uuid);
+                    }
+                }
+            }
+        }
+    }
+
+    fn sync(&self, st: &mut WriterState) {
+        if !st.dirty {
+            return;
+        }
+        let Some(file) = st.file.as_ref() else {
+            return;
+        };
+        if let Err(e) = file.sync_data() {
+            Self::warn(st, &self.path, "cannot sync the file", &e);
+            return;
+        }
+        st.dirty = false;
+        if st.dir_unsynced {
+            st.dir_unsynced = false;
+            if let Some(dir) = self.path.parent() {
+                // Makes the new file's directory entry durable too; best effort.
+                if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+                    tracing::debug!(error = %e, "session transcript: cannot sync the directory");
+                }
+            }
+        }
+    }
+}
+
+impl SessionStore for JsonlTranscript {
+    fn append(&self, entry: SessionEntry<'_>) {
+        let mut st = self.lock();
+        self.write_initial(&mut st);
+        match entry {
+            SessionEntry::User {
+                blocks,
+                tool_use_results,
+            } => {
+                let content = user_content(blocks);
+                let msg = UserOut {
+                    role: "user",
+                    content: &content,
+                };
+                let results = blocks
+                    .iter()
+                    .filter(|b| matches!(b, ContentBlock::ToolResult(_)))
+                    .count();
+                let structured = structured_result(tool_use_results, results);
+                let source = if results > 0 {
+                    st.last_assistant.clone()
+                } else {
+                    None
+                };
+                let extra = Extras {
+                    tool_use_result: structured.as_ref(),
+                    source_assistant: source.as_deref(),
+                };
+                self.write_line(&mut st, "user", MessageOut::User(msg), extra);
+            }
+            SessionEntry::Assistant { message } => {
+                if is_cut_tool_call(message) {
+                    return;
+                }
+                let msg = MessageOut::Api(message);
+                if let Some(uuid) = self.write_line(&mut st, "assistant", msg, Extras::default()) {
+                    st.last_assistant = Some(uuid);
+                }
+            }
+        }
+    }
+
+    fn turn_complete(&self) {
+        let mut st = self.lock();
+        self.sync(&mut st);
+    }
+}
+
+/// The loop's own rule: a max_tokens reply whose tool call input was cut is retried, not kept.
+fn is_cut_tool_call(message: &MessageResponse) -> bool {
+    message.stop_reason == Some(StopReason::MaxTokens)
+        && message
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse(t) if !t.input.is_object()))
+}
+
+/// The content as the loop stores it: one plain text block becomes a string.
+fn user_content(blocks: &[ContentBlock]) -> skiff_protocol::MessageContent {
+    match blocks {
+        [ContentBlock::Text(t)] if t.cache_control.is_none() => {
+            skiff_protocol::MessageContent::Text(t.text.clone())
+        }
+        _ => skiff_protocol::MessageContent::Blocks(blocks.to_vec()),
+    }
+}
+
+/// `toolUseResult`: the single structured result, or one element per tool_result when several.
+fn structured_result(results: &[Option<Value>], tool_results: usize) -> Option<Value> {
+    if results.iter().all(Option::is_none) {
+        return None;
+    }
+    if tool_results <= 1 && results.len() == 1 {
+        return results[0].clone();
+    }
+    Some(Value::Array(
+        results
+            .iter()
+            .map(|r| r.clone().unwrap_or(Value::Null))
+            .collect(),
+    ))
+}
+
+#[derive(Default, Clone, Copy)]
+struct Extras<'a> {
+    tool_use_result: Option<&'a Value>,
+    source_assistant: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    parent_uuid: Option<&'a str>,
+    is_sidechain: bool,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    message: MessageOut<'a>,
+    uuid: &'a str,
+    timestamp: &'a str,
+    user_type: &'a str,
+    cwd: &'a str,
+    session_id: &'a str,
+    version: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    git_branch: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_use_result: Option<&'a Value>,
+    #[serde(
+        rename = "sourceToolAssistantUUID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    source_tool_assistant_uuid: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct UserOut<'a> {
+    role: &'a str,
+    content: &'a skiff_protocol::MessageContent,
+}
+
+/// An assistant message without the API's metadata (forked history).
+#[derive(Serialize)]
+struct AssistantOut<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    role: &'a str,
+    content: &'a skiff_protocol::MessageContent,
+}
+
+/// A line's `message`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MessageOut<'a> {
+    User(UserOut<'a>),
+    Api(&'a MessageResponse),
+    Plain(AssistantOut<'a>),
+}
+
+#[cfg(test)]
+mod tests;
