@@ -72,12 +72,12 @@ pub struct Args {
     pub max_budget_usd: Option<f64>,
 
     /// Model id or alias (sonnet, opus, haiku). Default claude-sonnet-4-5, or ANTHROPIC_MODEL.
-    #[arg(long, env = "ANTHROPIC_MODEL")]
+    #[arg(long)]
     pub model: Option<String>,
 
-    /// Maximum output tokens per model call.
-    #[arg(long, default_value_t = 8192)]
-    pub max_tokens: u32,
+    /// Maximum output tokens per model call (default 8192).
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
 
     /// Extra directories the tools may use (comma or space separated, repeatable).
     #[arg(long = "add-dir", num_args = 1.., value_delimiter = ',')]
@@ -115,9 +115,9 @@ pub struct Args {
     #[arg(long, num_args = 0.., value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
 
-    /// Permission mode (reported; full modes arrive with the permissions work).
-    #[arg(long, default_value = "default")]
-    pub permission_mode: String,
+    /// Permission mode (default "default"; full modes arrive with the permissions work).
+    #[arg(long)]
+    pub permission_mode: Option<String>,
 
     /// Same as --permission-mode bypassPermissions.
     #[arg(long)]
@@ -156,6 +156,24 @@ pub struct Args {
     /// Turn prompt caching off (also DISABLE_PROMPT_CACHING=1).
     #[arg(long)]
     pub no_prompt_caching: bool,
+
+    /// Extra settings: a JSON file or a JSON string (above the settings files).
+    #[arg(long, value_name = "FILE|JSON")]
+    pub settings: Option<String>,
+
+    /// Which settings files load: comma list of user, project, local ("" = none).
+    #[arg(long, value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+
+    /// Debug logging, mirrored to stderr; optional filter: "api,tools" or tracing directives
+    /// (write `--debug=FILTER` before a prompt).
+    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
+    pub debug: Option<String>,
+
+    /// Max turns when neither settings, SKIFF_MAX_TURNS nor --max-turns set one (print mode
+    /// sets 100; the REPL leaves it unlimited). Not a flag.
+    #[arg(skip)]
+    pub default_max_turns: Option<u32>,
 }
 
 impl Args {
@@ -169,6 +187,10 @@ impl Args {
         split(&mut self.disallowed_tools);
         if let Some(t) = &mut self.tools {
             split(t);
+        }
+        // `skiff --debug "fix the bug"`: a filter has no spaces, so that was the prompt.
+        if self.prompt.is_none() && self.debug.as_deref().is_some_and(|d| d.contains(' ')) {
+            self.prompt = self.debug.replace(String::new());
         }
     }
 }

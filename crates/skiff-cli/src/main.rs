@@ -3,12 +3,15 @@
 
 mod args;
 mod commands;
+mod config_cmd;
 mod headless;
+mod logging;
 mod markdown;
 mod output;
 mod render;
 mod repl;
 mod sessions;
+mod settings;
 mod setup;
 
 use std::io::{IsTerminal, Read};
@@ -21,6 +24,11 @@ use crate::args::{Args, InputFormat, OutputFormat};
 fn main() -> ExitCode {
     let mut args = Args::parse();
     args.normalize();
+    // Held until exit: dropping it flushes the log file.
+    let _log = logging::init_from_args(&args);
+    if !args.print && args.prompt.as_deref() == Some("config") {
+        return report(config_cmd::run_config(&args));
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -38,9 +46,15 @@ fn main() -> ExitCode {
     } else {
         runtime.block_on(run(args))
     };
+    report(outcome)
+}
+
+/// Print a top-level error as one line and exit 1.
+fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "exiting with an error");
             eprintln!("Error: {e:#}");
             ExitCode::FAILURE
         }
@@ -49,17 +63,13 @@ fn main() -> ExitCode {
 
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
     let agent = setup::build_agent(args)?;
-    let history = std::env::var_os("SKIFF_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".skiff")))
-        .map(|home| home.join("history"));
+    let history = settings::skiff_home().map(|home| home.join("history"));
     repl::run_repl(runtime, agent, args.prompt.clone(), history)
 }
 
 async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    if args.max_turns.is_none() {
-        args.max_turns = Some(setup::DEFAULT_MAX_TURNS);
-    }
+    // Print mode caps turns at 100 unless settings, SKIFF_MAX_TURNS or --max-turns say otherwise.
+    args.default_max_turns = Some(setup::DEFAULT_MAX_TURNS);
     if args.input_format == InputFormat::StreamJson {
         eprintln!("Error: --input-format stream-json is not supported yet");
         return Ok(ExitCode::from(2));

@@ -13,6 +13,7 @@ use skiff_llm::{AnthropicConfig, AnthropicProvider, Provider, ScriptedProvider};
 use skiff_tools::{ToolConfig, ToolContext, ToolRegistry};
 
 use crate::args::{Args, ProviderKind};
+use crate::settings::{Settings, Source};
 
 /// Default model.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -27,7 +28,8 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
     };
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
-    let model = skiff_llm::resolve_alias(args.model.as_deref().unwrap_or(DEFAULT_MODEL));
+    let settings = Settings::load(args, &cwd)?;
+    let model = skiff_llm::resolve_alias(&settings.model.value);
 
     let (provider, key_source): (Arc<dyn Provider>, String) = match args.provider {
         ProviderKind::Script => {
@@ -40,7 +42,7 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
             )
         }
         ProviderKind::Anthropic => {
-            let cfg = AnthropicConfig::from_env()?;
+            let cfg = anthropic_config(&settings)?;
             let source = cfg.credential.source_name().to_owned();
             (Arc::new(AnthropicProvider::new(cfg)?), source)
         }
@@ -55,8 +57,8 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
         }
     }
     let mut deny = Vec::new();
-    for text in &args.disallowed_tools {
-        let rule = Rule::parse(text);
+    for text in &settings.permissions.deny {
+        let rule = Rule::parse(&text.value);
         match rule.bare_tool() {
             Some(name) => {
                 tools.disable(name);
@@ -66,7 +68,7 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
     }
 
     let session = crate::sessions::plan_session(args, &cwd)?;
-    let mut add_dirs: Vec<PathBuf> = args.add_dir.iter().map(|d| absolute(&cwd, d)).collect();
+    let mut add_dirs = extra_dirs(&settings);
     // The model may Read/Grep the oversized tool results saved there.
     add_dirs.extend(session.tool_results_dir.clone());
     let ctx = ToolContext::with_dirs(&cwd, &add_dirs, ToolConfig::default())
@@ -90,28 +92,25 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
     let system_prompt = build_system_prompt(&SystemPromptOptions { replace, append }, &env);
     let memory = memory_reminder(&load_memory(&cwd, &MemoryOptions::from_env()));
 
-    let caching = !args.no_prompt_caching
-        && std::env::var("DISABLE_PROMPT_CACHING").map_or(true, |v| v.is_empty() || v == "0");
-    let permission_mode = if args.dangerously_skip_permissions {
-        "bypassPermissions".to_owned()
-    } else {
-        args.permission_mode.clone()
-    };
-    let config = AgentConfig {
-        model,
-        max_tokens: args.max_tokens,
+    let mut config = AgentConfig {
         system_prompt,
         memory,
-        max_turns: args.max_turns,
+        max_turns: settings.max_turns.as_ref().map(|t| t.value),
         max_budget_usd: args.max_budget_usd,
-        prompt_caching: caching,
         session_id: session.session_id.clone(),
         tool_results_dir: session.tool_results_dir.clone(),
         cwd: cwd.clone(),
-        permission_mode,
         api_key_source: key_source,
         ..AgentConfig::default()
     };
+    settings.apply_to(&mut config);
+    tracing::info!(
+        model = %config.model,
+        provider = ?args.provider,
+        key_source = %config.api_key_source,
+        cwd = %cwd.display(),
+        "agent configured"
+    );
     let mut agent = Agent::new(config, provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history);
@@ -121,12 +120,55 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
     Ok(agent)
 }
 
-fn absolute(base: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
+/// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`
+/// files, settings `env`), with `skiff.retries` applied.
+fn anthropic_config(settings: &Settings) -> anyhow::Result<AnthropicConfig> {
+    let mut cfg = match AnthropicConfig::from_lookup(|k| settings.lookup.get(k)) {
+        Ok(cfg) => cfg,
+        Err(skiff_llm::ConfigError::MissingCredential) => {
+            let home_env = settings.skiff_home.as_ref().map_or_else(
+                || "~/.skiff/.env".to_owned(),
+                |h| h.join(".env").display().to_string(),
+            );
+            let helper = if settings.api_key_helper.is_some() {
+                " (apiKeyHelper in the settings is not supported by skiff)"
+            } else {
+                ""
+            };
+            bail!(
+                "no API key found{helper}. Set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`), \
+                 or put it in {} or {home_env}; ANTHROPIC_AUTH_TOKEN for a bearer token",
+                settings.cwd.join(".env").display()
+            );
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(r) = &settings.retries {
+        cfg.retry.max_retries = r.value;
     }
+    if let Some(src) = settings.lookup.source("ANTHROPIC_BASE_URL") {
+        tracing::info!(base_url = %crate::settings::redact_url(&cfg.base_url), source = %src, "API base URL");
+    }
+    Ok(cfg)
+}
+
+/// Extra directories: `--add-dir` ones must exist (error later); settings ones that don't
+/// exist are skipped with a warning so one stale entry does not block every run.
+fn extra_dirs(settings: &Settings) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in &settings.permissions.additional_directories {
+        if matches!(dir.source, Source::Flag(_)) || dir.value.is_dir() {
+            out.push(dir.value.clone());
+        } else {
+            tracing::warn!(dir = %dir.value.display(), source = %dir.source, "additional directory does not exist");
+            eprintln!(
+                "Warning: ignoring additionalDirectories entry {} ({}): not a directory",
+                dir.value.display(),
+                dir.source
+            );
+        }
+    }
+    out
 }
 
 fn read_text(path: &Path, flag: &str) -> anyhow::Result<String> {

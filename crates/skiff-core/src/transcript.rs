@@ -27,6 +27,17 @@
 //!
 //! An assistant reply cut at max_tokens in the middle of a tool call (the loop retries it with
 //! more room and never keeps it in the history) is not written.
+//!
+//! A forked session ([`JsonlTranscript::with_initial_history`]) starts with the loaded history
+//! re-written as its first lines (new session id and uuids, no API metadata). A replaced
+//! history (compaction, `/clear`) is recorded with [`JsonlTranscript::record_compaction`]: a
+//! `system`/`compact_boundary` line that starts a new `parentUuid` chain, as Claude Code does.
+//!
+//! Reading ([`load_session`]) never trusts the file to be valid for the API: it follows the
+//! chain, merges consecutive messages of one role, gives every unanswered tool call an
+//! "interrupted" result, drops orphan results, and checks the outcome with
+//! [`skiff_protocol::validate_history`]. The repair is not written back: it is deterministic,
+//! so a resumed session appends its new lines after the original ones and loads the same way.
 
 mod load;
 
@@ -369,7 +380,13 @@ impl JsonlTranscript {
         if st.initial.is_empty() {
             return;
         }
-        for m in std::mem::take(&mut st.initial) {
+        let initial = std::mem::take(&mut st.initial);
+        self.write_messages(st, &initial);
+    }
+
+    /// Write whole history messages (without API metadata) as lines.
+    fn write_messages(&self, st: &mut WriterState, messages: &[Message]) {
+        for m in messages {
             match m.role {
                 Role::User => {
                     let msg = UserOut {
@@ -391,6 +408,60 @@ impl JsonlTranscript {
                 }
             }
         }
+    }
+
+    /// Record that the conversation was replaced (compaction or trimming): a `system` line
+    /// with `subtype: "compact_boundary"` that starts a new chain (`parentUuid` null,
+    /// `logicalParentUuid` = the previous line), followed by `messages` as the new chain. A
+    /// later [`load_session`] then returns `messages` and what follows them, not the old
+    /// history (which stays in the file above the boundary). Synced at once.
+    pub fn record_compaction(&self, messages: &[Message]) {
+        let mut st = self.lock();
+        self.write_initial(&mut st);
+        if !self.ensure_open(&mut st) {
+            return;
+        }
+        let uuid = new_uuid();
+        let line = serde_json::json!({
+            "parentUuid": null,
+            "logicalParentUuid": st.parent,
+            "isSidechain": false,
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "isMeta": false,
+            "level": "info",
+            "uuid": uuid,
+            "timestamp": now_iso(),
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.meta.session_id,
+            "version": self.meta.version,
+        });
+        let mut buf = Vec::with_capacity(512);
+        if st.needs_newline {
+            buf.push(b'\n');
+        }
+        buf.extend_from_slice(line.to_string().as_bytes());
+        buf.push(b'\n');
+        let Some(file) = st.file.as_mut() else {
+            return;
+        };
+        match file.write_all(&buf) {
+            Ok(()) => {
+                st.needs_newline = false;
+                st.dirty = true;
+                st.parent = Some(uuid);
+                st.last_assistant = None;
+            }
+            Err(e) => {
+                st.needs_newline = true;
+                Self::warn(&mut st, &self.path, "cannot write a message", &e);
+                return;
+            }
+        }
+        self.write_messages(&mut st, messages);
+        self.sync(&mut st);
     }
 
     fn sync(&self, st: &mut WriterState) {

@@ -673,3 +673,42 @@ fn appending_costs_microseconds() {
         "{per_line:?}"
     );
 }
+
+#[test]
+fn a_compaction_boundary_starts_the_conversation_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = store(dir.path());
+    user(&store, &[ContentBlock::text("first task")], &[]);
+    let a = response("m1", vec![tool_use("t1")], StopReason::ToolUse);
+    store.append(SessionEntry::Assistant { message: &a });
+    user(&store, &[tool_result("t1", "long output")], &[None]);
+    let b = response("m2", vec![ContentBlock::text("done")], StopReason::EndTurn);
+    store.append(SessionEntry::Assistant { message: &b });
+    let compacted = vec![
+        Message::user_text("first task"),
+        Message::blocks(Role::Assistant, vec![ContentBlock::text("summary: done")]),
+    ];
+    store.record_compaction(&compacted);
+    user(&store, &[ContentBlock::text("next")], &[]);
+    let c = response("m3", vec![ContentBlock::text("ok")], StopReason::EndTurn);
+    store.append(SessionEntry::Assistant { message: &c });
+
+    let lines = read_lines(&path);
+    let boundary = &lines[4];
+    assert_eq!(boundary["type"], "system");
+    assert_eq!(boundary["subtype"], "compact_boundary");
+    assert_eq!(boundary["parentUuid"], Value::Null);
+    assert_eq!(boundary["logicalParentUuid"], lines[3]["uuid"]);
+    assert_eq!(lines[5]["parentUuid"], boundary["uuid"]);
+
+    let loaded = load_session(&path).unwrap();
+    let mut expected = compacted;
+    expected.push(Message::user_text("next"));
+    expected.push(Message::blocks(
+        Role::Assistant,
+        vec![ContentBlock::text("ok")],
+    ));
+    assert_eq!(loaded.messages, expected);
+    assert_eq!(loaded.first_prompt.as_deref(), Some("first task"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}

@@ -1,0 +1,336 @@
+//! `skiff config`: print the effective configuration, one key per line with its source.
+//! Credentials are never printed, only whether they are set and where from.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde_json::Value;
+use skiff_llm::RetryPolicy;
+
+use crate::args::Args;
+use crate::settings::{FileState, Settings, Source, Sourced};
+
+/// Variables the provider reads, shown with their source (secret ones redacted).
+const PROVIDER_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_BETAS",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "SKIFF_STREAM_IDLE_TIMEOUT_MS",
+];
+
+/// Run `skiff config`: load the settings as a run would and print them to stdout.
+pub fn run_config(args: &Args) -> anyhow::Result<ExitCode> {
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
+    let settings = Settings::load(args, &cwd)?;
+    let text = render(&settings);
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a variable's value must not be shown.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n == "ANTHROPIC_CUSTOM_HEADERS"
+        || [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "AUTH",
+            "COOKIE",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+fn quoted(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+/// The configuration as text, one `key = value  (source)` per line.
+pub fn render(s: &Settings) -> String {
+    let mut out = String::from(
+        "# key = value  (source); later sources win: default < user < project < local < --settings < env < flags\n",
+    );
+    let _ = writeln!(out, "workspace = {}", s.cwd.display());
+    for f in s.files.iter().chain(&s.dotenv_files) {
+        let state = match f.state {
+            FileState::Loaded => "loaded",
+            FileState::Missing => "not found",
+            FileState::Skipped => "skipped",
+        };
+        let key = if f.label == ".env" {
+            ".env".to_owned()
+        } else {
+            format!("settings.{}", f.label)
+        };
+        let _ = writeln!(out, "{key} = {}  [{state}]", f.path.display());
+    }
+
+    let mut line = |key: &str, value: String, source: &Source, note: &str| {
+        let _ = writeln!(out, "{key} = {value}  ({source}){note}");
+    };
+    let opt = |v: &Option<Sourced<String>>, unset: &str| match v {
+        Some(v) => (v.value.clone(), v.source.clone()),
+        None => (unset.to_owned(), Source::Default),
+    };
+    let resolved = skiff_llm::resolve_alias(&s.model.value);
+    let model = if resolved == s.model.value {
+        quoted(&resolved)
+    } else {
+        format!("{} (alias {})", quoted(&resolved), quoted(&s.model.value))
+    };
+    line("model", model, &s.model.source, "");
+    line(
+        "skiff.maxOutputTokens",
+        s.max_output_tokens.value.to_string(),
+        &s.max_output_tokens.source,
+        "",
+    );
+    let show = |v: Option<(String, Source)>, unset: &str| {
+        v.unwrap_or_else(|| (unset.to_owned(), Source::Default))
+    };
+    let (v, src) = show(
+        s.temperature
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        "unset (API default)",
+    );
+    line("skiff.temperature", v, &src, "");
+    line(
+        "skiff.maxToolResultChars",
+        s.max_tool_result_chars.value.to_string(),
+        &s.max_tool_result_chars.source,
+        "",
+    );
+    let not_wired = "  [not applied yet: arrives with context management]";
+    let (v, src) = show(
+        s.max_conversation_messages
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        "unset (no cap)",
+    );
+    line("skiff.maxConversationMessages", v, &src, not_wired);
+    let c = &s.compaction;
+    let (v, src) = show(
+        c.strategy
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        "unset",
+    );
+    line("skiff.compaction.strategy", v, &src, not_wired);
+    let (v, src) = show(
+        c.threshold
+            .as_ref()
+            .map(|t| (quoted(&t.value.to_string()), t.source.clone())),
+        "unset",
+    );
+    line("skiff.compaction.threshold", v, &src, not_wired);
+    let (v, src) = show(
+        c.keep_recent
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        "unset",
+    );
+    line("skiff.compaction.keepRecent", v, &src, not_wired);
+    let (v, src) = show(
+        s.max_turns
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        &format!("unset ({} in print mode)", crate::setup::DEFAULT_MAX_TURNS),
+    );
+    line("skiff.maxTurns", v, &src, "");
+    line(
+        "skiff.promptCaching",
+        s.prompt_caching.value.to_string(),
+        &s.prompt_caching.source,
+        "",
+    );
+    let (v, src) = show(
+        s.retries
+            .as_ref()
+            .map(|t| (t.value.to_string(), t.source.clone())),
+        &RetryPolicy::default().max_retries.to_string(),
+    );
+    line("skiff.retries", v, &src, "");
+
+    let p = &s.permissions;
+    line(
+        "permissions.defaultMode",
+        quoted(&p.mode.value),
+        &p.mode.source,
+        "",
+    );
+    let rule_lists: [(&str, &Vec<Sourced<String>>, &str); 3] = [
+        (
+            "permissions.allow",
+            &p.allow,
+            "  [recorded; not enforced yet]",
+        ),
+        ("permissions.deny", &p.deny, ""),
+        ("permissions.ask", &p.ask, "  [recorded; not enforced yet]"),
+    ];
+    for (key, list, note) in rule_lists {
+        if list.is_empty() {
+            line(key, "[]".to_owned(), &Source::Default, "");
+        }
+        for r in list {
+            line(key, quoted(&r.value), &r.source, note);
+        }
+    }
+    if p.additional_directories.is_empty() {
+        line(
+            "permissions.additionalDirectories",
+            "[]".to_owned(),
+            &Source::Default,
+            "",
+        );
+    }
+    for d in &p.additional_directories {
+        line(
+            "permissions.additionalDirectories",
+            quoted(&d.value.display().to_string()),
+            &d.source,
+            "",
+        );
+    }
+
+    for (name, v) in &s.env {
+        let value = if is_secret_name(name) {
+            "[set, redacted]".to_owned()
+        } else {
+            quoted(&v.value)
+        };
+        let effective = s.lookup.source(name);
+        let note = match effective {
+            Some(src) if src.origin_is_settings() => {
+                if is_skiff_var(name) {
+                    String::new()
+                } else {
+                    "  [not passed to tools yet]".to_owned()
+                }
+            }
+            Some(src) => format!("  [overridden by {src}]"),
+            None => "  [empty: ignored]".to_owned(),
+        };
+        line(&format!("env.{name}"), value, &v.source, &note);
+    }
+    for (event, groups) in &s.hooks {
+        for g in groups {
+            line(
+                &format!("hooks.{event}"),
+                g.value.to_string(),
+                &g.source,
+                "  [recorded; hooks do not run yet]",
+            );
+        }
+    }
+    if let Some(h) = &s.api_key_helper {
+        line(
+            "apiKeyHelper",
+            quoted(&h.value),
+            &h.source,
+            "  [not supported: set ANTHROPIC_API_KEY instead]",
+        );
+    }
+
+    for var in PROVIDER_VARS {
+        let value = s.lookup.get(var);
+        let source = s.lookup.source(var).unwrap_or(Source::Default);
+        let shown = match (&value, *var) {
+            (None, "ANTHROPIC_BASE_URL") => quoted(skiff_llm::DEFAULT_BASE_URL),
+            (None, _) => "not set".to_owned(),
+            (Some(_), v) if is_secret_name(v) => "[set, redacted]".to_owned(),
+            (Some(v), "ANTHROPIC_BASE_URL") => quoted(&crate::settings::redact_url(v)),
+            (Some(v), _) => quoted(v),
+        };
+        line(var, shown, &source, "");
+    }
+
+    let (level, src) = opt(
+        &std::env::var("SKIFF_LOG")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| {
+                Sourced::new(
+                    v,
+                    Source::Env {
+                        var: "SKIFF_LOG".into(),
+                        origin: crate::settings::EnvOrigin::Process,
+                    },
+                )
+            }),
+        "info",
+    );
+    match &s.skiff_home {
+        Some(h) => line(
+            "logs",
+            format!(
+                "{}/{}.YYYY-MM-DD (level {level})",
+                h.join("logs").display(),
+                crate::logging::LOG_FILE_PREFIX
+            ),
+            &src,
+            "",
+        ),
+        None => line("logs", "off (no HOME or SKIFF_HOME)".to_owned(), &src, ""),
+    }
+    for k in &s.ignored {
+        line("ignored", quoted(&k.value), &k.source, "");
+    }
+    out
+}
+
+/// Variables skiff itself reads from the lookup.
+fn is_skiff_var(name: &str) -> bool {
+    name.starts_with("ANTHROPIC_")
+        || name.starts_with("SKIFF_")
+        || matches!(
+            name,
+            "DISABLE_PROMPT_CACHING" | "CLAUDE_CODE_MAX_OUTPUT_TOKENS"
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn secret_names_and_urls() {
+        for n in [
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "db_password",
+            "ANTHROPIC_CUSTOM_HEADERS",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in ["ANTHROPIC_BASE_URL", "FOO", "SKIFF_MAX_RETRIES"] {
+            assert!(!is_secret_name(n), "{n}");
+        }
+        use crate::settings::redact_url;
+        assert_eq!(
+            redact_url("https://u:pw@proxy.example/v1"),
+            "https://[redacted]@proxy.example/v1"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:9/x@y"),
+            "http://127.0.0.1:9/x@y"
+        );
+    }
+}

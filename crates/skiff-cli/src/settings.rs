@@ -1,0 +1,533 @@
+//! Settings: the JSON settings files (user, project, local, `--settings`), `.env` files,
+//! environment variables and flags merged into one effective configuration, every value with
+//! the source it came from. Order, later wins: defaults → user → project → local → `--settings`
+//! → environment (real env > workspace `.env` > home `.env` > settings `env`) → flags.
+//!
+//! Environment variables per key (the first set wins): `model` ANTHROPIC_MODEL;
+//! `skiff.maxOutputTokens` SKIFF_MAX_OUTPUT_TOKENS, CLAUDE_CODE_MAX_OUTPUT_TOKENS;
+//! `skiff.temperature` SKIFF_TEMPERATURE; `skiff.maxToolResultChars` SKIFF_MAX_TOOL_RESULT_CHARS;
+//! `skiff.maxConversationMessages` SKIFF_MAX_CONVERSATION_MESSAGES; `skiff.compaction.*`
+//! SKIFF_COMPACTION, SKIFF_COMPACTION_THRESHOLD, SKIFF_COMPACTION_KEEP_RECENT; `skiff.maxTurns`
+//! SKIFF_MAX_TURNS; `skiff.promptCaching` DISABLE_PROMPT_CACHING (set, not "0" = off);
+//! `skiff.retries` SKIFF_MAX_RETRIES. SKIFF_HOME, HOME and CLAUDE_CONFIG_DIR come from the real
+//! environment only (they locate the files).
+
+mod env_lookup;
+mod layers;
+mod resolve;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use skiff_core::AgentConfig;
+
+pub use self::env_lookup::{EnvLookup, EnvOrigin};
+use self::layers::{Merged, parse_json};
+use self::resolve::resolve;
+use crate::args::Args;
+
+/// Permission modes accepted in `permissions.defaultMode`.
+pub const PERMISSION_MODES: &[&str] = &[
+    "default",
+    "manual",
+    "acceptEdits",
+    "plan",
+    "auto",
+    "dontAsk",
+    "bypassPermissions",
+];
+
+/// A settings-file layer (`--setting-sources` selects which load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// `~/.claude/settings.json`, `~/.skiff/settings.json`.
+    User,
+    /// `<cwd>/.claude/settings.json`, `<cwd>/.skiff/settings.json`.
+    Project,
+    /// `<cwd>/.claude/settings.local.json`, `<cwd>/.skiff/settings.local.json`.
+    Local,
+}
+
+impl Layer {
+    /// All layers, lowest precedence first.
+    pub const ALL: [Layer; 3] = [Layer::User, Layer::Project, Layer::Local];
+
+    /// The name used by `--setting-sources`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Project => "project",
+            Self::Local => "local",
+        }
+    }
+
+    /// Parse a `--setting-sources` list (`user,project,local`; empty = none).
+    pub fn parse_list(list: &str) -> anyhow::Result<Vec<Layer>> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let layer = Self::ALL
+                .into_iter()
+                .find(|l| l.name() == name)
+                .with_context(|| {
+                    format!(
+                        "--setting-sources: unknown source `{name}`; use a comma list of user, project, local (or \"\" for none)"
+                    )
+                })?;
+            if !out.contains(&layer) {
+                out.push(layer);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// A settings file.
+    File {
+        /// Which layer the file belongs to.
+        layer: Layer,
+        /// The file.
+        path: PathBuf,
+    },
+    /// `--settings FILE` (with the path) or `--settings JSON` (without).
+    SettingsArg {
+        /// The file, when a path was given.
+        path: Option<PathBuf>,
+    },
+    /// An environment variable.
+    Env {
+        /// The variable's name.
+        var: String,
+        /// Where the variable was set.
+        origin: EnvOrigin,
+    },
+    /// A command-line flag.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Default => f.write_str("default"),
+            Self::File { layer, path } => write!(f, "{layer}: {}", path.display()),
+            Self::SettingsArg { path: Some(p) } => write!(f, "--settings: {}", p.display()),
+            Self::SettingsArg { path: None } => f.write_str("--settings (inline JSON)"),
+            Self::Env { var, origin } => match origin {
+                EnvOrigin::Process => write!(f, "env {var}"),
+                EnvOrigin::DotEnv(p) => write!(f, "env {var} from .env {}", p.display()),
+                EnvOrigin::Settings(s) => write!(f, "env {var} from the env of {s}"),
+            },
+            Self::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+impl Source {
+    /// Whether this is a variable set by the `env` object of a settings file.
+    pub fn origin_is_settings(&self) -> bool {
+        matches!(
+            self,
+            Self::Env {
+                origin: EnvOrigin::Settings(_),
+                ..
+            }
+        )
+    }
+}
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced<T> {
+    /// The value.
+    pub value: T,
+    /// Its source.
+    pub source: Source,
+}
+
+impl<T> Sourced<T> {
+    /// A value with its source.
+    pub fn new(value: T, source: Source) -> Self {
+        Self { value, source }
+    }
+
+    fn default(value: T) -> Self {
+        Self::new(value, Source::Default)
+    }
+}
+
+/// How the conversation is kept under the context window (`skiff.compaction.strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionStrategy {
+    /// Summarize older messages with the model.
+    Summarize,
+    /// Drop older messages.
+    Trim,
+    /// Leave the history alone.
+    Off,
+}
+
+impl CompactionStrategy {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "summarize" => Some(Self::Summarize),
+            "trim" => Some(Self::Trim),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CompactionStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Summarize => "summarize",
+            Self::Trim => "trim",
+            Self::Off => "off",
+        })
+    }
+}
+
+/// When compaction starts (`skiff.compaction.threshold`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CompactionThreshold {
+    /// A share of the model's context window, in percent (`"80%"`).
+    Percent(f64),
+    /// A number of input tokens (`150000`).
+    Tokens(u64),
+}
+
+impl CompactionThreshold {
+    fn parse_str(s: &str) -> Option<Self> {
+        let s = s.trim();
+        match s.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| *p > 0.0 && *p <= 100.0)
+                .map(Self::Percent),
+            None => s.parse::<u64>().ok().filter(|n| *n > 0).map(Self::Tokens),
+        }
+    }
+}
+
+impl fmt::Display for CompactionThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Percent(p) => write!(f, "{p}%"),
+            Self::Tokens(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// `skiff.compaction`: each field unset means "the context module's default".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Compaction {
+    /// Strategy.
+    pub strategy: Option<Sourced<CompactionStrategy>>,
+    /// Threshold.
+    pub threshold: Option<Sourced<CompactionThreshold>>,
+    /// Most recent messages always kept verbatim.
+    pub keep_recent: Option<Sourced<usize>>,
+}
+
+/// Effective `permissions`: rule lists pooled from every layer (flags last), the mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Permissions {
+    /// Allow rules (settings `permissions.allow`, `--allowedTools`).
+    pub allow: Vec<Sourced<String>>,
+    /// Deny rules (settings `permissions.deny`, `--disallowedTools`).
+    pub deny: Vec<Sourced<String>>,
+    /// Ask rules (settings `permissions.ask`).
+    pub ask: Vec<Sourced<String>>,
+    /// Permission mode (`defaultMode`, `--permission-mode`, `--dangerously-skip-permissions`).
+    pub mode: Sourced<String>,
+    /// Extra working directories, absolute (`additionalDirectories`, `--add-dir`).
+    pub additional_directories: Vec<Sourced<PathBuf>>,
+}
+
+/// Whether a candidate settings or `.env` file was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    /// Read and applied.
+    Loaded,
+    /// Does not exist.
+    Missing,
+    /// Not read: its layer is not in `--setting-sources`, or it is the same file as an earlier one.
+    Skipped,
+}
+
+/// One candidate file and what happened to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStatus {
+    /// `user`, `project`, `local` or `.env`.
+    pub label: &'static str,
+    /// The file.
+    pub path: PathBuf,
+    /// Whether it was read.
+    pub state: FileState,
+}
+
+/// The effective configuration. No `Debug`: `env` and `lookup` may hold secrets.
+#[derive(Clone)]
+pub struct Settings {
+    /// The workspace directory.
+    pub cwd: PathBuf,
+    /// `$SKIFF_HOME`, or `~/.skiff`.
+    pub skiff_home: Option<PathBuf>,
+    /// Model id or alias (`model`, ANTHROPIC_MODEL, `--model`).
+    pub model: Sourced<String>,
+    /// Max output tokens per call (`skiff.maxOutputTokens`, `--max-tokens`).
+    pub max_output_tokens: Sourced<u32>,
+    /// Sampling temperature (`skiff.temperature`); unset = API default.
+    pub temperature: Option<Sourced<f32>>,
+    /// Max characters of one tool result (`skiff.maxToolResultChars`).
+    pub max_tool_result_chars: Sourced<usize>,
+    /// Max messages kept in the conversation (`skiff.maxConversationMessages`); unset = no cap.
+    pub max_conversation_messages: Option<Sourced<usize>>,
+    /// Context compaction (`skiff.compaction`).
+    pub compaction: Compaction,
+    /// Max model calls per run (`skiff.maxTurns`, `--max-turns`); unset = the mode's default.
+    pub max_turns: Option<Sourced<u32>>,
+    /// Prompt caching (`skiff.promptCaching`, DISABLE_PROMPT_CACHING, `--no-prompt-caching`).
+    pub prompt_caching: Sourced<bool>,
+    /// Max retries of a model call (`skiff.retries`, SKIFF_MAX_RETRIES); unset = provider default.
+    pub retries: Option<Sourced<u32>>,
+    /// Permission rules, mode and extra directories.
+    pub permissions: Permissions,
+    /// The settings `env` objects, merged by key. Values may be secrets: never print them.
+    pub env: BTreeMap<String, Sourced<String>>,
+    /// The settings `hooks` objects: per event, the matcher groups of every layer.
+    pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
+    /// `apiKeyHelper` (recorded, not run: unsupported).
+    pub api_key_helper: Option<Sourced<String>>,
+    /// Keys present in settings files that skiff ignores (dotted paths).
+    pub ignored: Vec<Sourced<String>>,
+    /// The settings files considered, in load order.
+    pub files: Vec<FileStatus>,
+    /// The `.env` files considered (workspace first: it wins).
+    pub dotenv_files: Vec<FileStatus>,
+    /// Variable lookup: real env > workspace `.env` > home `.env` > settings `env`.
+    pub lookup: EnvLookup,
+}
+
+/// What settings are loaded from: the flags, the workspace and a snapshot of the process env.
+pub(crate) struct Inputs<'a> {
+    pub args: &'a Args,
+    pub cwd: PathBuf,
+    pub process_env: HashMap<String, String>,
+}
+
+impl Settings {
+    /// Load the settings for these arguments and workspace from the files, `.env` files and the
+    /// process environment. Errors name the file (and line/column for bad JSON).
+    pub fn load(args: &Args, cwd: &Path) -> anyhow::Result<Self> {
+        Self::load_from(&Inputs {
+            args,
+            cwd: cwd.to_path_buf(),
+            process_env: process_env(),
+        })
+    }
+
+    pub(crate) fn load_from(inputs: &Inputs<'_>) -> anyhow::Result<Self> {
+        let args = inputs.args;
+        let cwd = inputs.cwd.clone();
+        let penv = |k: &str| inputs.process_env.get(k).filter(|v| !v.is_empty());
+        let home = penv("HOME").map(PathBuf::from);
+        let skiff_home = penv("SKIFF_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".skiff")));
+        let claude_dir = penv("CLAUDE_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+
+        let selected = match &args.setting_sources {
+            Some(list) => Layer::parse_list(list)?,
+            None => Layer::ALL.to_vec(),
+        };
+        let mut candidates: Vec<(Layer, PathBuf)> = Vec::new();
+        for (dir, file) in [
+            (&claude_dir, "settings.json"),
+            (&skiff_home, "settings.json"),
+        ] {
+            if let Some(d) = dir {
+                candidates.push((Layer::User, d.join(file)));
+            }
+        }
+        for (layer, file) in [
+            (Layer::Project, "settings.json"),
+            (Layer::Local, "settings.local.json"),
+        ] {
+            candidates.push((layer, cwd.join(".claude").join(file)));
+            candidates.push((layer, cwd.join(".skiff").join(file)));
+        }
+
+        let mut merged = Merged::default();
+        let mut files = Vec::new();
+        for (layer, path) in candidates {
+            let dup = files
+                .iter()
+                .any(|f: &FileStatus| f.path == path && f.state == FileState::Loaded);
+            let state = if !selected.contains(&layer) || dup {
+                FileState::Skipped
+            } else {
+                match read_optional(&path)? {
+                    None => FileState::Missing,
+                    Some(text) => {
+                        let source = Source::File {
+                            layer,
+                            path: path.clone(),
+                        };
+                        let doc = parse_json(
+                            &text,
+                            &format!("settings file {}", path.display()),
+                            "Fix the JSON, or leave the file out with --setting-sources",
+                        )?;
+                        merged.apply(&doc, &source)?;
+                        tracing::debug!(path = %path.display(), %layer, "loaded settings file");
+                        FileState::Loaded
+                    }
+                }
+            };
+            files.push(FileStatus {
+                label: layer.name(),
+                path,
+                state,
+            });
+        }
+        if let Some(arg) = &args.settings {
+            let (doc, source) = settings_arg(arg, &cwd)?;
+            merged.apply(&doc, &source)?;
+        }
+
+        let mut dotenv_files = Vec::new();
+        let workspace_env = cwd.join(".env");
+        let home_env = skiff_home.as_ref().map(|h| h.join(".env"));
+        let mut dotenvs = Vec::new();
+        for path in std::iter::once(workspace_env).chain(home_env) {
+            let vars = env_lookup::read_dotenv(&path)?;
+            dotenv_files.push(FileStatus {
+                label: ".env",
+                path: path.clone(),
+                state: if vars.is_some() {
+                    FileState::Loaded
+                } else {
+                    FileState::Missing
+                },
+            });
+            if let Some(vars) = vars {
+                dotenvs.push((path, vars));
+            }
+        }
+        let lookup = EnvLookup::build(&inputs.process_env, &dotenvs, &merged.env);
+
+        resolve(
+            merged,
+            &lookup,
+            args,
+            &cwd,
+            home.as_deref(),
+            files,
+            dotenv_files,
+            skiff_home,
+        )
+    }
+
+    /// Apply the values `AgentConfig` has fields for (model alias resolved).
+    pub fn apply_to(&self, config: &mut AgentConfig) {
+        config.model = skiff_llm::resolve_alias(&self.model.value);
+        config.max_tokens = self.max_output_tokens.value;
+        config.temperature = self.temperature.as_ref().map(|t| t.value);
+        config.max_tool_result_chars = self.max_tool_result_chars.value;
+        config.prompt_caching = self.prompt_caching.value;
+        config.permission_mode = self.permissions.mode.value.clone();
+    }
+}
+
+/// `$SKIFF_HOME`, or `~/.skiff`, from the process environment.
+pub fn skiff_home() -> Option<PathBuf> {
+    let get = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    get("SKIFF_HOME")
+        .map(PathBuf::from)
+        .or_else(|| get("HOME").map(|h| PathBuf::from(h).join(".skiff")))
+}
+
+/// A URL with any `user:password@` part replaced.
+pub fn redact_url(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            return format!("{scheme}://[redacted]@{}", &rest[at + 1..]);
+        }
+    }
+    url.to_owned()
+}
+
+/// The process environment (variables whose name and value are UTF-8).
+fn process_env() -> HashMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// A file's text, or `None` when it does not exist.
+fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if is_absent(&e) => Ok(None),
+        Err(e) => bail!("cannot read settings file {}: {e}", path.display()),
+    }
+}
+
+/// Whether an I/O error means "there is no such file" (a missing file or a parent that is not
+/// a directory).
+pub(crate) fn is_absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+/// `--settings FILE|JSON`: inline JSON when it starts with `{`, else a path (relative to cwd).
+fn settings_arg(arg: &str, cwd: &Path) -> anyhow::Result<(Value, Source)> {
+    if arg.trim_start().starts_with('{') {
+        let doc = parse_json(arg, "--settings JSON", "Fix the JSON given to --settings")?;
+        return Ok((doc, Source::SettingsArg { path: None }));
+    }
+    let path = absolute(cwd, Path::new(arg));
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "--settings: cannot read {} (give a settings file or a JSON object)",
+            path.display()
+        )
+    })?;
+    let doc = parse_json(
+        &text,
+        &format!("settings file {}", path.display()),
+        "Fix the JSON in the file given to --settings",
+    )?;
+    Ok((doc, Source::SettingsArg { path: Some(path) }))
+}
+
+pub(crate) fn absolute(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}

@@ -1,0 +1,298 @@
+//! Folding settings documents (JSON objects) into one merged state, lowest layer first:
+//! scalars later-wins, rule lists concatenated, `env` merged by key, `hooks` merged by event with
+//! the matcher groups concatenated. Type errors name the key and the file.
+
+use std::collections::BTreeMap;
+
+use anyhow::bail;
+use serde_json::{Map, Value};
+
+use super::{CompactionStrategy, CompactionThreshold, PERMISSION_MODES, Source, Sourced};
+
+/// Claude Code keys skiff knows but does not act on (ignored at debug level).
+const KNOWN_UNSUPPORTED: &[&str] = &[
+    "disableAllHooks",
+    "cleanupPeriodDays",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "includeCoAuthoredBy",
+    "outputStyle",
+    "statusLine",
+    "forceLoginMethod",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "spinnerTipsEnabled",
+    "alwaysThinkingEnabled",
+    "theme",
+];
+
+/// The settings files merged (before the environment and flags).
+#[derive(Default)]
+pub(super) struct Merged {
+    pub model: Option<Sourced<String>>,
+    pub env: BTreeMap<String, Sourced<String>>,
+    pub allow: Vec<Sourced<String>>,
+    pub deny: Vec<Sourced<String>>,
+    pub ask: Vec<Sourced<String>>,
+    pub default_mode: Option<Sourced<String>>,
+    pub additional_directories: Vec<Sourced<String>>,
+    pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
+    pub api_key_helper: Option<Sourced<String>>,
+    pub max_output_tokens: Option<Sourced<u32>>,
+    pub temperature: Option<Sourced<f32>>,
+    pub max_tool_result_chars: Option<Sourced<usize>>,
+    pub max_conversation_messages: Option<Sourced<usize>>,
+    pub compaction_strategy: Option<Sourced<CompactionStrategy>>,
+    pub compaction_threshold: Option<Sourced<CompactionThreshold>>,
+    pub compaction_keep_recent: Option<Sourced<usize>>,
+    pub max_turns: Option<Sourced<u32>>,
+    pub prompt_caching: Option<Sourced<bool>>,
+    pub retries: Option<Sourced<u32>>,
+    pub ignored: Vec<Sourced<String>>,
+}
+
+/// Parse JSON; a syntax error names `what` (the file), the line and the column, then `fix`.
+pub(super) fn parse_json(text: &str, what: &str, fix: &str) -> anyhow::Result<Value> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
+        anyhow::anyhow!(
+            "invalid JSON in {what} at line {}, column {}: {msg}. {fix}",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+fn at<T>(value: T, source: &Source) -> Option<Sourced<T>> {
+    Some(Sourced::new(value, source.clone()))
+}
+
+fn invalid<T>(key: &str, source: &Source, expected: &str) -> anyhow::Result<T> {
+    bail!("invalid settings in {source}: `{key}` must be {expected}")
+}
+
+fn object<'a>(v: &'a Value, key: &str, source: &Source) -> anyhow::Result<&'a Map<String, Value>> {
+    match v {
+        Value::Object(m) => Ok(m),
+        _ => invalid(key, source, "an object"),
+    }
+}
+
+fn string(v: &Value, key: &str, source: &Source) -> anyhow::Result<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+        _ => invalid(key, source, "a non-empty string"),
+    }
+}
+
+fn strings(v: &Value, key: &str, source: &Source) -> anyhow::Result<Vec<Sourced<String>>> {
+    let Value::Array(items) = v else {
+        return invalid(key, source, "an array of strings");
+    };
+    items
+        .iter()
+        .map(|i| match i {
+            Value::String(s) => Ok(Sourced::new(s.clone(), source.clone())),
+            _ => invalid(key, source, "an array of strings"),
+        })
+        .collect()
+}
+
+fn whole(v: &Value, key: &str, source: &Source, min: u64) -> anyhow::Result<u64> {
+    match v.as_u64() {
+        Some(n) if n >= min => Ok(n),
+        _ if min > 0 => invalid(key, source, "a positive whole number"),
+        _ => invalid(key, source, "a whole number"),
+    }
+}
+
+fn narrow<T: TryFrom<u64>>(n: u64, key: &str, source: &Source) -> anyhow::Result<T> {
+    T::try_from(n).or_else(|_| invalid(key, source, "a smaller number"))
+}
+
+impl Merged {
+    /// Fold one document (a settings file or `--settings`) in.
+    pub fn apply(&mut self, doc: &Value, source: &Source) -> anyhow::Result<()> {
+        let Value::Object(map) = doc else {
+            bail!("invalid settings in {source}: the top level must be a JSON object");
+        };
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            match key.as_str() {
+                "model" => self.model = Some(Sourced::new(string(v, key, source)?, source.clone())),
+                "env" => {
+                    for (name, val) in object(v, key, source)? {
+                        let val = match val {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            Value::Bool(b) => b.to_string(),
+                            _ => return invalid(&format!("env.{name}"), source, "a string"),
+                        };
+                        self.env
+                            .insert(name.clone(), Sourced::new(val, source.clone()));
+                    }
+                }
+                "permissions" => self.apply_permissions(object(v, key, source)?, source)?,
+                "hooks" => {
+                    for (event, groups) in object(v, key, source)? {
+                        let Value::Array(groups) = groups else {
+                            return invalid(&format!("hooks.{event}"), source, "an array");
+                        };
+                        let list = self.hooks.entry(event.clone()).or_default();
+                        for g in groups {
+                            if !list.iter().any(|s| s.value == *g) {
+                                list.extend(at(g.clone(), source));
+                            }
+                        }
+                    }
+                }
+                "apiKeyHelper" => {
+                    self.api_key_helper =
+                        Some(Sourced::new(string(v, key, source)?, source.clone()));
+                }
+                "skiff" => self.apply_skiff(object(v, key, source)?, source)?,
+                "$schema" => {}
+                k if KNOWN_UNSUPPORTED.contains(&k) => self.ignore(k, source, "not supported"),
+                k => self.ignore(k, source, "unknown key"),
+            }
+        }
+        Ok(())
+    }
+
+    fn ignore(&mut self, key: &str, source: &Source, why: &str) {
+        tracing::debug!(key, %source, why, "settings key ignored");
+        self.ignored
+            .push(Sourced::new(key.to_owned(), source.clone()));
+    }
+
+    fn apply_permissions(
+        &mut self,
+        map: &Map<String, Value>,
+        source: &Source,
+    ) -> anyhow::Result<()> {
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("permissions.{key}");
+            match key.as_str() {
+                "allow" => self.allow.extend(strings(v, &path, source)?),
+                "deny" => self.deny.extend(strings(v, &path, source)?),
+                "ask" => self.ask.extend(strings(v, &path, source)?),
+                "additionalDirectories" => self
+                    .additional_directories
+                    .extend(strings(v, &path, source)?),
+                "defaultMode" => {
+                    let mode = string(v, &path, source)?;
+                    if !PERMISSION_MODES.contains(&mode.as_str()) {
+                        return invalid(
+                            &path,
+                            source,
+                            &format!("one of {}", PERMISSION_MODES.join(", ")),
+                        );
+                    }
+                    let mode = if mode == "manual" {
+                        "default".to_owned()
+                    } else {
+                        mode
+                    };
+                    self.default_mode = Some(Sourced::new(mode, source.clone()));
+                }
+                _ => self.ignore(&path, source, "not supported"),
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_skiff(&mut self, map: &Map<String, Value>, source: &Source) -> anyhow::Result<()> {
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("skiff.{key}");
+            let p = path.as_str();
+            match key.as_str() {
+                "maxOutputTokens" => {
+                    self.max_output_tokens =
+                        at(narrow(whole(v, p, source, 1)?, p, source)?, source);
+                }
+                "temperature" => match v.as_f64() {
+                    Some(t) if (0.0..=1.0).contains(&t) => self.temperature = at(t as f32, source),
+                    _ => return invalid(p, source, "a number from 0 to 1"),
+                },
+                "maxToolResultChars" => {
+                    self.max_tool_result_chars =
+                        at(narrow(whole(v, p, source, 1)?, p, source)?, source);
+                }
+                "maxConversationMessages" => {
+                    self.max_conversation_messages =
+                        at(narrow(whole(v, p, source, 1)?, p, source)?, source);
+                }
+                "maxTurns" => {
+                    self.max_turns = at(narrow(whole(v, p, source, 1)?, p, source)?, source)
+                }
+                "retries" => self.retries = at(narrow(whole(v, p, source, 0)?, p, source)?, source),
+                "promptCaching" => match v {
+                    Value::Bool(b) => self.prompt_caching = at(*b, source),
+                    _ => return invalid(p, source, "true or false"),
+                },
+                "compaction" => self.apply_compaction(object(v, p, source)?, source)?,
+                _ => self.ignore(p, source, "unknown key"),
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_compaction(
+        &mut self,
+        map: &Map<String, Value>,
+        source: &Source,
+    ) -> anyhow::Result<()> {
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("skiff.compaction.{key}");
+            let p = path.as_str();
+            match key.as_str() {
+                "strategy" => match v.as_str().and_then(CompactionStrategy::parse) {
+                    Some(st) => self.compaction_strategy = at(st, source),
+                    None => return invalid(p, source, "\"summarize\", \"trim\" or \"off\""),
+                },
+                "threshold" => {
+                    let t = match v {
+                        Value::String(text) => CompactionThreshold::parse_str(text),
+                        Value::Number(n) => n
+                            .as_u64()
+                            .filter(|n| *n > 0)
+                            .map(CompactionThreshold::Tokens),
+                        _ => None,
+                    };
+                    match t {
+                        Some(t) => self.compaction_threshold = at(t, source),
+                        None => {
+                            return invalid(
+                                p,
+                                source,
+                                "a percentage of the context window (\"80%\") or a number of tokens",
+                            );
+                        }
+                    }
+                }
+                "keepRecent" => {
+                    self.compaction_keep_recent =
+                        at(narrow(whole(v, p, source, 0)?, p, source)?, source);
+                }
+                _ => self.ignore(p, source, "unknown key"),
+            }
+        }
+        Ok(())
+    }
+}

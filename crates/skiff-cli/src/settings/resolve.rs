@@ -1,0 +1,242 @@
+//! The environment and flag layers over the merged settings files: each effective value is the
+//! last one set (default → files → environment → flags); rule lists are pooled and de-duplicated.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use skiff_core::AgentConfig;
+
+use super::layers::Merged;
+use super::{
+    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Permissions,
+    Settings, Source, Sourced, absolute,
+};
+use crate::args::Args;
+
+/// `~/x` → `$HOME/x`; relative → against `cwd`.
+fn expand_dir(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    match (raw.strip_prefix("~/").or((raw == "~").then_some("")), home) {
+        (Some(rest), Some(h)) => h.join(rest),
+        _ => absolute(cwd, Path::new(raw)),
+    }
+}
+
+/// The last source that set a value wins.
+fn latest<T>(layers: impl IntoIterator<Item = Option<Sourced<T>>>) -> Option<Sourced<T>> {
+    layers.into_iter().flatten().last()
+}
+
+/// The first of `vars` set in the lookup, parsed; a value that does not parse is an error.
+fn from_env<T>(
+    lookup: &EnvLookup,
+    vars: &[&str],
+    what: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> anyhow::Result<Option<Sourced<T>>> {
+    for var in vars {
+        if let Some(raw) = lookup.get(var) {
+            let source = lookup.source(var).unwrap_or(Source::Default);
+            return match parse(raw.trim()) {
+                Some(v) => Ok(Some(Sourced::new(v, source))),
+                None => bail!("invalid {var} ({source}): `{}` is not {what}", raw.trim()),
+            };
+        }
+    }
+    Ok(None)
+}
+
+fn flag<T>(value: Option<T>, name: &'static str) -> Option<Sourced<T>> {
+    value.map(|v| Sourced::new(v, Source::Flag(name)))
+}
+
+fn positive<T: std::str::FromStr + PartialOrd + Default>(s: &str) -> Option<T> {
+    s.parse::<T>().ok().filter(|n| *n > T::default())
+}
+
+/// Apply the environment and flag layers over the merged files.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn resolve(
+    m: Merged,
+    lookup: &EnvLookup,
+    args: &Args,
+    cwd: &Path,
+    home: Option<&Path>,
+    files: Vec<FileStatus>,
+    dotenv_files: Vec<FileStatus>,
+    skiff_home: Option<PathBuf>,
+) -> anyhow::Result<Settings> {
+    let defaults = AgentConfig::default();
+    const WHOLE: &str = "a positive whole number";
+    let model = latest([
+        Some(Sourced::default(crate::setup::DEFAULT_MODEL.to_owned())),
+        m.model,
+        from_env(lookup, &["ANTHROPIC_MODEL"], "a model name", |s| {
+            Some(s.to_owned())
+        })?,
+        flag(args.model.clone(), "--model"),
+    ]);
+    let max_output_tokens = latest([
+        Some(Sourced::default(defaults.max_tokens)),
+        m.max_output_tokens,
+        from_env(
+            lookup,
+            &["SKIFF_MAX_OUTPUT_TOKENS", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"],
+            WHOLE,
+            positive,
+        )?,
+        flag(args.max_tokens, "--max-tokens"),
+    ]);
+    let temperature = latest([
+        m.temperature,
+        from_env(
+            lookup,
+            &["SKIFF_TEMPERATURE"],
+            "a number from 0 to 1",
+            |s| s.parse::<f32>().ok().filter(|t| (0.0..=1.0).contains(t)),
+        )?,
+    ]);
+    let max_tool_result_chars = latest([
+        Some(Sourced::default(defaults.max_tool_result_chars)),
+        m.max_tool_result_chars,
+        from_env(lookup, &["SKIFF_MAX_TOOL_RESULT_CHARS"], WHOLE, positive)?,
+    ]);
+    let max_conversation_messages = latest([
+        m.max_conversation_messages,
+        from_env(
+            lookup,
+            &["SKIFF_MAX_CONVERSATION_MESSAGES"],
+            WHOLE,
+            positive,
+        )?,
+    ]);
+    let compaction = Compaction {
+        strategy: latest([
+            m.compaction_strategy,
+            from_env(
+                lookup,
+                &["SKIFF_COMPACTION"],
+                "summarize, trim or off",
+                CompactionStrategy::parse,
+            )?,
+        ]),
+        threshold: latest([
+            m.compaction_threshold,
+            from_env(
+                lookup,
+                &["SKIFF_COMPACTION_THRESHOLD"],
+                "a percentage (\"80%\") or a number of tokens",
+                CompactionThreshold::parse_str,
+            )?,
+        ]),
+        keep_recent: latest([
+            m.compaction_keep_recent,
+            from_env(
+                lookup,
+                &["SKIFF_COMPACTION_KEEP_RECENT"],
+                "a whole number",
+                |s| s.parse().ok(),
+            )?,
+        ]),
+    };
+    let max_turns = latest([
+        args.default_max_turns.map(Sourced::default),
+        m.max_turns,
+        from_env(lookup, &["SKIFF_MAX_TURNS"], WHOLE, positive)?,
+        flag(args.max_turns, "--max-turns"),
+    ]);
+    let prompt_caching = latest([
+        Some(Sourced::default(defaults.prompt_caching)),
+        m.prompt_caching,
+        // DISABLE_PROMPT_CACHING: set and not "0" turns caching off; "0" leaves it alone.
+        from_env(lookup, &["DISABLE_PROMPT_CACHING"], "", |s| Some(s != "0"))?
+            .filter(|d| d.value)
+            .map(|d| Sourced::new(false, d.source)),
+        flag(
+            args.no_prompt_caching.then_some(false),
+            "--no-prompt-caching",
+        ),
+    ]);
+    let retries = latest([
+        m.retries,
+        from_env(lookup, &["SKIFF_MAX_RETRIES"], "a whole number", |s| {
+            s.parse().ok()
+        })?,
+    ]);
+    let mode = latest([
+        Some(Sourced::default(defaults.permission_mode.clone())),
+        m.default_mode,
+        flag(args.permission_mode.clone(), "--permission-mode"),
+        flag(
+            args.dangerously_skip_permissions
+                .then(|| "bypassPermissions".to_owned()),
+            "--dangerously-skip-permissions",
+        ),
+    ]);
+
+    let rules = |mut list: Vec<Sourced<String>>, extra: &[String], name: &'static str| {
+        list.extend(
+            extra
+                .iter()
+                .map(|r| Sourced::new(r.clone(), Source::Flag(name))),
+        );
+        dedup_by_value(list)
+    };
+    let mut dirs: Vec<Sourced<PathBuf>> = m
+        .additional_directories
+        .into_iter()
+        .map(|d| Sourced::new(expand_dir(&d.value, cwd, home), d.source))
+        .collect();
+    dirs.extend(
+        args.add_dir
+            .iter()
+            .map(|d| Sourced::new(absolute(cwd, d), Source::Flag("--add-dir"))),
+    );
+    let permissions = Permissions {
+        allow: rules(m.allow, &args.allowed_tools, "--allowedTools"),
+        deny: rules(m.deny, &args.disallowed_tools, "--disallowedTools"),
+        ask: dedup_by_value(m.ask),
+        mode: mode.unwrap_or_else(|| Sourced::default("default".to_owned())),
+        additional_directories: dedup_by_value(dirs),
+    };
+
+    let (Some(model), Some(max_output_tokens), Some(max_tool_result_chars), Some(prompt_caching)) = (
+        model,
+        max_output_tokens,
+        max_tool_result_chars,
+        prompt_caching,
+    ) else {
+        bail!("internal error: a setting lost its default");
+    };
+    Ok(Settings {
+        cwd: cwd.to_path_buf(),
+        skiff_home,
+        model,
+        max_output_tokens,
+        temperature,
+        max_tool_result_chars,
+        max_conversation_messages,
+        compaction,
+        max_turns,
+        prompt_caching,
+        retries,
+        permissions,
+        env: m.env,
+        hooks: m.hooks,
+        api_key_helper: m.api_key_helper,
+        ignored: m.ignored,
+        files,
+        dotenv_files,
+        lookup: lookup.clone(),
+    })
+}
+
+/// Keep the first occurrence of each value (lists are pooled across layers).
+fn dedup_by_value<T: PartialEq>(list: Vec<Sourced<T>>) -> Vec<Sourced<T>> {
+    let mut out: Vec<Sourced<T>> = Vec::with_capacity(list.len());
+    for item in list {
+        if !out.iter().any(|o| o.value == item.value) {
+            out.push(item);
+        }
+    }
+    out
+}
