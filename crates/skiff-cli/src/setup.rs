@@ -104,6 +104,7 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);
+    apply_context_settings(&settings, &mut config);
     tracing::info!(
         model = %config.model,
         provider = ?args.provider,
@@ -173,4 +174,30 @@ fn extra_dirs(settings: &Settings) -> Vec<PathBuf> {
 
 fn read_text(path: &Path, flag: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("{flag}: cannot read {}", path.display()))
+}
+
+/// Map the `skiff.compaction` and `skiff.maxConversationMessages` settings onto the agent.
+fn apply_context_settings(settings: &crate::settings::Settings, config: &mut AgentConfig) {
+    use crate::settings::{CompactionStrategy as S, CompactionThreshold as T};
+    use skiff_core::compaction::{CompactionStrategy, CompactionThreshold};
+    if let Some(n) = &settings.max_conversation_messages {
+        config.max_messages = Some(n.value);
+    }
+    let c = &settings.compaction;
+    if let Some(s) = &c.strategy {
+        config.compaction.strategy = match s.value {
+            S::Summarize => CompactionStrategy::Summarize,
+            S::Trim => CompactionStrategy::TrimOnly,
+            S::Off => CompactionStrategy::Off,
+        };
+    }
+    if let Some(t) = &c.threshold {
+        config.compaction.threshold = match t.value {
+            T::Percent(p) => CompactionThreshold::Percent(p.clamp(1.0, 100.0).round() as u8),
+            T::Tokens(n) => CompactionThreshold::Tokens(n),
+        };
+    }
+    if let Some(k) = &c.keep_recent {
+        config.compaction.keep_recent = k.value;
+    }
 }
