@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::StreamAccumulator;
 use crate::error::AttemptError;
-use crate::provider::{EventStream, Provider, ProviderEvent, RetryNotice};
-use crate::retry::{self, RetryPolicy};
+use crate::provider::{EventStream, Provider, ProviderEvent};
+use crate::retry::{self, AttemptStream, RetryPolicy, Retrying, retrying};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::{Credential, LlmError, StreamError};
 
@@ -276,77 +276,31 @@ impl Provider for AnthropicProvider {
         }
         .map(Bytes::from)
         .map_err(|e| LlmError::Request(e.to_string()));
-        Box::pin(async_stream::stream! {
-            let body = match body {
-                Ok(b) => b,
-                Err(e) => { yield Err(e); return; }
-            };
-            let policy = &inner.config.retry;
-            let mut retries = 0u32;
-            loop {
-                let mut produced = false;
-                let mut failure = None;
-                {
-                    let attempt = attempt(&inner, body.clone(), &cancel);
-                    futures::pin_mut!(attempt);
-                    while let Some(item) = attempt.next().await {
-                        match item {
-                            Ok(ev) => {
-                                produced = true;
-                                let done = matches!(ev, ProviderEvent::Done(_));
-                                yield Ok(ev);
-                                if done {
-                                    return;
-                                }
-                            }
-                            Err(e) => {
-                                failure = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                }
-                let err = failure.unwrap_or(AttemptError::Stream(StreamError::Truncated(
-                    "attempt ended without a message".into(),
-                )));
-                let next = retries + 1;
-                let Some(wait) = policy.next_delay(&err, next) else {
-                    yield Err(err.into_final(&inner.messages_url, retries));
-                    return;
-                };
-                tracing::warn!(attempt = next, wait_ms = wait.as_millis() as u64, cause = %err, "retrying model call");
-                let status = match &err {
-                    AttemptError::Http { status, .. } => Some(*status),
-                    _ => None,
-                };
-                yield Ok(ProviderEvent::Retry(RetryNotice {
-                    attempt: next,
-                    max_retries: policy.max_retries,
-                    wait,
-                    cause: err.to_string(),
-                    status,
-                    discard_partial: produced,
-                }));
-                tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => {
-                        yield Err(LlmError::Cancelled);
-                        return;
-                    }
-                    _ = tokio::time::sleep(wait) => {}
-                }
-                retries = next;
-            }
+        let body = match body {
+            Ok(b) => b,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        };
+        let retry = Retrying {
+            policy: inner.config.retry.clone(),
+            target: inner.messages_url.clone(),
+            max_sleep: None,
+        };
+        let attempt_cancel = cancel.clone();
+        retrying(retry, cancel, move || {
+            Ok(
+                Box::pin(attempt(inner.clone(), body.clone(), attempt_cancel.clone()))
+                    as AttemptStream,
+            )
         })
     }
 }
 
 /// One HTTP attempt: send, check the status, decode SSE into events until `message_stop`.
-fn attempt<'a>(
-    inner: &'a Inner,
+fn attempt(
+    inner: Arc<Inner>,
     body: Bytes,
-    cancel: &'a CancellationToken,
-) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'a {
+    cancel: CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     async_stream::stream! {
         let idle = inner.config.idle_timeout;
         let send = inner

@@ -6,11 +6,16 @@
 //! and each retry is announced as an event before a cancellable sleep. That leaves only the
 //! delay arithmetic below, which is plain and unit-tested.
 
+use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
+use futures::{Stream, StreamExt};
 use reqwest::header::HeaderMap;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::AttemptError;
+use crate::provider::{EventStream, ProviderEvent, RetryNotice};
+use crate::{LlmError, StreamError};
 
 /// How failed model calls are retried.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +103,96 @@ impl RetryPolicy {
         let capped = exp.min(self.max_delay);
         capped.saturating_sub(capped.mul_f64(fastrand::f64() * 0.25))
     }
+}
+
+/// The events of one attempt of a model call.
+pub(crate) type AttemptStream =
+    Pin<Box<dyn Stream<Item = Result<ProviderEvent, AttemptError>> + Send>>;
+
+/// How a provider's attempts are retried.
+pub(crate) struct Retrying {
+    /// The policy deciding whether and when to retry.
+    pub policy: RetryPolicy,
+    /// What the final error names (the URL tried, or the script).
+    pub target: String,
+    /// Upper bound of an actual sleep (offline replay never waits long).
+    pub max_sleep: Option<Duration>,
+}
+
+/// Drive a model call: forward each attempt's events as they come; when an attempt fails, ask
+/// the policy, announce the retry (telling the caller to discard partial output), wait
+/// (cancellably) and start a fresh attempt from `next_attempt`. Shared by every provider.
+pub(crate) fn retrying(
+    r: Retrying,
+    cancel: CancellationToken,
+    mut next_attempt: impl FnMut() -> Result<AttemptStream, LlmError> + Send + 'static,
+) -> EventStream {
+    Box::pin(async_stream::stream! {
+        let mut retries = 0u32;
+        loop {
+            if cancel.is_cancelled() {
+                yield Err(LlmError::Cancelled);
+                return;
+            }
+            let mut attempt = match next_attempt() {
+                Ok(a) => a,
+                Err(e) => {
+                    yield Err(e);
+                    return;
+                }
+            };
+            let mut produced = false;
+            let mut failure = None;
+            while let Some(item) = attempt.next().await {
+                match item {
+                    Ok(ev) => {
+                        produced = true;
+                        let done = matches!(ev, ProviderEvent::Done(_));
+                        yield Ok(ev);
+                        if done {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            drop(attempt);
+            let err = failure.unwrap_or(AttemptError::Stream(StreamError::Truncated(
+                "attempt ended without a message".into(),
+            )));
+            let next = retries + 1;
+            let Some(wait) = r.policy.next_delay(&err, next) else {
+                yield Err(err.into_final(&r.target, retries));
+                return;
+            };
+            let wait = r.max_sleep.map_or(wait, |m| wait.min(m));
+            tracing::warn!(attempt = next, wait_ms = wait.as_millis() as u64, cause = %err, "retrying model call");
+            let status = match &err {
+                AttemptError::Http { status, .. } => Some(*status),
+                _ => None,
+            };
+            yield Ok(ProviderEvent::Retry(RetryNotice {
+                attempt: next,
+                max_retries: r.policy.max_retries,
+                wait,
+                cause: err.to_string(),
+                status,
+                discard_partial: produced,
+            }));
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {
+                    yield Err(LlmError::Cancelled);
+                    return;
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+            retries = next;
+        }
+    })
 }
 
 /// The server's requested wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date.

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderValue};
 use skiff_protocol::script::{Fault, Script, ScriptTurn};
 use skiff_protocol::{MessagesRequest, StreamEvent};
@@ -15,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 use crate::accumulator::StreamAccumulator;
 use crate::anthropic::parse_event;
 use crate::error::AttemptError;
-use crate::provider::{EventStream, Provider, ProviderEvent, RetryNotice};
+use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{self, RetryPolicy};
+use crate::retry::{AttemptStream, Retrying, retrying};
 use crate::sse::SseEvent;
 use crate::{LlmError, StreamError};
 
@@ -189,75 +189,31 @@ impl Provider for ScriptedProvider {
         }
         .map(|b| b.len())
         .map_err(|e| LlmError::Request(e.to_string()));
-        Box::pin(async_stream::stream! {
-            let input_estimate = match body_len {
-                Ok(n) => (n / 4) as u64,
-                Err(e) => { yield Err(e); return; }
+        let input_estimate = match body_len {
+            Ok(n) => (n / 4) as u64,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        };
+        let retry = Retrying {
+            policy,
+            target: label,
+            max_sleep: Some(MAX_RETRY_SLEEP),
+        };
+        let attempt_cancel = cancel.clone();
+        retrying(retry, cancel, move || {
+            let step = {
+                let mut s = lock(&state);
+                s.requests.push(request.clone());
+                s.cursor.next_step()
             };
-            let mut retries = 0u32;
-            loop {
-                if cancel.is_cancelled() {
-                    yield Err(LlmError::Cancelled);
-                    return;
-                }
-                let step = {
-                    let mut s = lock(&state);
-                    s.requests.push(request.clone());
-                    s.cursor.next_step()
-                };
-                if let Step::Exhausted { turns } = step {
-                    yield Err(exhausted(turns));
-                    return;
-                }
-                let mut produced = false;
-                let mut failure = None;
-                {
-                    let attempt = attempt(step, &model, input_estimate, &cancel);
-                    futures::pin_mut!(attempt);
-                    while let Some(item) = attempt.next().await {
-                        match item {
-                            Ok(ev) => {
-                                produced = true;
-                                let done = matches!(ev, ProviderEvent::Done(_));
-                                yield Ok(ev);
-                                if done {
-                                    return;
-                                }
-                            }
-                            Err(e) => {
-                                failure = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                }
-                let err = failure.unwrap_or(AttemptError::Stream(StreamError::Truncated(
-                    "attempt ended without a message".into(),
-                )));
-                let next = retries + 1;
-                let Some(wait) = policy.next_delay(&err, next) else {
-                    yield Err(err.into_final(&label, retries));
-                    return;
-                };
-                let wait = wait.min(MAX_RETRY_SLEEP);
-                let status = match &err {
-                    AttemptError::Http { status, .. } => Some(*status),
-                    _ => None,
-                };
-                yield Ok(ProviderEvent::Retry(RetryNotice {
-                    attempt: next,
-                    max_retries: policy.max_retries,
-                    wait,
-                    cause: err.to_string(),
-                    status,
-                    discard_partial: produced,
-                }));
-                if !pause(wait, &cancel).await {
-                    yield Err(LlmError::Cancelled);
-                    return;
-                }
-                retries = next;
+            if let Step::Exhausted { turns } = step {
+                return Err(exhausted(turns));
             }
+            Ok(Box::pin(attempt(
+                step,
+                model.clone(),
+                input_estimate,
+                attempt_cancel.clone(),
+            )) as AttemptStream)
         })
     }
 }
@@ -276,12 +232,12 @@ fn exhausted(turns: usize) -> LlmError {
 }
 
 /// One attempt: a fault or the answer, as the Anthropic provider would report it.
-fn attempt<'a>(
+fn attempt(
     step: Step,
-    model: &'a str,
+    model: String,
     input_estimate: u64,
-    cancel: &'a CancellationToken,
-) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'a {
+    cancel: CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     async_stream::stream! {
         let (serial, turn, fault) = match step {
             Step::Exhausted { .. } => return,
@@ -292,11 +248,11 @@ fn attempt<'a>(
             Step::Fault { serial, turn, fault } => (serial, turn, StreamFault::of(fault)),
             Step::Answer { serial, turn } => (serial, turn, None),
         };
-        let events = turn.to_stream_events(serial, model, input_estimate);
+        let events = turn.to_stream_events(serial, &model, input_estimate);
         let limit = fault.as_ref().map_or(events.len(), |f| f.after_events);
         if fault.is_none() {
             if let Some(ms) = turn.delay_first_byte_ms {
-                if !pause(Duration::from_millis(ms), cancel).await {
+                if !pause(Duration::from_millis(ms), &cancel).await {
                     yield Err(AttemptError::Cancelled);
                     return;
                 }
@@ -307,7 +263,7 @@ fn attempt<'a>(
         let mut ready = Vec::new();
         for (i, event) in events.iter().take(limit).enumerate() {
             if let Some(ms) = between.filter(|_| i > 0) {
-                if !pause(Duration::from_millis(ms), cancel).await {
+                if !pause(Duration::from_millis(ms), &cancel).await {
                     yield Err(AttemptError::Cancelled);
                     return;
                 }
@@ -346,7 +302,7 @@ fn attempt<'a>(
             }
             Ending::ErrorEvent { kind, message } => AttemptError::ErrorEvent { kind, message },
             Ending::Stall(ms) => {
-                if !pause(Duration::from_millis(ms).min(MAX_STALL), cancel).await {
+                if !pause(Duration::from_millis(ms).min(MAX_STALL), &cancel).await {
                     yield Err(AttemptError::Cancelled);
                     return;
                 }
