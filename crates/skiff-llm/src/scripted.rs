@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
-use skiff_protocol::script::{Fault, Script, ScriptTurn};
+use skiff_protocol::script::{Fault, Script, ScriptCursor, Step};
 use skiff_protocol::{MessagesRequest, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
@@ -79,7 +79,7 @@ pub struct ScriptedProvider {
 
 #[derive(Debug)]
 struct State {
-    cursor: Cursor,
+    cursor: ScriptCursor,
     requests: Vec<MessagesRequest>,
 }
 
@@ -122,7 +122,7 @@ impl ScriptedProvider {
         Self {
             model: script.model.clone(),
             state: Arc::new(Mutex::new(State {
-                cursor: Cursor::new(script),
+                cursor: ScriptCursor::new(script),
                 requests: Vec::new(),
             })),
             max_retries: 5,
@@ -245,8 +245,8 @@ fn attempt(
                 yield Err(status_error(status, retry_after.as_deref(), retry_after_ms, message));
                 return;
             }
-            Step::Fault { serial, turn, fault } => (serial, turn, StreamFault::of(fault)),
-            Step::Answer { serial, turn } => (serial, turn, None),
+            Step::Fault { serial, script_turn, fault, .. } => (serial, script_turn, StreamFault::of(fault)),
+            Step::Answer { serial, script_turn, .. } => (serial, script_turn, None),
         };
         let events = turn.to_stream_events(serial, &model, input_estimate);
         let limit = fault.as_ref().map_or(events.len(), |f| f.after_events);
@@ -466,126 +466,9 @@ impl StreamFault {
     }
 }
 
-/// What the next attempt gets.
-#[derive(Debug)]
-enum Step {
-    /// The current turn's next pending fault.
-    Fault {
-        serial: usize,
-        turn: Arc<ScriptTurn>,
-        fault: Fault,
-    },
-    /// The current turn's answer; `serial` counts answers served before (ids stay unique).
-    Answer {
-        serial: usize,
-        turn: Arc<ScriptTurn>,
-    },
-    /// No turn left.
-    Exhausted { turns: usize },
-}
-
-/// The position in the script (the mock server's semantics: faults one per attempt, then the
-/// answer, then the next turn; `repeat` wraps).
-#[derive(Debug)]
-struct Cursor {
-    repeat: bool,
-    turns: Vec<Arc<ScriptTurn>>,
-    turn: usize,
-    faults_served: usize,
-    answers: usize,
-}
-
-impl Cursor {
-    fn new(script: Script) -> Self {
-        Self {
-            repeat: script.repeat,
-            turns: script.turns.into_iter().map(Arc::new).collect(),
-            turn: 0,
-            faults_served: 0,
-            answers: 0,
-        }
-    }
-
-    fn next_step(&mut self) -> Step {
-        if self.turn >= self.turns.len() && self.repeat {
-            self.turn = 0;
-            self.faults_served = 0;
-        }
-        let Some(turn) = self.turns.get(self.turn).cloned() else {
-            return Step::Exhausted {
-                turns: self.turns.len(),
-            };
-        };
-        if let Some(fault) = turn.faults.get(self.faults_served).cloned() {
-            self.faults_served += 1;
-            return Step::Fault {
-                serial: self.answers,
-                turn,
-                fault,
-            };
-        }
-        let step = Step::Answer {
-            serial: self.answers,
-            turn,
-        };
-        self.turn += 1;
-        self.faults_served = 0;
-        self.answers += 1;
-        step
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fault() -> Fault {
-        Fault::Status {
-            status: 529,
-            retry_after: None,
-            retry_after_ms: None,
-            message: None,
-        }
-    }
-
-    fn kinds(cursor: &mut Cursor, n: usize) -> Vec<String> {
-        (0..n)
-            .map(|_| match cursor.next_step() {
-                Step::Fault { serial, .. } => format!("F{serial}"),
-                Step::Answer { serial, .. } => format!("A{serial}"),
-                Step::Exhausted { turns } => format!("X{turns}"),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn cursor_serves_faults_then_answers_then_exhausts() {
-        let mut c = Cursor::new(Script {
-            turns: vec![
-                ScriptTurn::text("a")
-                    .with_fault(fault())
-                    .with_fault(fault()),
-                ScriptTurn::text("b"),
-            ],
-            ..Script::default()
-        });
-        assert_eq!(kinds(&mut c, 6), ["F0", "F0", "A0", "A1", "X2", "X2"]);
-    }
-
-    #[test]
-    fn cursor_repeat_wraps_with_faults_again_and_empty_is_exhausted() {
-        let mut c = Cursor::new(Script {
-            repeat: true,
-            turns: vec![ScriptTurn::text("a").with_fault(fault())],
-            ..Script::default()
-        });
-        assert_eq!(kinds(&mut c, 4), ["F0", "A0", "F1", "A1"]);
-        let mut c = Cursor::new(Script {
-            repeat: true,
-            ..Script::default()
-        });
-        assert_eq!(kinds(&mut c, 1), ["X0"]);
-    }
 
     #[test]
     fn status_faults_read_retry_after_like_the_real_client() {

@@ -11,6 +11,7 @@ mod history;
 mod request;
 mod response;
 pub mod script;
+mod script_cursor;
 pub mod sdk;
 mod stream;
 

@@ -16,7 +16,6 @@
 //! serves them. Token estimates (`input_tokens` in usage and in `count_tokens`) are the request
 //! body's length in bytes divided by 4. The `skiff-mock` binary serves a script file.
 
-mod cursor;
 pub mod faults;
 mod recording;
 mod routes;

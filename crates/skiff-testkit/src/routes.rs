@@ -11,12 +11,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use skiff_protocol::script::{Fault, ScriptTurn};
 
-use crate::cursor::Step;
 use crate::faults::{error_response, fault_kind, status_fault_response, stream_fault_plan};
 use crate::recording::RecordedRequest;
 use crate::server::Shared;
 use crate::sse::Frames;
 use crate::streaming::{Ending, OpenStreamGuard, StreamPlan};
+use skiff_protocol::script::Step;
 
 /// Largest request body read (bigger bodies are cut off and answered 413).
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;

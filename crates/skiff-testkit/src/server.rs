@@ -12,9 +12,9 @@ use skiff_protocol::script::{Script, ScriptTurn};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::cursor::ScriptCursor;
 use crate::recording::{RecordedRequest, Recorder};
 use crate::routes;
+use skiff_protocol::script::ScriptCursor;
 
 /// State shared by the server handle and the request handlers.
 #[derive(Debug)]

@@ -1,13 +1,14 @@
-//! The position in a script: which turn answers the next `/v1/messages` request, and which of
-//! its faults are still pending.
+//! The position in a script: which turn answers the next model call, and which of its faults
+//! are still pending (one fault per attempt, then the answer, then the next turn; `repeat`
+//! wraps). Shared by the mock server and the offline scripted provider.
 
 use std::sync::Arc;
 
-use skiff_protocol::script::{Fault, Script, ScriptTurn};
+use crate::script::{Fault, Script, ScriptTurn};
 
 /// What the next `/v1/messages` request gets.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Step {
+pub enum Step {
     /// A failed attempt: the current turn's next pending fault.
     Fault {
         /// The turn the fault belongs to (its index in the script).
@@ -37,7 +38,7 @@ pub(crate) enum Step {
 
 /// Walks a script's turns, serving each turn's faults one per request before its answer.
 #[derive(Debug)]
-pub(crate) struct ScriptCursor {
+pub struct ScriptCursor {
     model: Option<String>,
     repeat: bool,
     turns: Vec<Arc<ScriptTurn>>,
@@ -48,7 +49,7 @@ pub(crate) struct ScriptCursor {
 
 impl ScriptCursor {
     /// A cursor at the start of `script`.
-    pub(crate) fn new(script: Script) -> Self {
+    pub fn new(script: Script) -> Self {
         Self {
             model: script.model,
             repeat: script.repeat,
@@ -60,12 +61,12 @@ impl ScriptCursor {
     }
 
     /// The model name the script forces, if any.
-    pub(crate) fn model(&self) -> Option<&str> {
+    pub fn model(&self) -> Option<&str> {
         self.model.as_deref()
     }
 
     /// Decide what the next request gets and advance.
-    pub(crate) fn next_step(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Step {
         if self.turn >= self.turns.len() {
             if self.repeat && !self.turns.is_empty() {
                 self.turn = 0;
