@@ -37,7 +37,7 @@ pub enum ProviderKind {
 }
 
 /// skiff: an agentic coding assistant.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "skiff", version, about, long_about = None)]
 pub struct Args {
     /// The prompt. With -p it is answered once and skiff exits.

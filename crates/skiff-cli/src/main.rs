@@ -29,6 +29,9 @@ fn main() -> ExitCode {
     if !args.print && args.prompt.as_deref() == Some("config") {
         return report(config_cmd::run_config(&args));
     }
+    if !args.print && args.prompt.as_deref() == Some("sessions") {
+        return report(sessions::run_sessions(&args));
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -64,7 +67,7 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
     let agent = setup::build_agent(args)?;
     let history = settings::skiff_home().map(|home| home.join("history"));
-    repl::run_repl(runtime, agent, args.prompt.clone(), history)
+    repl::run_repl(runtime, args, agent, history)
 }
 
 async fn run(mut args: Args) -> anyhow::Result<ExitCode> {

@@ -89,10 +89,11 @@ fn editor(history: Option<PathBuf>) -> Reedline {
 /// Run the REPL until the user exits.
 pub fn run_repl(
     rt: &tokio::runtime::Runtime,
+    args: &crate::args::Args,
     mut agent: Agent,
-    first_prompt: Option<String>,
     history: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    let first_prompt = args.prompt.clone();
     let color = use_color();
     let mut renderer = Renderer::new(std::io::stdout(), color);
     let banner = format!(
@@ -156,7 +157,11 @@ pub fn run_repl(
             Some(Action::Output(text)) => renderer.say(&text),
             Some(Action::Exit) => break,
             Some(Action::Compact(focus)) => compact(rt, &mut agent, &mut renderer, focus),
-            Some(Action::Resume(id)) => renderer.say(&resume_unavailable(id)),
+            Some(Action::Resume(id)) => {
+                if let Some(resumed) = resume(args, &agent, &mut renderer, id) {
+                    agent = resumed;
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -211,8 +216,67 @@ fn compact(
     }
 }
 
-fn resume_unavailable(_id: Option<String>) -> String {
-    "/resume is not available in this build yet; start skiff with --resume ID.".to_owned()
+/// `/resume [id]`: without an id, list this workspace's sessions; with one (or a unique
+/// prefix), switch to that conversation. Returns the new agent.
+fn resume(
+    args: &crate::args::Args,
+    agent: &Agent,
+    renderer: &mut Renderer<std::io::Stdout>,
+    id: Option<String>,
+) -> Option<Agent> {
+    let Some(home) = skiff_core::transcript::default_skiff_home() else {
+        renderer.say("No SKIFF_HOME or HOME: sessions are not saved.");
+        return None;
+    };
+    let cwd = agent.config().cwd.clone();
+    let Some(id) = id else {
+        let sessions = skiff_core::transcript::list_sessions(&home, &cwd);
+        if sessions.is_empty() {
+            renderer.say("No saved sessions in this workspace.");
+            return None;
+        }
+        let mut text = String::from(
+            "Sessions of this workspace (newest first); /resume ID to continue one:\n",
+        );
+        for s in sessions.iter().take(20) {
+            let prompt: String = s
+                .first_prompt
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect::<String>()
+                .replace('\n', " ");
+            text.push_str(&format!(
+                "  {}  {}  {:>4} msgs  {prompt}\n",
+                &s.id[..s.id.len().min(8)],
+                s.modified_iso(),
+                s.message_count
+            ));
+        }
+        renderer.say(&text);
+        return None;
+    };
+    let mut resumed_args = args.clone();
+    resumed_args.resume = Some(id);
+    resumed_args.continue_session = false;
+    resumed_args.fork_session = false;
+    resumed_args.session_id = None;
+    resumed_args.prompt = None;
+    match crate::setup::build_agent(&resumed_args) {
+        Ok(a) => {
+            renderer.say(&format!(
+                "Resumed session {} ({} messages).",
+                a.config().session_id,
+                a.history().len()
+            ));
+            Some(a)
+        }
+        Err(e) => {
+            renderer.say(&format!("Cannot resume: {e:#}"));
+            None
+        }
+    }
 }
 
 /// Run one prompt; Ctrl-C (SIGINT) interrupts it and returns to the prompt.

@@ -160,7 +160,6 @@ fn load(path: &Path) -> anyhow::Result<LoadedSession> {
 
 /// `skiff sessions`: the sessions of this workspace (`--cwd` or the current directory), newest
 /// first: id, date, message count and the first prompt. `--output-format json` prints an array.
-#[allow(dead_code)] // routed by main.rs
 pub fn run_sessions(args: &Args) -> anyhow::Result<ExitCode> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),

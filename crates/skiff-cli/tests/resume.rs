@@ -555,7 +555,6 @@ async fn an_oversized_tool_result_is_saved_and_readable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs main.rs to route `skiff sessions` to sessions::run_sessions"]
 async fn sessions_lists_this_workspace() {
     let env = Env::new();
     let sid = first_session(&env).await;

@@ -234,6 +234,7 @@ impl Agent {
     /// Start a new conversation (same session settings).
     pub fn clear(&mut self) {
         self.history.clear();
+        self.session.history_replaced(&self.history);
         self.last_input = None;
         self.memory_sent = false;
         self.ctx.files.clear();

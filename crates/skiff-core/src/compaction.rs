@@ -347,6 +347,7 @@ pub(crate) async fn summarize(
 
     let messages_before = agent.history.len();
     agent.history = new_history;
+    agent.session.history_replaced(&agent.history);
     agent.last_input = None;
     let post_tokens = tokens::full_estimate(agent);
     sink.emit(SdkMessage::System(SystemMessage::CompactBoundary(

@@ -131,6 +131,7 @@ fn apply_trim(agent: &mut Agent, sink: &EventSink, limits: TrimLimits) {
         return;
     }
     agent.history = history;
+    agent.session.history_replaced(&agent.history);
     agent.last_input = None;
     let why = match (limits.max_tokens, limits.max_messages) {
         (Some(t), _) => format!("to fit about {t} context tokens"),

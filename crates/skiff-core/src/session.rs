@@ -28,6 +28,9 @@ pub trait SessionStore: Send + Sync {
     fn append(&self, entry: SessionEntry<'_>);
     /// A turn ended (result emitted): make what was appended durable.
     fn turn_complete(&self) {}
+    /// The history was replaced as a whole (compaction, trimming, `/clear`): later loads must
+    /// start from `history` instead of replaying what came before.
+    fn history_replaced(&self, _history: &[skiff_protocol::Message]) {}
 }
 
 /// Keeps nothing.

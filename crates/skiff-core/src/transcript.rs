@@ -534,6 +534,10 @@ impl SessionStore for JsonlTranscript {
         let mut st = self.lock();
         self.sync(&mut st);
     }
+
+    fn history_replaced(&self, history: &[Message]) {
+        self.record_compaction(history);
+    }
 }
 
 /// The loop's own rule: a max_tokens reply whose tool call input was cut is retried, not kept.
