@@ -125,7 +125,8 @@ struct Run {
 /// Spawn the command and collect its output until it ends.
 async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, String> {
     let root = ctx.root();
-    if let Err(e) = tokio::fs::metadata(root).await {
+    // A plain stat: cheaper than a hop to the blocking pool for one syscall.
+    if let Err(e) = std::fs::metadata(root) {
         return Err(format!(
             "The working directory {} is not available: {e}",
             root.display()
@@ -144,7 +145,7 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     let writer = sender
         .into_blocking_fd()
         .map_err(|e| format!("Cannot create a pipe: {e}"))?;
-    let mut child = match spawn(ctx, "bash", command, &writer) {
+    let mut child = match spawn(ctx, shell_path(), command, &writer) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, &writer),
         other => other,
     }
@@ -183,6 +184,22 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
         finish_reading(reader, &mut buf, &mut output).await;
     }
     Ok(Run { ending, output })
+}
+
+/// The absolute path of `bash`, looked up in PATH once per process (a PATH search per call
+/// costs several failed execs on machines with long PATHs); plain "bash" if not found.
+fn shell_path() -> &'static str {
+    static SHELL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        std::env::var_os("PATH")
+            .and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join("bash"))
+                    .find(|p| p.is_file())
+                    .and_then(|p| p.to_str().map(str::to_owned))
+            })
+            .unwrap_or_else(|| "bash".to_owned())
+    })
 }
 
 /// `bash -c <command>` (or `sh`) in the workspace root, in a new process group, stdin from
