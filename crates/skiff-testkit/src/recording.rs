@@ -66,17 +66,37 @@ impl RecordedRequest {
 }
 
 /// The list of recorded requests, shared between the server and its handle.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Recorder {
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Keep the requests (tests); when off only the count is kept (long-running mock binary).
+    keep: bool,
+    count: std::sync::atomic::AtomicUsize,
 }
 
 impl Recorder {
+    /// A recorder that keeps requests, or only counts them.
+    pub(crate) fn new(keep: bool) -> Self {
+        Self {
+            requests: Mutex::new(Vec::new()),
+            keep,
+            count: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
     /// Append a request; returns its 1-based sequence number.
     pub(crate) fn record(&self, request: RecordedRequest) -> usize {
-        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        requests.push(request);
-        requests.len()
+        let n = self
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if self.keep {
+            self.requests
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(request);
+        }
+        n
     }
 
     /// A copy of everything recorded so far.
@@ -87,12 +107,9 @@ impl Recorder {
             .clone()
     }
 
-    /// How many requests have been recorded.
+    /// How many requests have arrived.
     pub(crate) fn len(&self) -> usize {
-        self.requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -54,7 +54,7 @@ pub struct MockServer {
 impl MockServer {
     /// Serve `script` on an ephemeral port of 127.0.0.1.
     pub async fn start(script: Script) -> io::Result<Self> {
-        Self::start_on(script, 0).await
+        Self::start_on(script, 0, true).await
     }
 
     /// A builder for a script assembled turn by turn.
@@ -62,12 +62,12 @@ impl MockServer {
         MockServerBuilder::default()
     }
 
-    async fn start_on(script: Script, port: u16) -> io::Result<Self> {
+    async fn start_on(script: Script, port: u16, record: bool) -> io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             cursor: Mutex::new(ScriptCursor::new(script)),
-            recorder: Recorder::default(),
+            recorder: Recorder::new(record),
             open_streams: Arc::new(AtomicUsize::new(0)),
             cancel: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
@@ -151,6 +151,7 @@ impl Drop for MockServer {
 pub struct MockServerBuilder {
     script: Script,
     port: u16,
+    no_record: bool,
 }
 
 impl MockServerBuilder {
@@ -184,6 +185,13 @@ impl MockServerBuilder {
         self
     }
 
+    /// Only count requests instead of keeping them (for the long-running `skiff-mock` binary,
+    /// whose recordings nobody can read; keeps its memory flat in long benchmarks).
+    pub fn no_record(mut self) -> Self {
+        self.no_record = true;
+        self
+    }
+
     /// Listen on this port of 127.0.0.1 instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -192,6 +200,6 @@ impl MockServerBuilder {
 
     /// Bind and start serving.
     pub async fn start(self) -> io::Result<MockServer> {
-        MockServer::start_on(self.script, self.port).await
+        MockServer::start_on(self.script, self.port, !self.no_record).await
     }
 }

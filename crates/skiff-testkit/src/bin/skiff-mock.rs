@@ -89,6 +89,7 @@ async fn main() -> ExitCode {
     let server = match MockServer::builder()
         .script(script)
         .port(args.port)
+        .no_record()
         .start()
         .await
     {
