@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
-use skiff_protocol::script::{Fault, Script, ScriptCursor, Step};
+use skiff_protocol::script::{
+    Fault, Script, ScriptCursor, Step, default_message_for_status, error_type_for_status,
+};
 use skiff_protocol::{MessagesRequest, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
@@ -371,39 +373,6 @@ fn status_error(
         message: message.unwrap_or_else(|| default_message_for_status(status).to_owned()),
         retry_after: retry::retry_after(&headers, SystemTime::now()),
         should_retry: None,
-    }
-}
-
-/// The Anthropic error type for an HTTP status (as the mock server sends it).
-fn error_type_for_status(status: u16) -> &'static str {
-    match status {
-        400 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        413 => "request_too_large",
-        429 => "rate_limit_error",
-        504 => "timeout_error",
-        529 => "overloaded_error",
-        _ => "api_error",
-    }
-}
-
-/// The default error message for an HTTP status (as the mock server sends it).
-fn default_message_for_status(status: u16) -> &'static str {
-    match status {
-        400 => "Invalid request",
-        401 => "invalid x-api-key",
-        403 => "Permission denied",
-        404 => "Not found",
-        413 => "Request exceeds the maximum allowed number of bytes",
-        429 => "Rate limited",
-        500 => "Internal server error",
-        502 => "Bad gateway",
-        503 => "Service unavailable",
-        504 => "Request timed out",
-        529 => "Overloaded",
-        _ => "Mock error",
     }
 }
 

@@ -308,6 +308,39 @@ impl ScriptTurn {
     }
 }
 
+/// The Anthropic error type the API uses for an HTTP status.
+pub fn error_type_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 => "timeout_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// A default error message for an HTTP status (what the mock and the scripted provider send).
+pub fn default_message_for_status(status: u16) -> &'static str {
+    match status {
+        400 => "Invalid request",
+        401 => "invalid x-api-key",
+        403 => "Permission denied",
+        404 => "Not found",
+        413 => "Request exceeds the maximum allowed number of bytes",
+        429 => "Rate limited",
+        500 => "Internal server error",
+        502 => "Bad gateway",
+        503 => "Service unavailable",
+        504 => "Request timed out",
+        529 => "Overloaded",
+        _ => "Mock error",
+    }
+}
+
 fn block_of(b: &ScriptBlock, turn: usize, index: usize) -> ContentBlock {
     match b {
         ScriptBlock::Text { text } => ContentBlock::Text(TextBlock {
