@@ -848,3 +848,103 @@ async fn oversized_results_are_truncated_with_a_notice_and_saved_whole() {
     let req = h.request(1);
     assert!(serde_json::to_string(&req.messages[2]).unwrap().len() < 2000);
 }
+
+/// A provider returning canned messages and recording the max_tokens it was asked for.
+struct Canned {
+    replies: std::sync::Mutex<Vec<skiff_protocol::MessageResponse>>,
+    asked: std::sync::Mutex<Vec<u32>>,
+}
+
+impl skiff_llm::Provider for Canned {
+    fn name(&self) -> &str {
+        "canned"
+    }
+    fn stream(
+        &self,
+        request: &MessagesRequest,
+        _cancel: skiff_llm::CancellationToken,
+    ) -> skiff_llm::EventStream {
+        self.asked.lock().unwrap().push(request.max_tokens);
+        validate_history(&request.messages).unwrap();
+        let mut replies = self.replies.lock().unwrap();
+        let msg = replies.remove(0);
+        Box::pin(futures::stream::iter(vec![Ok(
+            skiff_llm::ProviderEvent::Done(msg),
+        )]))
+    }
+}
+
+fn canned(blocks: Vec<ContentBlock>, stop: StopReason) -> skiff_protocol::MessageResponse {
+    let mut m = skiff_protocol::MessageResponse::new("msg", "claude-sonnet-4-5");
+    m.content = blocks;
+    m.stop_reason = Some(stop);
+    m
+}
+
+fn tool_block(input: Value) -> ContentBlock {
+    ContentBlock::ToolUse(skiff_protocol::ToolUseBlock {
+        id: "toolu_x".into(),
+        name: "Bash".into(),
+        input,
+        cache_control: None,
+    })
+}
+
+#[tokio::test]
+async fn a_tool_call_cut_by_max_tokens_is_asked_again_with_more_room_or_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    // The accumulator keeps a cut tool input as the raw JSON text (a string).
+    let cut = canned(
+        vec![tool_block(json!("{\"command\": \"ec"))],
+        StopReason::MaxTokens,
+    );
+    let whole = canned(
+        vec![tool_block(json!({"command": "echo hi"}))],
+        StopReason::ToolUse,
+    );
+    let done = canned(vec![ContentBlock::text("done")], StopReason::EndTurn);
+    let provider = Arc::new(Canned {
+        replies: std::sync::Mutex::new(vec![cut.clone(), whole, done]),
+        asked: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut agent = Agent::new(
+        AgentConfig {
+            max_tokens: 4096,
+            ..AgentConfig::default()
+        },
+        provider.clone(),
+        ToolRegistry::with_builtins(),
+        ToolContext::new(dir.path()).unwrap(),
+    );
+    let r = agent.run("go").finish().await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(*provider.asked.lock().unwrap(), vec![4096, 8192, 8192]);
+    // The cut call never entered the history; the whole one ran once.
+    let history = serde_json::to_string(agent.history()).unwrap();
+    assert!(!history.contains("\\\"command\\\": \\\"ec"), "{history}");
+    assert_eq!(history.matches("tool_result").count(), 1);
+    validate_history(agent.history()).unwrap();
+
+    // At the model's output cap there is no more room: a clear error, history still valid.
+    let provider = Arc::new(Canned {
+        replies: std::sync::Mutex::new(vec![cut]),
+        asked: std::sync::Mutex::new(Vec::new()),
+    });
+    let mut agent = Agent::new(
+        AgentConfig {
+            max_tokens: 64_000,
+            ..AgentConfig::default()
+        },
+        provider,
+        ToolRegistry::with_builtins(),
+        ToolContext::new(dir.path()).unwrap(),
+    );
+    let r = agent.run("go").finish().await;
+    assert!(r.is_error);
+    assert!(
+        r.errors[0].contains("cut off at max_tokens (64000) in the middle of a tool call"),
+        "{:?}",
+        r.errors
+    );
+    validate_history(agent.history()).unwrap();
+}
