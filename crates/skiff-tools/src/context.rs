@@ -103,4 +103,17 @@ impl ToolContext {
     pub fn root(&self) -> &Path {
         self.guard.root()
     }
+
+    /// An optional `path` input of the search tools: the text as given (`.` when absent or
+    /// empty) and the guarded path; a rejected path is the tool's error result.
+    pub fn resolve_search_path(
+        &self,
+        path: Option<&str>,
+    ) -> Result<(String, PathBuf), crate::tool::ToolOutput> {
+        let given = path.filter(|p| !p.is_empty()).unwrap_or(".").to_owned();
+        match self.guard.resolve(&given) {
+            Ok(p) => Ok((given, p)),
+            Err(e) => Err(crate::tool::ToolOutput::tool_use_error(e.to_string())),
+        }
+    }
 }

@@ -110,15 +110,9 @@ impl TypedTool for GrepTool {
     }
 
     async fn run(&self, input: GrepInput, ctx: &ToolContext) -> ToolOutput {
-        let given = input
-            .path
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".")
-            .to_owned();
-        let target = match ctx.guard.resolve(&given) {
-            Ok(p) => p,
-            Err(e) => return ToolOutput::tool_use_error(e.to_string()),
+        let (given, target) = match ctx.resolve_search_path(input.path.as_deref()) {
+            Ok(r) => r,
+            Err(out) => return out,
         };
         let is_dir = match tokio::fs::metadata(&target).await {
             Ok(m) => m.is_dir(),

@@ -46,12 +46,9 @@ impl TypedTool for LsTool {
     }
 
     async fn run(&self, input: LsInput, ctx: &ToolContext) -> ToolOutput {
-        let (given, dir) = match input.path.as_deref().filter(|p| !p.is_empty()) {
-            Some(p) => match ctx.guard.resolve(p) {
-                Ok(d) => (p.to_owned(), d),
-                Err(e) => return ToolOutput::tool_use_error(e.to_string()),
-            },
-            None => (".".to_owned(), ctx.root().to_path_buf()),
+        let (given, dir) = match ctx.resolve_search_path(input.path.as_deref()) {
+            Ok(r) => r,
+            Err(out) => return out,
         };
         match tokio::fs::metadata(&dir).await {
             Ok(m) if m.is_dir() => {}
