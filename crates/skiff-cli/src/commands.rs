@@ -1,7 +1,8 @@
 //! REPL slash commands: one table of name, arguments, help and handler, so new commands
-//! (/compact, /resume, ...) slot in as rows.
+//! (/compact, /resume, ...) slot in as rows. Handlers see the session's [`Status`] and say
+//! what to do; the REPL does it through the session.
 
-use skiff_core::Agent;
+use skiff_core::Status;
 
 /// What the REPL does after a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +15,10 @@ pub enum Action {
     Compact(Option<String>),
     /// Pick a saved session to resume.
     Resume(Option<String>),
+    /// Start a new conversation.
+    Clear,
+    /// Switch to this model and show the text.
+    SetModel(String, String),
 }
 
 /// One slash command.
@@ -24,8 +29,8 @@ pub struct Command {
     pub args: &'static str,
     /// One-line help.
     pub help: &'static str,
-    /// The handler: the agent and the text after the command name.
-    pub run: fn(&mut Agent, &str) -> Action,
+    /// The handler: the session's status and the text after the command name.
+    pub run: fn(&Status, &str) -> Action,
 }
 
 /// Every command, in /help order.
@@ -80,8 +85,19 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
+/// Whether `line` is a slash command (not a prompt such as a path like `/etc/hosts`).
+pub fn is_command(line: &str) -> bool {
+    line.trim().strip_prefix('/').is_some_and(|rest| {
+        !rest
+            .split(char::is_whitespace)
+            .next()
+            .unwrap_or("")
+            .contains('/')
+    })
+}
+
 /// Run `line` if it is a slash command (`None` when it is a prompt).
-pub fn dispatch(agent: &mut Agent, line: &str) -> Option<Action> {
+pub fn dispatch(status: &Status, line: &str) -> Option<Action> {
     let rest = line.trim().strip_prefix('/')?;
     // A path like /etc/hosts typed as a prompt is not a command.
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -89,7 +105,7 @@ pub fn dispatch(agent: &mut Agent, line: &str) -> Option<Action> {
         return None;
     }
     Some(match COMMANDS.iter().find(|c| c.name == name) {
-        Some(c) => (c.run)(agent, args.trim()),
+        Some(c) => (c.run)(status, args.trim()),
         None => Action::Output(format!("Unknown command /{name}.\n{}", list())),
     })
 }
@@ -110,25 +126,24 @@ fn list() -> String {
     s
 }
 
-fn help(_: &mut Agent, _: &str) -> Action {
+fn help(_: &Status, _: &str) -> Action {
     Action::Output(list())
 }
 
-fn clear(agent: &mut Agent, _: &str) -> Action {
-    agent.clear();
-    Action::Output("Started a new conversation.".into())
+fn clear(_: &Status, _: &str) -> Action {
+    Action::Clear
 }
 
-fn compact(_: &mut Agent, args: &str) -> Action {
+fn compact(_: &Status, args: &str) -> Action {
     Action::Compact((!args.is_empty()).then(|| args.to_owned()))
 }
 
-fn resume(_: &mut Agent, args: &str) -> Action {
+fn resume(_: &Status, args: &str) -> Action {
     Action::Resume((!args.is_empty()).then(|| args.to_owned()))
 }
 
-fn cost(agent: &mut Agent, _: &str) -> Action {
-    let c = agent.costs();
+fn cost(status: &Status, _: &str) -> Action {
+    let c = &status.costs;
     let u = &c.total_usage;
     let mut s = format!(
         "Session cost: ${:.4}\nTokens: {} input, {} output, {} cache reads, {} cache writes",
@@ -147,21 +162,21 @@ fn cost(agent: &mut Agent, _: &str) -> Action {
     Action::Output(s)
 }
 
-fn model(agent: &mut Agent, args: &str) -> Action {
+fn model(status: &Status, args: &str) -> Action {
     if args.is_empty() {
-        return Action::Output(format!("Model: {}", agent.config().model));
+        return Action::Output(format!("Model: {}", status.model));
     }
     let resolved = skiff_llm::resolve_alias(args);
     let known = skiff_llm::model_info(&resolved).is_some();
-    agent.set_model(resolved.clone());
     let note = if known {
         ""
     } else {
         " (no price known for it: its cost counts as $0)"
     };
-    Action::Output(format!("Model set to {resolved}{note}."))
+    let text = format!("Model set to {resolved}{note}.");
+    Action::SetModel(resolved, text)
 }
 
-fn tools(agent: &mut Agent, _: &str) -> Action {
-    Action::Output(format!("Tools: {}", agent.tool_names().join(", ")))
+fn tools(status: &Status, _: &str) -> Action {
+    Action::Output(format!("Tools: {}", status.tools.join(", ")))
 }

@@ -1,60 +1,84 @@
-//! Print mode (`skiff -p`): run one prompt through the agent loop and write the events in the
-//! chosen output format. SIGINT interrupts the run (exit 130).
+//! Print mode (`skiff -p`): a client of the session that sends one prompt and writes the events
+//! in the chosen output format. SIGINT interrupts the run (exit 130); a reader that goes away
+//! (`skiff -p … | head -1`) stops the run too, but is not an error (exit 0).
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::StreamExt;
-use skiff_core::Agent;
+use skiff_core::{Agent, Event};
+use skiff_protocol::sdk::SdkMessage;
 
 use crate::args::Args;
 use crate::output::OutputWriter;
 
 /// Run `prompt` and return the process exit code.
 pub async fn run_print(
-    agent: &mut Agent,
+    agent: Agent,
     args: &Args,
     prompt: String,
     out: impl Write,
+    terminal_width: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
     let mut writer = OutputWriter::new(
         args.output_format,
         args.verbose,
         args.include_partial_messages,
         out,
+        terminal_width,
     );
-    let mut run = agent.run(prompt);
-    let interrupt = run.interrupt_handle();
+    let mut session = agent.spawn();
+    session.send_message(prompt)?;
+    let interrupted = Arc::new(AtomicBool::new(false));
     let sigint = tokio::spawn({
-        let interrupt = interrupt.clone();
+        let handle = session.handle();
+        let interrupted = Arc::clone(&interrupted);
         async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                interrupt.cancel();
+                interrupted.store(true, Ordering::SeqCst);
+                handle.interrupt();
             }
         }
     });
-    while let Some(ev) = run.next().await {
-        if let Err(e) = writer.event(ev) {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                // The reader went away (e.g. `| head`): stop the run cleanly.
-                run.interrupt();
-                continue;
+    let mut reader_gone = false;
+    let mut is_error = true;
+    while let Some(ev) = session.next_event().await {
+        let result = match &ev {
+            Event::Frame(SdkMessage::Result(r)) => Some(r.is_error),
+            _ => None,
+        };
+        if !reader_gone {
+            if let Err(e) = writer.event(&ev) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    session.interrupt();
+                    session.shutdown().await;
+                    return Err(e.into());
+                }
+                // Nobody reads the output any more: stop working for them.
+                tracing::info!("stdout was closed; stopping the run");
+                reader_gone = true;
+                session.interrupt();
             }
-            return Err(e.into());
+        }
+        if let Some(err) = result {
+            is_error = err;
+            break;
         }
     }
     sigint.abort();
-    let is_error = run.result().is_none_or(|r| r.is_error);
-    drop(run);
-    match writer.finish() {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
-        _ => {}
+    session.shutdown().await;
+    if !reader_gone {
+        match writer.finish() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+            _ => {}
+        }
     }
-    Ok(if interrupt.is_cancelled() {
+    Ok(if interrupted.load(Ordering::SeqCst) {
         ExitCode::from(130)
-    } else if is_error {
-        ExitCode::FAILURE
-    } else {
+    } else if reader_gone || !is_error {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     })
 }

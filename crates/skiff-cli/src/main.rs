@@ -13,6 +13,7 @@ mod repl;
 mod sessions;
 mod settings;
 mod setup;
+mod view;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -65,7 +66,7 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 }
 
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
-    let agent = setup::build_agent(args)?;
+    let agent = setup::build_agent(args, skiff_core::DeltaMode::Raw)?;
     let history = settings::skiff_home().map(|home| home.join("history"));
     repl::run_repl(runtime, args, agent, history)
 }
@@ -101,7 +102,27 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("Error: the prompt is empty");
         return Ok(ExitCode::from(2));
     }
-    let mut agent = setup::build_agent(&args)?;
+    let partial = args.include_partial_messages;
+    let deltas = match args.output_format {
+        // The answer is printed as it streams.
+        OutputFormat::Text => skiff_core::DeltaMode::Raw,
+        OutputFormat::StreamJson if partial => skiff_core::DeltaMode::Frames,
+        OutputFormat::Json if partial && args.verbose => skiff_core::DeltaMode::Frames,
+        _ => skiff_core::DeltaMode::Off,
+    };
+    let agent = setup::build_agent(&args, deltas)?;
+    let terminal_width = if std::io::stdout().is_terminal() {
+        render::terminal_size().map(|(w, _)| w)
+    } else {
+        None
+    };
     let stdout = std::io::stdout().lock();
-    headless::run_print(&mut agent, &args, prompt, std::io::BufWriter::new(stdout)).await
+    headless::run_print(
+        agent,
+        &args,
+        prompt,
+        std::io::BufWriter::new(stdout),
+        terminal_width,
+    )
+    .await
 }

@@ -1,12 +1,14 @@
 //! Print-mode output: the text renderer (answer on stdout, compact trace on stderr) and the
-//! json / stream-json writers. All consume the same event stream.
+//! json / stream-json writers. All consume the same event stream; what text mode shows is
+//! decided by [`crate::view::View`].
 
 use std::io::Write;
 
-use skiff_protocol::sdk::{ResultMessage, SdkMessage, SystemMessage};
-use skiff_protocol::{ContentBlock, Delta, MessageContent, StreamEvent, ToolResultContent};
+use skiff_core::Event;
+use skiff_protocol::sdk::{ResultMessage, SdkMessage};
 
 use crate::args::OutputFormat;
+use crate::view::{Piece, RowCounter, View, result_error};
 
 /// Writes events in one output format.
 pub struct OutputWriter<W: Write> {
@@ -15,49 +17,71 @@ pub struct OutputWriter<W: Write> {
     partial: bool,
     out: W,
     collected: Vec<SdkMessage>,
+    view: View,
+    pieces: Vec<Piece>,
     /// Text mode: whether the last text written ended a line.
     at_line_start: bool,
-    wrote_text: bool,
-    /// Tool names by tool_use id, for the trace's outcome lines.
-    tool_names: std::collections::HashMap<String, String>,
+    /// Text mode on a terminal: its width, so a withdrawn answer can be erased.
+    width: Option<usize>,
+    /// Column of the cursor on stdout (text mode on a terminal).
+    col: usize,
+    /// Rows of answer text written since the current model call started.
+    rows: Option<RowCounter>,
 }
 
 impl<W: Write> OutputWriter<W> {
-    /// A writer for `format`.
-    pub fn new(format: OutputFormat, verbose: bool, partial: bool, out: W) -> Self {
+    /// A writer for `format`. `terminal_width` is the width of the terminal stdout is, if it
+    /// is one (text mode then erases a withdrawn partial answer; otherwise it holds answer
+    /// text back until each model call is complete).
+    pub fn new(
+        format: OutputFormat,
+        verbose: bool,
+        partial: bool,
+        out: W,
+        terminal_width: Option<usize>,
+    ) -> Self {
         Self {
             format,
             verbose,
             partial,
             out,
             collected: Vec::new(),
+            view: View::new(terminal_width.is_none()),
+            pieces: Vec::new(),
             at_line_start: true,
-            wrote_text: false,
-            tool_names: std::collections::HashMap::new(),
+            width: terminal_width,
+            col: 0,
+            rows: None,
         }
     }
 
     /// Handle one event.
-    pub fn event(&mut self, ev: SdkMessage) -> std::io::Result<()> {
+    pub fn event(&mut self, ev: &Event) -> std::io::Result<()> {
+        let Event::Frame(frame) = ev else {
+            if self.format == OutputFormat::Text {
+                return self.text_event(ev);
+            }
+            return Ok(());
+        };
         match self.format {
             OutputFormat::StreamJson => {
-                if matches!(ev, SdkMessage::StreamEvent(_)) && !self.partial {
+                if matches!(frame, SdkMessage::StreamEvent(_)) && !self.partial {
                     return Ok(());
                 }
-                serde_json::to_writer(&mut self.out, &ev)?;
+                serde_json::to_writer(&mut self.out, frame)?;
                 self.out.write_all(b"\n")?;
                 self.out.flush()
             }
             OutputFormat::Json => {
-                let keep = matches!(ev, SdkMessage::Result(_))
+                let keep = matches!(frame, SdkMessage::Result(_))
                     || (self.verbose
-                        && (self.partial || !matches!(ev, SdkMessage::StreamEvent(_))));
+                        && (self.partial || !matches!(frame, SdkMessage::StreamEvent(_))));
                 if keep {
-                    self.collected.push(ev);
+                    self.collected.push(frame.clone());
                 }
                 Ok(())
             }
-            OutputFormat::Text => self.text_event(&ev),
+            OutputFormat::Text => self.text_event(ev),
         }
     }
 
@@ -74,78 +98,83 @@ impl<W: Write> OutputWriter<W> {
         self.out.flush()
     }
 
-    fn text_event(&mut self, ev: &SdkMessage) -> std::io::Result<()> {
-        match ev {
-            SdkMessage::StreamEvent(s) => {
-                if let StreamEvent::ContentBlockDelta {
-                    delta: Delta::TextDelta { text },
-                    ..
-                } = &s.event
-                {
-                    if text.is_empty() {
-                        return Ok(());
-                    }
-                    self.out.write_all(text.as_bytes())?;
+    fn text_event(&mut self, ev: &Event) -> std::io::Result<()> {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        self.view.event(ev, &mut pieces);
+        let mut result = Ok(());
+        for piece in pieces.drain(..) {
+            result = self.piece(piece);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.pieces = pieces;
+        result
+    }
+
+    fn piece(&mut self, piece: Piece) -> std::io::Result<()> {
+        match piece {
+            Piece::Text(text) => {
+                if let Some(width) = self.width {
+                    self.rows
+                        .get_or_insert_with(|| RowCounter::new(width, self.col))
+                        .feed(&text);
+                }
+                self.write_answer(&text)?;
+            }
+            Piece::TextEnd => {}
+            Piece::CallStart => self.rows = None,
+            Piece::Withdraw(_) => {
+                if let Some(rows) = self.rows.take() {
+                    let erase = rows.erase();
+                    self.out.write_all(erase.as_bytes())?;
                     self.out.flush()?;
-                    self.at_line_start = text.ends_with('\n');
-                    self.wrote_text = true;
+                    self.col = rows.mark_col();
+                    self.at_line_start = self.col == 0;
                 }
             }
-            SdkMessage::Assistant(a) => {
-                for block in &a.message.content {
-                    if let ContentBlock::ToolUse(t) = block {
-                        self.tool_names.insert(t.id.clone(), t.name.clone());
-                        self.end_line()?;
-                        eprintln!("● {}({})", t.name, tool_summary(&t.name, &t.input));
-                    }
-                }
-            }
-            SdkMessage::User(u) => {
-                if let MessageContent::Blocks(blocks) = &u.message.content {
-                    for b in blocks {
-                        if let ContentBlock::ToolResult(r) = b {
-                            let tool = self.tool_names.remove(&r.tool_use_id).unwrap_or_default();
-                            let err = r.is_error == Some(true);
-                            eprintln!("  ⎿ {}", outcome_line(&tool, err, r.content.as_ref()));
-                        }
-                    }
-                }
-            }
-            SdkMessage::System(SystemMessage::ApiRetry(r)) => {
+            other => {
+                self.rows = None;
                 self.end_line()?;
-                eprintln!(
-                    "[skiff] {}; retrying in {:.1}s (retry {}/{})",
-                    r.error,
-                    r.retry_delay_ms as f64 / 1000.0,
-                    r.attempt,
-                    r.max_retries
-                );
+                match other {
+                    Piece::ToolCall { name, summary } => eprintln!("● {name}({summary})"),
+                    Piece::ToolOutcome { line, .. } => eprintln!("  ⎿ {line}"),
+                    Piece::Retry(text) => eprintln!("[skiff] {text}"),
+                    Piece::Notice { level, message } => eprintln!("[skiff] {level}: {message}"),
+                    Piece::Compacted { pre_tokens } => {
+                        eprintln!("[skiff] conversation compacted ({pre_tokens} tokens before)")
+                    }
+                    Piece::Result { result, wrote_text } => {
+                        self.text_result(&result, wrote_text)?
+                    }
+                    Piece::Text(_) | Piece::TextEnd | Piece::Withdraw(_) | Piece::CallStart => {}
+                }
             }
-            SdkMessage::System(SystemMessage::Informational(i)) => {
-                self.end_line()?;
-                eprintln!("[skiff] {}: {}", i.level, i.message);
-            }
-            SdkMessage::Result(r) => self.text_result(r)?,
-            _ => {}
         }
         Ok(())
     }
 
-    fn text_result(&mut self, r: &ResultMessage) -> std::io::Result<()> {
-        self.end_line()?;
+    fn write_answer(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()?;
+        self.at_line_start = text.ends_with('\n');
+        match text.rfind('\n') {
+            Some(i) => self.col = text[i + 1..].chars().count(),
+            None => self.col += text.chars().count(),
+        }
+        Ok(())
+    }
+
+    fn text_result(&mut self, r: &ResultMessage, wrote_text: bool) -> std::io::Result<()> {
         if r.is_error {
-            let text = r
-                .errors
-                .first()
-                .cloned()
-                .or_else(|| r.result.clone())
-                .unwrap_or_else(|| "the run failed".to_owned());
-            writeln!(self.out, "Error: {text}")?;
-        } else if !self.wrote_text {
+            writeln!(self.out, "Error: {}", result_error(r))?;
+        } else if !wrote_text {
             if let Some(text) = &r.result {
                 writeln!(self.out, "{text}")?;
             }
         }
+        self.at_line_start = true;
+        self.col = 0;
         self.out.flush()
     }
 
@@ -155,62 +184,8 @@ impl<W: Write> OutputWriter<W> {
             self.out.write_all(b"\n")?;
             self.out.flush()?;
             self.at_line_start = true;
+            self.col = 0;
         }
         Ok(())
-    }
-}
-
-/// A short argument summary for the trace line: `Bash(cargo test)`, `Read(src/lib.rs)`.
-pub fn tool_summary(name: &str, input: &serde_json::Value) -> String {
-    let key = match name {
-        "Bash" => "command",
-        "Read" | "Write" | "Edit" => "file_path",
-        "Glob" | "Grep" => "pattern",
-        "LS" => "path",
-        _ => "",
-    };
-    let text = input
-        .get(key)
-        .and_then(|v| v.as_str())
-        .map(str::to_owned)
-        .unwrap_or_else(|| input.to_string());
-    one_line(&text, 80)
-}
-
-pub fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultContent>) -> String {
-    let text = match content {
-        Some(ToolResultContent::Text(t)) => t.clone(),
-        Some(ToolResultContent::Blocks(_)) => "(image)".to_owned(),
-        None => String::new(),
-    };
-    let text = text
-        .trim_start_matches("<tool_use_error>")
-        .trim_end_matches("</tool_use_error>");
-    let lines = text.lines().count();
-    if tool == "Read" && !is_error && text.starts_with("1\t") {
-        return format!("Read {lines} lines");
-    }
-    let first = one_line(text.lines().next().unwrap_or(""), 100);
-    let more = if lines > 1 {
-        format!(" (+{} lines)", lines - 1)
-    } else {
-        String::new()
-    };
-    if is_error {
-        format!("Error: {first}{more}")
-    } else if first.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        format!("{first}{more}")
-    }
-}
-
-fn one_line(s: &str, max: usize) -> String {
-    let s = s.replace('\n', " ");
-    if s.chars().count() <= max {
-        s
-    } else {
-        let cut: String = s.chars().take(max).collect();
-        format!("{cut}…")
     }
 }

@@ -2,15 +2,14 @@
 //! with a one-line outcome, a spinner with elapsed seconds while waiting, and a cost line after
 //! each turn. Colors and the spinner only on a terminal without NO_COLOR.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::time::Instant;
 
-use skiff_protocol::sdk::{ResultMessage, SdkMessage, SystemMessage};
-use skiff_protocol::{ContentBlock, Delta, MessageContent, StreamEvent};
+use skiff_core::Event;
+use skiff_protocol::sdk::ResultMessage;
 
 use crate::markdown::MarkdownStream;
-use crate::output::{outcome_line, tool_summary};
+use crate::view::{Piece, RowCounter, View, result_error};
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -19,11 +18,16 @@ pub struct Renderer<W: Write> {
     out: W,
     color: bool,
     md: MarkdownStream,
+    view: View,
+    pieces: Vec<Piece>,
     spinner: Option<(String, Instant)>,
     spinner_shown: bool,
     frame: usize,
     at_line_start: bool,
-    tool_names: HashMap<String, String>,
+    /// Cursor column (for erasing a withdrawn answer).
+    col: usize,
+    /// Rows of answer written since the current model call started.
+    rows: Option<RowCounter>,
     turn_started: Instant,
 }
 
@@ -34,11 +38,14 @@ impl<W: Write> Renderer<W> {
             out,
             color,
             md: MarkdownStream::new(color),
+            view: View::new(false),
+            pieces: Vec::new(),
             spinner: None,
             spinner_shown: false,
             frame: 0,
             at_line_start: true,
-            tool_names: HashMap::new(),
+            col: 0,
+            rows: None,
             turn_started: Instant::now(),
         }
     }
@@ -67,108 +74,103 @@ impl<W: Write> Renderer<W> {
         }
     }
 
-    /// Handle one event of the run.
-    pub fn event(&mut self, ev: &SdkMessage) {
-        match ev {
-            SdkMessage::StreamEvent(s) => match &s.event {
-                StreamEvent::ContentBlockDelta {
-                    delta: Delta::TextDelta { text },
-                    ..
-                } if !text.is_empty() => {
-                    self.clear_spinner();
-                    self.spinner = None;
-                    let rendered = self.md.push(text);
-                    self.write(&rendered);
-                }
-                StreamEvent::ContentBlockStop { .. } => {
-                    let rest = self.md.finish();
-                    self.write(&rest);
-                }
-                _ => {}
-            },
-            SdkMessage::Assistant(a) => {
-                for block in &a.message.content {
-                    if let ContentBlock::ToolUse(t) = block {
-                        self.tool_names.insert(t.id.clone(), t.name.clone());
-                        self.clear_spinner();
-                        self.end_line();
-                        let dot = if self.color {
-                            "\x1b[32m●\x1b[0m"
-                        } else {
-                            "●"
-                        };
-                        self.write(&format!(
-                            "{dot} {}({})\n",
-                            t.name,
-                            tool_summary(&t.name, &t.input)
-                        ));
-                        self.set_spinner(&format!("Running {}", t.name));
-                    }
-                }
-            }
-            SdkMessage::User(u) => {
-                if let MessageContent::Blocks(blocks) = &u.message.content {
-                    for b in blocks {
-                        if let ContentBlock::ToolResult(r) = b {
-                            let tool = self.tool_names.remove(&r.tool_use_id).unwrap_or_default();
-                            let err = r.is_error == Some(true);
-                            let line = outcome_line(&tool, err, r.content.as_ref());
-                            self.clear_spinner();
-                            let styled = match (self.color, err) {
-                                (true, true) => {
-                                    format!("  \x1b[2m⎿\x1b[0m \x1b[31m{line}\x1b[0m\n")
-                                }
-                                (true, false) => format!("  \x1b[2m⎿ {line}\x1b[0m\n"),
-                                _ => format!("  ⎿ {line}\n"),
-                            };
-                            self.write(&styled);
-                            self.set_spinner("Thinking");
-                        }
-                    }
-                }
-            }
-            SdkMessage::System(SystemMessage::ApiRetry(r)) => {
-                self.clear_spinner();
-                self.end_line();
-                self.write(&format!(
-                    "[skiff] {}; retrying in {:.1}s (retry {}/{})\n",
-                    r.error,
-                    r.retry_delay_ms as f64 / 1000.0,
-                    r.attempt,
-                    r.max_retries
-                ));
-            }
-            SdkMessage::System(SystemMessage::Informational(i)) => {
-                self.clear_spinner();
-                self.end_line();
-                self.write(&format!("[skiff] {}: {}\n", i.level, i.message));
-            }
-            SdkMessage::System(SystemMessage::CompactBoundary(c)) => {
-                self.clear_spinner();
-                self.end_line();
-                self.write(&format!(
-                    "[skiff] conversation compacted ({} tokens before)\n",
-                    c.compact_metadata.pre_tokens
-                ));
-            }
-            SdkMessage::Result(r) => self.result(r),
-            _ => {}
+    /// Handle one event of the session.
+    pub fn event(&mut self, ev: &Event) {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        self.view.event(ev, &mut pieces);
+        for piece in pieces.drain(..) {
+            self.piece(piece);
         }
+        self.pieces = pieces;
+    }
+
+    fn piece(&mut self, piece: Piece) {
+        match piece {
+            Piece::Text(text) => {
+                self.clear_spinner();
+                self.spinner = None;
+                let rendered = self.md.push(&text);
+                self.answer(&rendered);
+            }
+            Piece::TextEnd => {
+                let rest = self.md.finish();
+                self.answer(&rest);
+            }
+            Piece::CallStart => self.rows = None,
+            Piece::Withdraw(_) => {
+                self.clear_spinner();
+                // Drop what the markdown renderer still holds of the withdrawn text.
+                self.md = MarkdownStream::new(self.color);
+                if let Some(rows) = self.rows.take() {
+                    let _ = self.out.write_all(rows.erase().as_bytes());
+                    let _ = self.out.flush();
+                    self.col = rows.mark_col();
+                    self.at_line_start = self.col == 0;
+                }
+            }
+            Piece::ToolCall { name, summary } => {
+                self.rows = None;
+                self.clear_spinner();
+                self.end_line();
+                let dot = if self.color {
+                    "\x1b[32m●\x1b[0m"
+                } else {
+                    "●"
+                };
+                self.write(&format!("{dot} {name}({summary})\n"));
+                self.set_spinner(&format!("Running {name}"));
+            }
+            Piece::ToolOutcome { line, is_error } => {
+                self.rows = None;
+                self.clear_spinner();
+                let styled = match (self.color, is_error) {
+                    (true, true) => format!("  \x1b[2m⎿\x1b[0m \x1b[31m{line}\x1b[0m\n"),
+                    (true, false) => format!("  \x1b[2m⎿ {line}\x1b[0m\n"),
+                    _ => format!("  ⎿ {line}\n"),
+                };
+                self.write(&styled);
+                self.set_spinner("Thinking");
+            }
+            Piece::Retry(text) => self.note(&format!("[skiff] {text}\n")),
+            Piece::Notice { level, message } => {
+                self.note(&format!("[skiff] {level}: {message}\n"));
+            }
+            Piece::Compacted { pre_tokens } => self.note(&format!(
+                "[skiff] conversation compacted ({pre_tokens} tokens before)\n"
+            )),
+            Piece::Result { result, .. } => self.result(&result),
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        self.rows = None;
+        self.clear_spinner();
+        self.end_line();
+        self.write(text);
+    }
+
+    /// Answer text: counted so it can be withdrawn.
+    fn answer(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some((width, _)) = terminal_size() {
+            self.rows
+                .get_or_insert_with(|| RowCounter::new(width, self.col))
+                .feed(text);
+        }
+        self.write(text);
     }
 
     fn result(&mut self, r: &ResultMessage) {
         self.spinner = None;
+        self.rows = None;
         self.clear_spinner();
         let rest = self.md.finish();
         self.write(&rest);
         self.end_line();
         if r.is_error {
-            let text = r
-                .errors
-                .first()
-                .cloned()
-                .or_else(|| r.result.clone())
-                .unwrap_or_else(|| "the turn failed".to_owned());
+            let text = result_error(r);
             let text = if self.color {
                 format!("\x1b[31mError: {text}\x1b[0m\n")
             } else {
@@ -231,7 +233,26 @@ impl<W: Write> Renderer<W> {
         let _ = self.out.write_all(s.as_bytes());
         let _ = self.out.flush();
         self.at_line_start = s.ends_with('\n');
+        match s.rfind('\n') {
+            Some(i) => self.col = visible_width(&s[i + 1..]),
+            None => self.col += visible_width(s),
+        }
     }
+}
+
+/// The terminal's (columns, rows), when stdout is one.
+pub fn terminal_size() -> Option<(usize, usize)> {
+    crossterm::terminal::size()
+        .ok()
+        .filter(|(w, _)| *w > 0)
+        .map(|(w, h)| (usize::from(w), usize::from(h)))
+}
+
+/// Columns `s` takes on screen (escape sequences take none).
+fn visible_width(s: &str) -> usize {
+    let mut counter = RowCounter::new(usize::MAX, 0);
+    counter.feed(s);
+    counter.col()
 }
 
 fn group(n: u64) -> String {

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use futures::StreamExt;
 use reedline::{
     DefaultHinter, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, Prompt,
     PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
     Validator, default_emacs_keybindings,
 };
-use skiff_core::Agent;
+use skiff_core::{Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, RequestKind, Session};
+use skiff_protocol::sdk::SdkMessage;
 
 use crate::commands::{self, Action};
 use crate::render::Renderer;
@@ -90,7 +90,7 @@ fn editor(history: Option<PathBuf>) -> Reedline {
 pub fn run_repl(
     rt: &tokio::runtime::Runtime,
     args: &crate::args::Args,
-    mut agent: Agent,
+    agent: Agent,
     history: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let first_prompt = args.prompt.clone();
@@ -102,14 +102,19 @@ pub fn run_repl(
         agent.config().model,
         agent.config().cwd.display()
     );
+    let cwd = agent.config().cwd.clone();
     renderer.say(&if color {
         format!("\x1b[2m{banner}\x1b[0m")
     } else {
         banner
     });
+    let mut session = {
+        let _rt = rt.enter();
+        agent.spawn()
+    };
     if let Some(p) = first_prompt {
         renderer.say(&format!("you> {p}"));
-        run_turn(rt, &mut agent, &mut renderer, p);
+        run_turn(rt, &mut session, &mut renderer, p);
     }
     let mut editor = editor(history);
     let mut ctrl_c_once = false;
@@ -143,6 +148,7 @@ pub fn run_repl(
             }
             Err(e) => {
                 renderer.say(&format!("Error: reading input failed: {e}"));
+                rt.block_on(session.shutdown());
                 return Ok(ExitCode::FAILURE);
             }
         };
@@ -152,18 +158,44 @@ pub fn run_repl(
         if prompt.is_empty() {
             continue;
         }
-        match commands::dispatch(&mut agent, prompt) {
-            None => run_turn(rt, &mut agent, &mut renderer, prompt.to_owned()),
+        if !commands::is_command(prompt) {
+            run_turn(rt, &mut session, &mut renderer, prompt.to_owned());
+            continue;
+        }
+        let status = match rt.block_on(session.status()) {
+            Ok(s) => s,
+            Err(e) => {
+                renderer.say(&format!("Error: {e}"));
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        match commands::dispatch(&status, prompt) {
+            None => run_turn(rt, &mut session, &mut renderer, prompt.to_owned()),
             Some(Action::Output(text)) => renderer.say(&text),
             Some(Action::Exit) => break,
-            Some(Action::Compact(focus)) => compact(rt, &mut agent, &mut renderer, focus),
+            Some(Action::Clear) => {
+                if session.submit(Op::Clear).is_ok() {
+                    renderer.say("Started a new conversation.");
+                }
+            }
+            Some(Action::SetModel(model, text)) => {
+                if session.handle().set_model(model).is_ok() {
+                    renderer.say(&text);
+                }
+            }
+            Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
-                if let Some(resumed) = resume(args, &agent, &mut renderer, id) {
-                    agent = resumed;
+                if let Some(resumed) = resume(args, &cwd, &mut renderer, id) {
+                    let old = std::mem::replace(&mut session, {
+                        let _rt = rt.enter();
+                        resumed.spawn()
+                    });
+                    rt.block_on(old.shutdown());
                 }
             }
         }
     }
+    rt.block_on(session.shutdown());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -182,30 +214,50 @@ fn read_plain() -> std::io::Result<Signal> {
     ))
 }
 
+/// A SIGINT listener for the duration of a turn (None, with a log line, if it cannot be set).
+fn sigint() -> Option<tokio::signal::unix::Signal> {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot catch Ctrl-C");
+            None
+        }
+    }
+}
+
+async fn next_sigint(s: &mut Option<tokio::signal::unix::Signal>) {
+    match s.as_mut() {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
 /// `/compact [focus]`: summarise the conversation now; Ctrl-C cancels and keeps it as it was.
 fn compact(
     rt: &tokio::runtime::Runtime,
-    agent: &mut Agent,
+    session: &mut Session,
     renderer: &mut Renderer<std::io::Stdout>,
     focus: Option<String>,
 ) {
     renderer.say("Compacting the conversation…");
     let outcome = rt.block_on(async {
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let on_sigint = cancel.clone();
-        let watcher = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_sigint.cancel();
+        let mut sig = sigint();
+        let handle = session.handle();
+        let compacting = session.compact(focus.as_deref());
+        tokio::pin!(compacting);
+        loop {
+            tokio::select! {
+                r = &mut compacting => break r,
+                () = next_sigint(&mut sig) => handle.interrupt(),
             }
-        });
-        let r = agent.compact_with_cancel(focus.as_deref(), &cancel).await;
-        watcher.abort();
-        r
+        }
     });
     match outcome {
         Ok(report) => {
-            for ev in &report.events {
-                renderer.event(ev);
+            for ev in report.events {
+                renderer.event(&Event::Frame(ev));
             }
             renderer.say(&format!(
                 "Compacted {} messages into a summary: about {} → {} tokens.",
@@ -217,10 +269,10 @@ fn compact(
 }
 
 /// `/resume [id]`: without an id, list this workspace's sessions; with one (or a unique
-/// prefix), switch to that conversation. Returns the new agent.
+/// prefix), build the agent that continues that conversation.
 fn resume(
     args: &crate::args::Args,
-    agent: &Agent,
+    cwd: &std::path::Path,
     renderer: &mut Renderer<std::io::Stdout>,
     id: Option<String>,
 ) -> Option<Agent> {
@@ -228,9 +280,8 @@ fn resume(
         renderer.say("No SKIFF_HOME or HOME: sessions are not saved.");
         return None;
     };
-    let cwd = agent.config().cwd.clone();
     let Some(id) = id else {
-        let sessions = skiff_core::transcript::list_sessions(&home, &cwd);
+        let sessions = skiff_core::transcript::list_sessions(&home, cwd);
         if sessions.is_empty() {
             renderer.say("No saved sessions in this workspace.");
             return None;
@@ -263,7 +314,7 @@ fn resume(
     resumed_args.fork_session = false;
     resumed_args.session_id = None;
     resumed_args.prompt = None;
-    match crate::setup::build_agent(&resumed_args) {
+    match crate::setup::build_agent(&resumed_args, DeltaMode::Raw) {
         Ok(a) => {
             renderer.say(&format!(
                 "Resumed session {} ({} messages).",
@@ -279,42 +330,68 @@ fn resume(
     }
 }
 
-/// Run one prompt; Ctrl-C (SIGINT) interrupts it and returns to the prompt.
+/// Run one prompt; Ctrl-C (SIGINT) interrupts it and returns to the prompt. Approval requests
+/// are asked on the terminal.
 fn run_turn(
     rt: &tokio::runtime::Runtime,
-    agent: &mut Agent,
+    session: &mut Session,
     renderer: &mut Renderer<std::io::Stdout>,
     prompt: String,
 ) {
     rt.block_on(async {
-        let mut sigint =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot catch Ctrl-C");
-                    None
-                }
-            };
+        let mut sig = sigint();
         renderer.start_turn();
-        let mut run = agent.run(prompt);
-        let stop = run.interrupt_handle();
+        if session.send_message(prompt).is_err() {
+            renderer.say("Error: the session has ended.");
+            return;
+        }
+        let handle = session.handle();
         let mut ticker = tokio::time::interval(Duration::from_millis(100));
         loop {
             tokio::select! {
-                ev = run.next() => match ev {
-                    Some(e) => renderer.event(&e),
+                ev = session.next_event() => match ev {
+                    Some(Event::Request(request)) => {
+                        let answer = ask(renderer, &request).await;
+                        let _ = handle.reply(request.id, answer);
+                    }
+                    Some(e) => {
+                        let done = matches!(&e, Event::Frame(SdkMessage::Result(_)));
+                        renderer.event(&e);
+                        if done {
+                            break;
+                        }
+                    }
                     None => break,
                 },
                 _ = ticker.tick() => renderer.tick(),
-                _ = async {
-                    match sigint.as_mut() {
-                        Some(s) => { s.recv().await; }
-                        None => std::future::pending::<()>().await,
-                    }
-                } => {
-                    stop.cancel();
-                }
+                () = next_sigint(&mut sig) => handle.interrupt(),
             }
         }
     });
+}
+
+/// Ask the user about a request on the terminal.
+async fn ask(renderer: &mut Renderer<std::io::Stdout>, request: &skiff_core::Request) -> Answer {
+    match &request.kind {
+        RequestKind::Approval(a) => {
+            renderer.say(&format!(
+                "Allow {}({})? {} [y/N] ",
+                a.tool_name,
+                crate::view::tool_summary(&a.tool_name, &a.input),
+                a.reason
+            ));
+            let line = tokio::task::spawn_blocking(|| {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).map(|_| line)
+            })
+            .await;
+            let yes = matches!(line, Ok(Ok(l)) if matches!(l.trim(), "y" | "Y" | "yes"));
+            Answer::Approval(if yes {
+                ApprovalAnswer::allow()
+            } else {
+                ApprovalAnswer::deny(skiff_core::permissions::not_granted(&a.tool_name))
+            })
+        }
+        _ => Answer::Json(serde_json::json!({})),
+    }
 }

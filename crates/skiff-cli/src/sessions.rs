@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use skiff_core::prompt::EnvironmentInfo;
-use skiff_core::session::{NoSession, SessionStore};
+use skiff_core::store::{NoSession, SessionStore};
 use skiff_core::transcript::{
     self, JsonlTranscript, LoadedSession, SessionSummary, TranscriptError, TranscriptMeta,
 };

@@ -455,7 +455,6 @@ impl Settings {
         config.temperature = self.temperature.as_ref().map(|t| t.value);
         config.max_tool_result_chars = self.max_tool_result_chars.value;
         config.prompt_caching = self.prompt_caching.value;
-        config.permission_mode = self.permissions.mode.value.clone();
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use skiff_core::memory::{MemoryOptions, load_memory, memory_reminder};
 use skiff_core::permissions::{DenyRules, Rule};
 use skiff_core::prompt::{EnvironmentInfo, SystemPromptOptions, build_system_prompt};
-use skiff_core::{Agent, AgentConfig};
+use skiff_core::{Agent, AgentConfig, DeltaMode, PermissionMode};
 use skiff_llm::{AnthropicConfig, AnthropicProvider, Provider, ScriptedProvider};
 use skiff_tools::{ToolConfig, ToolContext, ToolRegistry};
 
@@ -20,8 +20,9 @@ pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// Default max turns in print mode.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
 
-/// Build the agent for these arguments.
-pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
+/// Build the agent for these arguments; `deltas` says how the front end wants the answer's
+/// stream events.
+pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -104,6 +105,13 @@ pub fn build_agent(args: &Args) -> anyhow::Result<Agent> {
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);
+    config.permission_mode = settings
+        .permissions
+        .mode
+        .value
+        .parse::<PermissionMode>()
+        .map_err(|e| anyhow::anyhow!("{e} (from {})", settings.permissions.mode.source))?;
+    config.deltas = deltas;
     apply_context_settings(&settings, &mut config);
     tracing::info!(
         model = %config.model,

@@ -101,22 +101,39 @@ async fn prompt_from_stdin_and_model_flag() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn text_streams_to_stdout_while_the_answer_is_still_arriving() {
+async fn text_reaches_a_pipe_as_each_model_call_completes_not_at_exit() {
+    // On a pipe (which cannot be erased) text is released when its model call is complete, so
+    // a retried call never shows twice; it still arrives while the run goes on.
     let server = MockServer::builder()
         .turn(ScriptTurn {
+            content: vec![
+                skiff_protocol::script::ScriptBlock::Text {
+                    text: "first words".into(),
+                },
+                skiff_protocol::script::ScriptBlock::ToolUse {
+                    id: None,
+                    name: "Bash".into(),
+                    input: serde_json::json!({"command": "sleep 1"}),
+                },
+            ],
             chunk_chars: Some(5),
-            delay_between_deltas_ms: Some(150),
-            ..ScriptTurn::text("first words, then a lot more text arriving slowly")
+            ..ScriptTurn::default()
         })
+        .turn(ScriptTurn::text("then the rest."))
         .start()
         .await
         .unwrap();
     let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().to_path_buf();
     let (first, still_running, rest, ok) = tokio::task::spawn_blocking(move || {
         let mut child = Command::new(env!("CARGO_BIN_EXE_skiff"))
             .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("ANTHROPIC_API_KEY", KEY)
             .env("ANTHROPIC_BASE_URL", &url)
+            .env("SKIFF_HOME", cwd.join(".home"))
+            .current_dir(&cwd)
             .args(["-p", "hi"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -137,16 +154,44 @@ async fn text_streams_to_stdout_while_the_answer_is_still_arriving() {
     assert!(ok);
     assert!(
         still_running,
-        "the first text arrived only after skiff exited: not streamed"
+        "the first call's text arrived only after skiff exited"
     );
-    assert!(
-        !first.is_empty() && first.len() < 30,
-        "first read: {first:?}"
-    );
+    assert!(first.starts_with("first words"), "first read: {first:?}");
+    assert_eq!(format!("{first}{rest}"), "first words\nthen the rest.\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_stream_prints_its_answer_once() {
+    // The connection drops after part of the answer streamed; the retry starts over.
+    let server = MockServer::builder()
+        .turn(ScriptTurn {
+            faults: vec![Fault::Disconnect { after_events: 5 }],
+            chunk_chars: Some(4),
+            ..ScriptTurn::text("The answer is forty-two.")
+        })
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (url, cwd) = (server.url(), dir.path().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        skiff(&url)
+            .env("SKIFF_HOME", cwd.join(".home"))
+            .current_dir(&cwd)
+            .args(["-p", "question"])
+            .output()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
     assert_eq!(
-        format!("{first}{rest}"),
-        "first words, then a lot more text arriving slowly\n"
+        String::from_utf8_lossy(&out.stdout),
+        "The answer is forty-two.\n"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("retrying"), "{stderr}");
+    assert_eq!(server.messages_requests().len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -195,7 +195,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         Arc::new(routed),
         ToolRegistry::with_builtins(),
         ToolContext::new(dir.path())?,
-    );
+    )
+    .spawn();
 
     let rss_before = vm_hwm_kib().unwrap_or(0);
     let started = Instant::now();
@@ -260,7 +261,10 @@ window {window}, threshold {threshold}, keep_recent {keep}"
         mean_main as f64 / 1e3,
         summaries.iter().map(|s| s.bytes).max().unwrap_or(0) as f64 / 1e3
     );
-    println!("history at the end: {} messages", agent.history().len());
+    println!(
+        "history at the end: {} messages",
+        agent.status().await.map_or(0, |s| s.messages)
+    );
     println!();
     println!(
         "loop requests by window of {every}: body KB min / mean / max, most messages, most \

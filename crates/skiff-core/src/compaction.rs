@@ -11,17 +11,18 @@
 //! …          ┘ so every kept tool_result's tool_use is kept too
 //! ```
 
-use std::fmt;
 use std::str::FromStr;
 
 use skiff_protocol::sdk::{CompactBoundary, CompactMetadata, SdkMessage, SystemMessage};
-use skiff_protocol::{ContentBlock, Message, Role, Usage, validate_history};
-use tokio_util::sync::CancellationToken;
+use skiff_protocol::{ContentBlock, Message, Role, validate_history};
 
-use crate::agent::Agent;
-use crate::frames::{EventSink, new_uuid};
+use crate::context::ContextEnv;
+use crate::conversation::Conversation;
+use crate::frames::new_uuid;
 use crate::hooks::HookOutcome;
 use crate::tokens;
+
+pub use crate::event::{CompactError, CompactReport, CompactTrigger};
 
 mod summary;
 
@@ -133,78 +134,6 @@ impl Default for CompactionConfig {
     }
 }
 
-/// Why a compaction happens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactTrigger {
-    /// The context passed the threshold before a model call.
-    Auto,
-    /// The user asked for it (`/compact`).
-    Manual,
-}
-
-impl CompactTrigger {
-    /// `auto` or `manual`, as in `compact_boundary` and the PreCompact hook input.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Manual => "manual",
-        }
-    }
-}
-
-impl fmt::Display for CompactTrigger {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What a successful compaction did.
-#[derive(Debug, Clone)]
-pub struct CompactReport {
-    /// Auto or manual.
-    pub trigger: CompactTrigger,
-    /// Context tokens before (reported + estimated).
-    pub pre_tokens: u64,
-    /// Estimated context tokens after.
-    pub post_tokens: u64,
-    /// Messages before.
-    pub messages_before: usize,
-    /// Messages after.
-    pub messages_after: usize,
-    /// How many messages the summary replaced.
-    pub summarized_messages: usize,
-    /// The summary text.
-    pub summary: String,
-    /// Usage of the summary call (already added to the session's costs).
-    pub usage: Usage,
-    /// Events emitted while compacting (the `compact_boundary` frame, notices). Filled by
-    /// [`Agent::compact`]; empty for automatic compaction, whose events go to the run's stream.
-    pub events: Vec<SdkMessage>,
-}
-
-/// Why a compaction did not happen. The history is unchanged in every case.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CompactError {
-    /// The history is too short: nothing lies between the first message and the recent ones.
-    #[error("nothing to compact: the conversation is too short")]
-    NothingToCompact,
-    /// A PreCompact hook blocked it.
-    #[error("a PreCompact hook blocked compaction: {0}")]
-    Blocked(String),
-    /// The summary call was cancelled.
-    #[error("compaction was cancelled")]
-    Cancelled,
-    /// The summary call failed.
-    #[error("the summary request failed: {0}")]
-    Failed(String),
-    /// The model answered with an empty summary.
-    #[error("the model returned an empty summary")]
-    EmptySummary,
-    /// The compacted history would not be valid for the API (a bug; never swapped in).
-    #[error("the compacted history is invalid: {0}")]
-    Invalid(String),
-}
-
 /// The memory block of the first user message, if it has one: a text block equal to the
 /// configured memory, or one that starts like a memory reminder.
 pub(crate) fn is_memory_block(block: &ContentBlock, memory: Option<&str>) -> bool {
@@ -277,51 +206,51 @@ pub fn compacted_history(
     out
 }
 
-/// Summarise the older history of `agent` and swap the compacted history in. On any error the
+/// Summarise the older history of `conv` and swap the compacted history in. On any error the
 /// history is left as it was. Emits `compact_boundary` on success.
 pub(crate) async fn summarize(
-    agent: &mut Agent,
+    conv: &mut Conversation,
+    env: &mut ContextEnv<'_>,
     trigger: CompactTrigger,
     focus: Option<&str>,
-    sink: &EventSink,
-    cancel: &CancellationToken,
     pre_tokens: u64,
 ) -> Result<CompactReport, CompactError> {
-    let keep = agent.config.compaction.keep_recent;
-    let cut = plan_cut(&agent.history, keep).ok_or(CompactError::NothingToCompact)?;
-    if let HookOutcome::Block { reason } = agent.hooks.pre_compact(trigger, focus).await {
+    let config = env.config;
+    let keep = config.compaction.keep_recent;
+    let cut = plan_cut(conv.messages(), keep).ok_or(CompactError::NothingToCompact)?;
+    if let HookOutcome::Block { reason } = env.hooks.pre_compact(trigger, focus).await {
         return Err(CompactError::Blocked(reason));
     }
-    let model = agent.config.model.clone();
+    let model = env.model.to_owned();
     let max_tokens =
-        skiff_llm::model_info(&model).map_or(agent.config.compaction.summary_max_tokens, |i| {
-            agent
-                .config
+        skiff_llm::model_info(&model).map_or(config.compaction.summary_max_tokens, |i| {
+            config
                 .compaction
                 .summary_max_tokens
                 .min(u32::try_from(i.max_output_tokens).unwrap_or(u32::MAX))
         });
     // Leave room for the prompt and the answer; 3 bytes per token keeps the transcript well
     // inside the window even for dense text.
-    let window = tokens::context_window(&agent.config);
+    let window = tokens::context_window(config);
     let budget_tokens = window
         .saturating_sub(u64::from(max_tokens) + 4_000)
         .max(1_000);
     let max_bytes = usize::try_from(budget_tokens * 3).unwrap_or(usize::MAX);
-    let memory = agent.config.memory.clone();
-    let transcript = render_transcript(&agent.history[..cut], memory.as_deref(), max_bytes);
+    let memory = config.memory.as_deref();
+    let transcript = render_transcript(&conv.messages()[..cut], memory, max_bytes);
     let request = summary_request(&model, max_tokens, &transcript, focus);
 
-    sink.notice(
+    env.sink.notice(
         "compaction",
         "info",
         format!(
             "compacting the conversation ({pre_tokens} tokens; summarising {} of {} messages)",
             cut - 1,
-            agent.history.len()
+            conv.len()
         ),
     );
-    let reply = match skiff_llm::complete(agent.provider.stream(&request, cancel.clone())).await {
+    let cancel = env.cancel.clone();
+    let reply = match skiff_llm::complete(env.provider.stream(&request, cancel.clone())).await {
         Ok(r) => r,
         Err(skiff_llm::LlmError::Cancelled) => return Err(CompactError::Cancelled),
         Err(e) if cancel.is_cancelled() => {
@@ -330,9 +259,9 @@ pub(crate) async fn summarize(
         }
         Err(e) => return Err(CompactError::Failed(e.to_string())),
     };
-    let (_, unknown) = agent.costs.add(&model, &reply.usage);
+    let (_, unknown) = env.costs.add(&model, &reply.usage);
     if unknown {
-        sink.notice(
+        env.sink.notice(
             "pricing",
             "warning",
             format!("no price known for model {model}; its cost is counted as $0"),
@@ -342,30 +271,29 @@ pub(crate) async fn summarize(
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
     }
-    let new_history = compacted_history(&agent.history, cut, &summary, memory.as_deref());
+    let new_history = compacted_history(conv.messages(), cut, &summary, memory);
     validate_history(&new_history).map_err(|e| CompactError::Invalid(e.to_string()))?;
 
-    let messages_before = agent.history.len();
-    agent.history = new_history;
-    agent.session.history_replaced(&agent.history);
-    agent.last_input = None;
-    let post_tokens = tokens::full_estimate(agent);
-    sink.emit(SdkMessage::System(SystemMessage::CompactBoundary(
-        CompactBoundary {
-            compact_metadata: CompactMetadata {
-                trigger: trigger.as_str().to_owned(),
-                pre_tokens,
+    let messages_before = conv.len();
+    conv.replace(new_history);
+    let post_tokens = conv.full_estimate(env.fixed_tokens());
+    env.sink
+        .emit(SdkMessage::System(SystemMessage::CompactBoundary(
+            CompactBoundary {
+                compact_metadata: CompactMetadata {
+                    trigger: trigger.as_str().to_owned(),
+                    pre_tokens,
+                },
+                session_id: env.sink.session_id().to_owned(),
+                uuid: new_uuid(),
             },
-            session_id: sink.session_id().to_owned(),
-            uuid: new_uuid(),
-        },
-    )));
+        )));
     tracing::info!(
         trigger = trigger.as_str(),
         pre_tokens,
         post_tokens,
         messages_before,
-        messages_after = agent.history.len(),
+        messages_after = conv.len(),
         "conversation compacted"
     );
     Ok(CompactReport {
@@ -373,7 +301,7 @@ pub(crate) async fn summarize(
         pre_tokens,
         post_tokens,
         messages_before,
-        messages_after: agent.history.len(),
+        messages_after: conv.len(),
         summarized_messages: cut - 1,
         summary,
         usage: reply.usage,

@@ -14,12 +14,15 @@
 //! Trimming goes down to half the threshold rather than just under it, so that it happens
 //! rarely: every trim changes the start of the conversation and so invalidates the prompt cache.
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
 use crate::compaction::{self, CompactError, CompactReport, CompactTrigger, CompactionStrategy};
+use crate::config::AgentConfig;
+use crate::conversation::Conversation;
+use crate::cost::CostTracker;
 use crate::frames::EventSink;
+use crate::hooks::HookRunner;
+use crate::request::RequestTemplate;
 use crate::tokens;
 use crate::trim::{self, TrimLimits};
 
@@ -38,11 +41,11 @@ pub struct ContextLimits {
 }
 
 impl ContextLimits {
-    /// The limits for `agent`'s configuration.
-    pub fn of(agent: &Agent) -> Self {
-        let window = tokens::context_window(&agent.config);
-        let hard = window.saturating_sub(u64::from(agent.config.max_tokens));
-        let threshold = agent.config.compaction.threshold.tokens(window).min(hard);
+    /// The limits for this configuration.
+    pub fn of(config: &AgentConfig) -> Self {
+        let window = tokens::context_window(config);
+        let hard = window.saturating_sub(u64::from(config.max_tokens));
+        let threshold = config.compaction.threshold.tokens(window).min(hard);
         Self {
             window,
             threshold,
@@ -52,30 +55,62 @@ impl ContextLimits {
     }
 }
 
-/// Called before every model call; may compact or trim `agent.history`.
-pub(crate) async fn prepare(agent: &mut Agent, sink: &EventSink, cancel: &CancellationToken) {
-    if agent.history.is_empty() || cancel.is_cancelled() {
+/// Where a trim for `max_messages` goes down to: about half of it, so that the next trim is
+/// many turns away (each trim changes the start of the conversation and breaks the cache).
+pub fn message_trim_target(max_messages: usize) -> usize {
+    max_messages.div_ceil(2).max(1)
+}
+
+/// What context management uses besides the conversation itself.
+pub(crate) struct ContextEnv<'a> {
+    /// Settings (model, window, compaction, limits, memory).
+    pub config: &'a AgentConfig,
+    /// Model of the summary call.
+    pub model: &'a str,
+    /// Makes the summary call.
+    pub provider: &'a dyn skiff_llm::Provider,
+    /// PreCompact.
+    pub hooks: &'a dyn HookRunner,
+    /// The fixed part of every request (system prompt, tools).
+    pub template: &'a RequestTemplate,
+    /// The summary call's cost goes here.
+    pub costs: &'a mut CostTracker,
+    /// Notices and `compact_boundary`.
+    pub sink: &'a EventSink,
+    /// Stops the summary call.
+    pub cancel: &'a CancellationToken,
+}
+
+impl ContextEnv<'_> {
+    /// Estimated tokens of the system prompt and tool definitions.
+    pub fn fixed_tokens(&self) -> u64 {
+        self.template.fixed_tokens()
+    }
+}
+
+/// Called before every model call; may compact or trim the conversation.
+pub(crate) async fn prepare(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
+    if conv.is_empty() || env.cancel.is_cancelled() {
         return;
     }
-    let limits = ContextLimits::of(agent);
-    let before = tokens::next_request_tokens(agent);
+    let limits = ContextLimits::of(env.config);
+    let fixed = env.fixed_tokens();
+    let before = conv.next_request_tokens(fixed);
     let mut trim_to: Option<u64> = None;
     if before > limits.threshold {
-        match agent.config.compaction.strategy {
+        match env.config.compaction.strategy {
             CompactionStrategy::Summarize => {
-                match compaction::summarize(agent, CompactTrigger::Auto, None, sink, cancel, before)
-                    .await
-                {
+                match compaction::summarize(conv, env, CompactTrigger::Auto, None, before).await {
                     Ok(_) => {}
                     // The run stops at the next check; nothing is dropped because of an interrupt.
                     Err(CompactError::Cancelled) => return,
                     // Only the hard limit below applies.
                     Err(CompactError::NothingToCompact) => {}
                     Err(e @ CompactError::Blocked(_)) => {
-                        sink.notice("compaction", "info", e.to_string())
+                        env.sink.notice("compaction", "info", e.to_string())
                     }
                     Err(e) => {
-                        sink.notice(
+                        env.sink.notice(
                             "compaction",
                             "warning",
                             format!(
@@ -90,14 +125,19 @@ pub(crate) async fn prepare(agent: &mut Agent, sink: &EventSink, cancel: &Cancel
             CompactionStrategy::Off => {}
         }
     }
-    if trim_to.is_none() && tokens::next_request_tokens(agent) > limits.hard {
+    if trim_to.is_none() && conv.next_request_tokens(fixed) > limits.hard {
         trim_to = Some(limits.trim_target);
     }
-    let max_messages = agent.config.max_messages;
-    if trim_to.is_some() || max_messages.is_some_and(|m| agent.history.len() > m) {
+    let max_messages = env.config.max_messages;
+    let too_many = max_messages.is_some_and(|m| conv.len() > m);
+    if trim_to.is_some() || too_many {
+        let max_messages = match (max_messages, too_many) {
+            (Some(m), true) => Some(message_trim_target(m)),
+            (m, _) => m,
+        };
         apply_trim(
-            agent,
-            sink,
+            conv,
+            env,
             TrimLimits {
                 max_messages,
                 max_tokens: trim_to,
@@ -107,35 +147,37 @@ pub(crate) async fn prepare(agent: &mut Agent, sink: &EventSink, cancel: &Cancel
 }
 
 /// Trim the history to `limits` and say so.
-fn apply_trim(agent: &mut Agent, sink: &EventSink, limits: TrimLimits) {
-    let scale = tokens::calibration(agent);
-    let fixed = (tokens::estimate_fixed(&agent.template) as f64 * scale) as u64;
+fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits) {
+    let fixed_estimate = env.fixed_tokens();
+    let scale = conv.calibration(fixed_estimate);
+    let fixed = (fixed_estimate as f64 * scale) as u64;
     let cost = |m: &skiff_protocol::Message| (tokens::estimate_message(m) as f64 * scale) as u64;
-    let before = agent.history.len();
+    let before = conv.len();
     let Some((history, outcome)) = trim::trim(
-        &agent.history,
+        conv.messages(),
         limits,
         cost,
         fixed,
-        agent.config.memory.as_deref(),
+        env.config.memory.as_deref(),
     ) else {
         return;
     };
     if let Err(e) = skiff_protocol::validate_history(&history) {
         // Cannot happen for a valid input history; keep the history rather than break it.
-        sink.notice(
+        env.sink.notice(
             "trim",
             "warning",
             format!("trimming skipped: the trimmed history would be invalid ({e})"),
         );
         return;
     }
-    agent.history = history;
-    agent.session.history_replaced(&agent.history);
-    agent.last_input = None;
+    conv.trim_to(history, outcome.replaced);
     let why = match (limits.max_tokens, limits.max_messages) {
         (Some(t), _) => format!("to fit about {t} context tokens"),
-        (None, Some(m)) => format!("to keep at most {m} messages"),
+        (None, Some(m)) => format!(
+            "to keep at most {} messages",
+            env.config.max_messages.unwrap_or(m)
+        ),
         (None, None) => String::new(),
     };
     let mut message = format!(
@@ -145,29 +187,16 @@ fn apply_trim(agent: &mut Agent, sink: &EventSink, limits: TrimLimits) {
     if !outcome.within_limits {
         message.push_str("; even the shortest valid history exceeds that limit");
     }
-    sink.notice("trim", "warning", message);
+    env.sink.notice("trim", "warning", message);
 }
 
 /// Compact now (manual `/compact`): summarise the older history, with `focus` appended to the
-/// summary prompt. The events emitted on the way (the `compact_boundary` frame and notices)
-/// are collected into the report, since there is no run stream to carry them.
+/// summary prompt. The `compact_boundary` frame and notices go to the session's events.
 pub(crate) async fn compact_now(
-    agent: &mut Agent,
+    conv: &mut Conversation,
+    env: &mut ContextEnv<'_>,
     focus: Option<&str>,
-    cancel: &CancellationToken,
 ) -> Result<CompactReport, CompactError> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = EventSink::new(tx, agent.config.session_id.clone());
-    let pre = tokens::next_request_tokens(agent);
-    let result =
-        compaction::summarize(agent, CompactTrigger::Manual, focus, &sink, cancel, pre).await;
-    drop(sink);
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
-    result.map(|mut report| {
-        report.events = events;
-        report
-    })
+    let pre = conv.next_request_tokens(env.fixed_tokens());
+    compaction::summarize(conv, env, CompactTrigger::Manual, focus, pre).await
 }

@@ -1,7 +1,17 @@
-//! Tool dispatch for one assistant turn: permission check, PreToolUse hook, execution (safe calls
-//! in parallel, workspace-changing calls one at a time in request order), PostToolUse hook,
-//! truncation, progress events. Results always come back in request order.
+//! Tool dispatch for one assistant turn, in two phases.
+//!
+//! 1. **Decide**, every call in request order: unknown tool, permission check, approval (one
+//!    at a time, so two approval prompts never appear at once), PreToolUse hook. A denied or
+//!    blocked call gets its error result here and never runs.
+//! 2. **Execute** the allowed calls: concurrency-safe ones together (at most `max_parallel` at
+//!    a time, so a turn of 1,500 calls does not run out of file descriptors), the others one at
+//!    a time in request order; then the PostToolUse hook and truncation of each.
+//!
+//! Results come back in request order. An interrupt stops waiting for approvals, tells running
+//! tools to stop, and after a short grace drops them (tool processes die with their futures);
+//! every call without a result then gets an "interrupted" result.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -12,14 +22,19 @@ use skiff_protocol::{ContentBlock, ToolResultBlock, ToolResultContent, ToolUseBl
 use skiff_tools::{ToolContext, ToolOutput, ToolRegistry, truncate_result};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::conversation::INTERRUPTED;
+use crate::event::{ApprovalAnswer, ApprovalRequest};
 use crate::frames::{EventSink, new_uuid};
 use crate::hooks::{HookOutcome, HookRunner};
-use crate::permissions::{Approver, PermissionChecker, PermissionDecision};
+use crate::permissions::{
+    Approver, PermissionChecker, PermissionDecision, PermissionMode, PermissionQuery,
+};
+use crate::requests::Requester;
 
-/// Text of the result given to calls that never ran or were cut short by an interrupt.
-pub const INTERRUPTED: &str = "[Request interrupted by user for tool use]";
+/// How long running tools get to stop by themselves after an interrupt before they are dropped.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// What dispatch needs from the agent.
+/// What dispatch needs from the session.
 pub struct Dispatcher<'a> {
     /// Tools.
     pub tools: &'a ToolRegistry,
@@ -27,8 +42,12 @@ pub struct Dispatcher<'a> {
     pub ctx: &'a ToolContext,
     /// Permission checker.
     pub permissions: &'a dyn PermissionChecker,
+    /// The session's permission mode for this turn.
+    pub mode: PermissionMode,
     /// Answers "ask".
     pub approver: &'a dyn Approver,
+    /// Asks the client (for approvers that do).
+    pub requester: &'a Requester,
     /// Hooks.
     pub hooks: &'a dyn HookRunner,
     /// Event sink.
@@ -37,8 +56,10 @@ pub struct Dispatcher<'a> {
     pub max_result_chars: usize,
     /// How often running tools report progress.
     pub progress_interval: Duration,
+    /// At most this many calls run at the same time.
+    pub max_parallel: usize,
     /// Where results cut by truncation are saved whole (None: not saved).
-    pub results_dir: Option<&'a std::path::Path>,
+    pub results_dir: Option<&'a Path>,
 }
 
 /// The outcome of one call.
@@ -52,32 +73,61 @@ pub struct CallResult {
     pub denial: Option<PermissionDenial>,
 }
 
+/// What the decide phase made of one call.
+enum Plan {
+    /// Run it with this input.
+    Run(Value),
+    /// Its result is known without running it.
+    Done(CallResult),
+}
+
 impl Dispatcher<'_> {
-    /// Run every call of a turn; results in request order. On cancellation, calls still running
-    /// are stopped and every call without a result gets an "interrupted" result.
+    /// Decide and run every call of a turn; results in request order.
     pub async fn run_all(
         &self,
         calls: &[ToolUseBlock],
         cancel: &CancellationToken,
     ) -> Vec<CallResult> {
-        let mut results: Vec<Option<CallResult>> = vec![None; calls.len()];
-        let mut i = 0;
-        while i < calls.len() {
-            if cancel.is_cancelled() {
-                break;
-            }
-            let safe = self.is_safe(&calls[i]);
-            let mut j = i + 1;
-            if safe {
-                while j < calls.len() && self.is_safe(&calls[j]) {
-                    j += 1;
+        let mut plans = Vec::with_capacity(calls.len());
+        for call in calls {
+            let plan = if cancel.is_cancelled() {
+                Plan::Done(interrupted(call))
+            } else {
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => Plan::Done(interrupted(call)),
+                    plan = self.decide(call, cancel) => plan,
+                }
+            };
+            plans.push(plan);
+        }
+
+        let mut results: Vec<Option<CallResult>> = Vec::with_capacity(calls.len());
+        let mut runnable: Vec<(usize, Value)> = Vec::new();
+        for (i, plan) in plans.into_iter().enumerate() {
+            match plan {
+                Plan::Done(r) => results.push(Some(r)),
+                Plan::Run(input) => {
+                    results.push(None);
+                    runnable.push((i, input));
                 }
             }
-            let batch: Vec<usize> = (i..j).collect();
-            for (idx, r) in self.run_batch(calls, &batch, cancel).await {
+        }
+        let mut start = 0;
+        while start < runnable.len() && !cancel.is_cancelled() {
+            let safe = |(i, input): &(usize, Value)| self.is_safe(&calls[*i], input);
+            let end = if safe(&runnable[start]) {
+                start + runnable[start..].iter().take_while(|r| safe(r)).count()
+            } else {
+                start + 1
+            };
+            let batch = runnable[start..end]
+                .iter()
+                .map(|(i, input)| (*i, input.clone()));
+            for (idx, r) in self.run_batch(calls, batch.collect(), cancel).await {
                 results[idx] = Some(r);
             }
-            i = j;
+            start = end;
         }
         results
             .into_iter()
@@ -86,46 +136,122 @@ impl Dispatcher<'_> {
             .collect()
     }
 
-    fn is_safe(&self, call: &ToolUseBlock) -> bool {
-        match self.tools.get(&call.name) {
-            Some(t) => t.is_concurrency_safe(&call.input),
-            None => true, // fails at once without touching anything
-        }
+    fn is_safe(&self, call: &ToolUseBlock, input: &Value) -> bool {
+        self.tools
+            .get(&call.name)
+            .is_some_and(|t| t.is_concurrency_safe(input))
     }
 
-    /// Run calls concurrently, emitting progress for those running longer than the interval.
+    /// Phase 1 for one call: may it run, and with which input?
+    async fn decide(&self, call: &ToolUseBlock, cancel: &CancellationToken) -> Plan {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return Plan::Done(finish(call, skiff_tools::unknown_tool(&call.name)));
+        };
+        let query = PermissionQuery {
+            tool: &call.name,
+            input: &call.input,
+            tool_use_id: &call.id,
+            read_only: tool.is_read_only(),
+            mode: self.mode,
+        };
+        let mut input = call.input.clone();
+        match self.permissions.check(&query).await {
+            PermissionDecision::Allow => {}
+            PermissionDecision::Deny { message } => return Plan::Done(denied(call, message)),
+            PermissionDecision::Ask { message } => {
+                let request = ApprovalRequest {
+                    tool_name: call.name.clone(),
+                    input: call.input.clone(),
+                    tool_use_id: call.id.clone(),
+                    reason: message,
+                };
+                match self.approver.approve(request, self.requester).await {
+                    ApprovalAnswer::Allow { updated_input } => {
+                        if let Some(updated) = updated_input {
+                            input = updated;
+                        }
+                    }
+                    ApprovalAnswer::Deny { message, interrupt } => {
+                        if interrupt {
+                            cancel.cancel();
+                        }
+                        return Plan::Done(denied(call, message));
+                    }
+                }
+            }
+        }
+        if let HookOutcome::Block { reason } =
+            self.hooks.pre_tool_use(&call.name, &input, &call.id).await
+        {
+            return Plan::Done(finish(
+                call,
+                ToolOutput::error(format!("PreToolUse:{} hook error: {reason}", call.name)),
+            ));
+        }
+        Plan::Run(input)
+    }
+
+    /// Phase 2 for a batch: run its calls concurrently (at most `max_parallel` at a time),
+    /// emitting progress for calls running longer than the interval.
     async fn run_batch(
         &self,
         calls: &[ToolUseBlock],
-        batch: &[usize],
+        batch: Vec<(usize, Value)>,
         cancel: &CancellationToken,
     ) -> Vec<(usize, CallResult)> {
-        let started = Instant::now();
-        let mut running: FuturesUnordered<_> = batch
-            .iter()
-            .map(|&idx| self.run_one(&calls[idx], cancel).map(move |r| (idx, r)))
-            .collect();
-        let mut done = Vec::with_capacity(batch.len());
-        let mut finished = vec![false; calls.len()];
+        let total = batch.len();
+        let mut waiting = batch.into_iter();
+        let mut running = FuturesUnordered::new();
+        let mut started: Vec<(usize, Instant)> = Vec::new();
+        let limit = self.max_parallel.max(1);
+        let mut launch = |running: &mut FuturesUnordered<_>,
+                          started: &mut Vec<(usize, Instant)>| {
+            if let Some((idx, input)) = waiting.next() {
+                started.push((idx, Instant::now()));
+                running.push(
+                    self.run_one(&calls[idx], input, cancel)
+                        .map(move |r| (idx, r)),
+                );
+            }
+        };
+        for _ in 0..limit.min(total) {
+            launch(&mut running, &mut started);
+        }
+        let mut done = Vec::with_capacity(total);
         let mut ticker = tokio::time::interval_at(
             tokio::time::Instant::now() + self.progress_interval,
             self.progress_interval,
         );
+        let grace = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(grace);
+        let mut stopping = false;
         loop {
             tokio::select! {
                 next = running.next() => match next {
                     Some((idx, r)) => {
-                        finished[idx] = true;
+                        started.retain(|(i, _)| *i != idx);
                         done.push((idx, r));
+                        if !stopping {
+                            launch(&mut running, &mut started);
+                        }
                     }
                     None => break,
                 },
+                () = cancel.cancelled(), if !stopping => {
+                    // Tools see the same cancellation; give them a moment to stop cleanly.
+                    stopping = true;
+                    grace.as_mut().reset(tokio::time::Instant::now() + STOP_GRACE);
+                }
+                () = &mut grace, if stopping => {
+                    tracing::warn!(calls = running.len(), "tools did not stop after an interrupt; dropping them");
+                    break;
+                }
                 _ = ticker.tick() => {
-                    let elapsed = started.elapsed().as_secs_f64();
-                    for &idx in batch.iter().filter(|&&i| !finished[i]) {
+                    for (idx, since) in &started {
+                        let elapsed = since.elapsed().as_secs_f64();
                         self.sink.emit(SdkMessage::ToolProgress(ToolProgressMessage {
-                            tool_use_id: calls[idx].id.clone(),
-                            tool_name: calls[idx].name.clone(),
+                            tool_use_id: calls[*idx].id.clone(),
+                            tool_name: calls[*idx].name.clone(),
                             parent_tool_use_id: None,
                             elapsed_time_seconds: (elapsed * 10.0).round() / 10.0,
                             session_id: self.sink.session_id().to_owned(),
@@ -138,54 +264,14 @@ impl Dispatcher<'_> {
         done
     }
 
-    async fn run_one(&self, call: &ToolUseBlock, cancel: &CancellationToken) -> CallResult {
-        let tool = self.tools.get(&call.name);
-        let read_only = tool.is_some_and(|t| t.is_read_only());
-        if tool.is_some() {
-            let decision = self
-                .permissions
-                .check(&call.name, &call.input, read_only)
-                .await;
-            let denied = match decision {
-                PermissionDecision::Allow => None,
-                PermissionDecision::Deny { message } => Some(message),
-                PermissionDecision::Ask { message } => {
-                    if self
-                        .approver
-                        .approve(&call.name, &call.input, &message)
-                        .await
-                    {
-                        None
-                    } else {
-                        Some(format!(
-                            "Claude requested permissions to use {}, but you haven't granted it yet.",
-                            call.name
-                        ))
-                    }
-                }
-            };
-            if let Some(message) = denied {
-                let mut r = finish(call, ToolOutput::error(message));
-                r.denial = Some(PermissionDenial {
-                    tool_name: call.name.clone(),
-                    tool_use_id: call.id.clone(),
-                    tool_input: call.input.clone(),
-                });
-                return r;
-            }
-            if let HookOutcome::Block { reason } = self
-                .hooks
-                .pre_tool_use(&call.name, &call.input, &call.id)
-                .await
-            {
-                return finish(
-                    call,
-                    ToolOutput::error(format!("PreToolUse:{} hook error: {reason}", call.name)),
-                );
-            }
-        }
+    async fn run_one(
+        &self,
+        call: &ToolUseBlock,
+        input: Value,
+        cancel: &CancellationToken,
+    ) -> CallResult {
         let ctx = self.ctx.with_cancel(cancel.child_token());
-        let fut = self.tools.call(&call.name, call.input.clone(), &ctx);
+        let fut = self.tools.call(&call.name, input.clone(), &ctx);
         let mut output = match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
             Ok(o) => o,
             Err(panic) => {
@@ -201,14 +287,12 @@ impl Dispatcher<'_> {
                 ))
             }
         };
-        if tool.is_some() {
-            if let HookOutcome::AddContext(extra) | HookOutcome::Block { reason: extra } = self
-                .hooks
-                .post_tool_use(&call.name, &call.input, &call.id, &output)
-                .await
-            {
-                append_text(&mut output, &extra);
-            }
+        if let HookOutcome::AddContext(extra) | HookOutcome::Block { reason: extra } = self
+            .hooks
+            .post_tool_use(&call.name, &input, &call.id, &output)
+            .await
+        {
+            append_text(&mut output, &extra);
         }
         self.truncate(call, &mut output);
         finish(call, output)
@@ -250,7 +334,7 @@ impl Dispatcher<'_> {
 }
 
 /// Write a whole tool result to `dir/<tool_use_id>.txt`; None (with a log line) if that fails.
-fn save_whole(dir: &std::path::Path, tool_use_id: &str, text: &str) -> Option<std::path::PathBuf> {
+fn save_whole(dir: &Path, tool_use_id: &str, text: &str) -> Option<std::path::PathBuf> {
     let name: String = tool_use_id
         .chars()
         .map(|c| {
@@ -293,6 +377,16 @@ fn finish(call: &ToolUseBlock, output: ToolOutput) -> CallResult {
         structured: output.structured,
         denial: None,
     }
+}
+
+fn denied(call: &ToolUseBlock, message: String) -> CallResult {
+    let mut r = finish(call, ToolOutput::error(message));
+    r.denial = Some(PermissionDenial {
+        tool_name: call.name.clone(),
+        tool_use_id: call.id.clone(),
+        tool_input: call.input.clone(),
+    });
+    r
 }
 
 /// The result of a call that was interrupted before it finished.

@@ -1,7 +1,12 @@
-//! Small builders for stream-json frames: ids, timestamps, and the event sink.
+//! Small builders for stream-json frames (ids, timestamps) and the [`EventSink`] the session
+//! sends its events through.
 
-use skiff_protocol::sdk::{Informational, SdkMessage, SystemMessage};
+use skiff_protocol::StreamEvent;
+use skiff_protocol::sdk::{Informational, SdkMessage, StreamEventMessage, SystemMessage};
 use tokio::sync::mpsc::UnboundedSender;
+
+use crate::config::DeltaMode;
+use crate::event::Event;
 
 /// A fresh frame id.
 pub fn new_uuid() -> String {
@@ -13,17 +18,27 @@ pub fn now_iso() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
-/// Where the loop sends its events. Sending never blocks; a dropped receiver is ignored.
+/// Where the session sends its events. Sending never blocks; a dropped receiver is ignored.
 #[derive(Debug, Clone)]
 pub struct EventSink {
-    tx: UnboundedSender<SdkMessage>,
+    tx: UnboundedSender<Event>,
     session_id: String,
+    deltas: DeltaMode,
 }
 
 impl EventSink {
-    /// A sink for `session_id`.
-    pub fn new(tx: UnboundedSender<SdkMessage>, session_id: String) -> Self {
-        Self { tx, session_id }
+    /// A sink for `session_id` that sends stream events as `stream_event` frames.
+    pub fn new(tx: UnboundedSender<Event>, session_id: String) -> Self {
+        Self::with_deltas(tx, session_id, DeltaMode::Frames)
+    }
+
+    /// A sink for `session_id` sending stream events as `deltas` says.
+    pub fn with_deltas(tx: UnboundedSender<Event>, session_id: String, deltas: DeltaMode) -> Self {
+        Self {
+            tx,
+            session_id,
+            deltas,
+        }
     }
 
     /// The session the frames belong to.
@@ -31,9 +46,29 @@ impl EventSink {
         &self.session_id
     }
 
+    /// Send an event.
+    pub fn send(&self, event: Event) {
+        let _ = self.tx.send(event);
+    }
+
     /// Emit a frame.
     pub fn emit(&self, msg: SdkMessage) {
-        let _ = self.tx.send(msg);
+        self.send(Event::Frame(msg));
+    }
+
+    /// Emit a raw stream event the way the configuration asks: as a `stream_event` frame (with
+    /// its own uuid), as a bare [`Event::Delta`], or not at all.
+    pub fn stream_event(&self, event: StreamEvent) {
+        match self.deltas {
+            DeltaMode::Off => {}
+            DeltaMode::Raw => self.send(Event::Delta(event)),
+            DeltaMode::Frames => self.emit(SdkMessage::StreamEvent(StreamEventMessage {
+                event,
+                session_id: self.session_id.clone(),
+                parent_tool_use_id: None,
+                uuid: new_uuid(),
+            })),
+        }
     }
 
     /// Emit a `system/informational` notice (warnings the CLI prints on stderr).

@@ -1,10 +1,15 @@
-//! skiff's agent runtime: [`Agent`] drives a model through the agent loop (stream the answer,
-//! run the tools it asks for, feed the results back, repeat) and reports everything as one
-//! stream of typed events, the stream-json frames of [`skiff_protocol::sdk`].
+//! skiff's agent runtime: an [`Agent`] is built from a configuration, a model provider, tools
+//! and seams, then [`Agent::spawn`]s a [`Session`]: one task that owns the conversation and
+//! drives the model through the agent loop (stream the answer, run the tools it asks for, feed
+//! the results back, repeat). Clients send it [`Op`]s — user messages (queued while a turn
+//! runs), interrupts, model and permission-mode switches, compaction, answers to its requests —
+//! and read its [`Event`]s: the stream-json frames of [`skiff_protocol::sdk`], and requests such
+//! as tool approvals, which any client can answer with [`Op::Reply`].
 //!
-//! A runnable example: an offline scripted model asks for one tool call, the loop runs the
-//! real `Write` tool in a temp workspace, and the run ends with a result frame. With
-//! `AnthropicProvider::new(AnthropicConfig::from_env()?)` instead, the same code talks to Claude.
+//! A runnable example of the simple path, [`Session::run`]: an offline scripted model asks for
+//! one tool call, the loop runs the real `Write` tool in a temp workspace, and the run ends with
+//! a result frame. With `AnthropicProvider::new(AnthropicConfig::from_env()?)` instead, the same
+//! code talks to Claude.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -27,10 +32,11 @@
 //!     ..Script::default()
 //! });
 //! let ctx = ToolContext::new(workspace.path())?;
-//! let mut agent = Agent::new(AgentConfig::default(), Arc::new(model), ToolRegistry::with_builtins(), ctx);
+//! let agent = Agent::new(AgentConfig::default(), Arc::new(model), ToolRegistry::with_builtins(), ctx);
+//! let mut session = agent.spawn();
 //!
-//! let mut run = agent.run("Create hello.txt");
-//! let _interrupt = run.interrupt_handle(); // cancel() it to interrupt, e.g. on Ctrl-C
+//! let mut run = session.run("Create hello.txt");
+//! let _interrupt = run.interrupt_handle(); // .interrupt() it, e.g. on Ctrl-C
 //! while let Some(event) = run.next().await {
 //!     match event {
 //!         SdkMessage::Assistant(a) => println!("model: {:?}", a.message.content),
@@ -41,31 +47,44 @@
 //!         _ => {}
 //!     }
 //! }
+//! drop(run);
 //! assert_eq!(std::fs::read_to_string(workspace.path().join("hello.txt"))?, "hi\n");
+//! session.shutdown().await;
 //! # Ok(()) }
 //! ```
 
 mod agent;
 pub mod compaction;
+mod config;
 pub mod context;
+pub mod conversation;
+mod core;
 pub mod cost;
 pub mod dispatch;
+pub mod event;
 pub mod frames;
 pub mod hooks;
 pub mod memory;
+mod model_call;
 pub mod permissions;
 pub mod prompt;
 pub mod request;
-mod run;
+pub mod requests;
 pub mod session;
+pub mod store;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;
-pub mod turn;
+mod turn_loop;
 
-pub use agent::{Agent, AgentConfig};
+pub use agent::Agent;
 pub use compaction::{
     CompactError, CompactReport, CompactTrigger, CompactionConfig, CompactionStrategy,
     CompactionThreshold,
 };
-pub use run::{COMPAT_VERSION, Run};
+pub use config::{AgentConfig, DeltaMode};
+pub use conversation::Conversation;
+pub use event::{Answer, ApprovalAnswer, ApprovalRequest, Event, Request, RequestId, RequestKind};
+pub use permissions::PermissionMode;
+pub use session::{Op, Run, Session, SessionEnded, SessionHandle, Status, UserInput};
+pub use turn_loop::COMPAT_VERSION;

@@ -1,9 +1,78 @@
-//! The permission seam: a checker decides allow / deny / ask before every tool call, and an
-//! approver answers "ask". This crate ships allow-all, a deny-rule checker for
-//! `--disallowedTools` patterns, and a headless approver that denies.
+//! The permission seam: a [`PermissionChecker`] decides allow / deny / ask before every tool
+//! call, given the session's [`PermissionMode`], and an [`Approver`] answers "ask" — by asking
+//! the session's client ([`AskClient`]: a request the client answers with a `Reply` op), by a
+//! fixed answer ([`DenyAsks`]), or by the library user's own code. This crate ships allow-all
+//! and a deny-rule checker for `--disallowedTools` patterns.
+
+use std::fmt;
+use std::str::FromStr;
 
 use async_trait::async_trait;
 use serde_json::Value;
+
+use crate::event::{Answer, ApprovalAnswer, ApprovalRequest, RequestKind};
+use crate::requests::Requester;
+
+/// How much runs without asking (Claude Code's modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum PermissionMode {
+    /// Rules decide; what no rule allows and is not read-only is asked.
+    #[default]
+    Default,
+    /// File edits in the workspace run without asking.
+    AcceptEdits,
+    /// Read-only: nothing that changes the workspace runs.
+    Plan,
+    /// Everything runs without asking (deny rules still apply).
+    BypassPermissions,
+    /// Nothing is asked: what would be asked is denied.
+    DontAsk,
+}
+
+impl PermissionMode {
+    /// Every mode, in the order they are documented.
+    pub const ALL: [Self; 5] = [
+        Self::Default,
+        Self::AcceptEdits,
+        Self::Plan,
+        Self::BypassPermissions,
+        Self::DontAsk,
+    ];
+
+    /// The name Claude Code uses (`default`, `acceptEdits`, `plan`, `bypassPermissions`,
+    /// `dontAsk`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "acceptEdits",
+            Self::Plan => "plan",
+            Self::BypassPermissions => "bypassPermissions",
+            Self::DontAsk => "dontAsk",
+        }
+    }
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s.trim())
+            .ok_or_else(|| {
+                format!(
+                    "invalid permission mode {s:?}: expected one of {}",
+                    Self::ALL.map(Self::as_str).join(", ")
+                )
+            })
+    }
+}
 
 /// What the checker decided for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,18 +91,33 @@ pub enum PermissionDecision {
     },
 }
 
+/// One tool call to decide on.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionQuery<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The call's input.
+    pub input: &'a Value,
+    /// The call's id.
+    pub tool_use_id: &'a str,
+    /// Whether the tool only reads.
+    pub read_only: bool,
+    /// The session's mode when the call is decided.
+    pub mode: PermissionMode,
+}
+
 /// Decides whether a tool call may run.
 #[async_trait]
 pub trait PermissionChecker: Send + Sync {
     /// Check one call.
-    async fn check(&self, tool: &str, input: &Value, read_only: bool) -> PermissionDecision;
+    async fn check(&self, query: &PermissionQuery<'_>) -> PermissionDecision;
 }
 
-/// Answers "ask" decisions (a terminal prompt, an SDK callback, or a fixed answer).
+/// Answers "ask" decisions. `client` asks the session's client (see [`AskClient`]).
 #[async_trait]
 pub trait Approver: Send + Sync {
     /// Whether the call may run.
-    async fn approve(&self, tool: &str, input: &Value, message: &str) -> bool;
+    async fn approve(&self, request: ApprovalRequest, client: &Requester) -> ApprovalAnswer;
 }
 
 /// Allows everything.
@@ -42,9 +126,14 @@ pub struct AllowAll;
 
 #[async_trait]
 impl PermissionChecker for AllowAll {
-    async fn check(&self, _: &str, _: &Value, _: bool) -> PermissionDecision {
+    async fn check(&self, _: &PermissionQuery<'_>) -> PermissionDecision {
         PermissionDecision::Allow
     }
+}
+
+/// The message a call gets when nobody granted it.
+pub fn not_granted(tool: &str) -> String {
+    format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
 }
 
 /// Denies every "ask" (headless runs without a prompt tool).
@@ -53,8 +142,31 @@ pub struct DenyAsks;
 
 #[async_trait]
 impl Approver for DenyAsks {
-    async fn approve(&self, _: &str, _: &Value, _: &str) -> bool {
-        false
+    async fn approve(&self, request: ApprovalRequest, _: &Requester) -> ApprovalAnswer {
+        ApprovalAnswer::deny(not_granted(&request.tool_name))
+    }
+}
+
+/// Asks the session's client: an [`crate::Event::Request`] it answers with
+/// `Op::Reply { id, answer: Answer::Approval(..) }`. A client that goes away counts as a denial.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AskClient;
+
+#[async_trait]
+impl Approver for AskClient {
+    async fn approve(&self, request: ApprovalRequest, client: &Requester) -> ApprovalAnswer {
+        let tool = request.tool_name.clone();
+        match client.ask(RequestKind::Approval(request)).await {
+            Ok(Answer::Approval(a)) => a,
+            Ok(other) => {
+                tracing::warn!(
+                    ?other,
+                    "an approval was answered with something else; denied"
+                );
+                ApprovalAnswer::deny(not_granted(&tool))
+            }
+            Err(_) => ApprovalAnswer::deny(not_granted(&tool)),
+        }
     }
 }
 
@@ -139,8 +251,9 @@ impl DenyRules {
 
 #[async_trait]
 impl PermissionChecker for DenyRules {
-    async fn check(&self, tool: &str, input: &Value, _: bool) -> PermissionDecision {
-        match self.rules.iter().find(|r| r.matches(tool, input)) {
+    async fn check(&self, q: &PermissionQuery<'_>) -> PermissionDecision {
+        let tool = q.tool;
+        match self.rules.iter().find(|r| r.matches(tool, q.input)) {
             Some(_) => PermissionDecision::Deny {
                 message: format!(
                     "Permission to use {tool} with this input has been denied by your permission settings."
@@ -171,5 +284,14 @@ mod tests {
         assert!(!e.matches("Read", &json!({"file_path":".env.example"})));
         let s = Rule::parse("Read(./secrets/**)");
         assert!(s.matches("Read", &json!({"file_path":"secrets/key.pem"})));
+    }
+
+    #[test]
+    fn modes_parse_by_their_claude_code_names_only() {
+        for m in PermissionMode::ALL {
+            assert_eq!(m.as_str().parse::<PermissionMode>(), Ok(m));
+        }
+        let e = "yolo".parse::<PermissionMode>().unwrap_err();
+        assert!(e.contains("acceptEdits") && e.contains("\"yolo\""), "{e}");
     }
 }

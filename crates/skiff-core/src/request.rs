@@ -21,6 +21,8 @@ pub struct RequestTemplate {
     pub tools: Vec<ToolDefinition>,
     /// Whether to add cache_control breakpoints.
     pub caching: bool,
+    /// Estimated tokens of the system prompt and tools (computed once).
+    fixed_tokens: u64,
 }
 
 impl RequestTemplate {
@@ -49,14 +51,22 @@ impl RequestTemplate {
                 last.cache_control = Some(CacheControl::ephemeral());
             }
         }
-        Self {
+        let mut template = Self {
             model,
             max_tokens,
             temperature,
             system,
             tools,
             caching,
-        }
+            fixed_tokens: 0,
+        };
+        template.fixed_tokens = crate::tokens::estimate_fixed(&template);
+        template
+    }
+
+    /// Estimated tokens of the parts every request repeats (system prompt and tools).
+    pub fn fixed_tokens(&self) -> u64 {
+        self.fixed_tokens
     }
 
     /// The request for `history`, with a breakpoint on the last content block when caching.

@@ -1,7 +1,7 @@
 //! Token accounting: the input size of the next request, known before it is sent.
 //!
 //! The API reports the input tokens of every call (`input_tokens` + cache reads + cache writes);
-//! the loop stores that figure with the history length it covered in `Agent::last_input`. The
+//! [`crate::Conversation`] stores that figure with the history length it covered. The
 //! next request's size is that figure plus an estimate of the messages added since. With no
 //! reported figure (the first call, a resumed session, or right after compaction or trimming)
 //! everything is estimated: the system prompt, the tool definitions and the whole history.
@@ -15,7 +15,7 @@
 
 use skiff_protocol::{ContentBlock, Message, MessageContent, ToolResultContent};
 
-use crate::agent::{Agent, AgentConfig};
+use crate::config::AgentConfig;
 use crate::request::RequestTemplate;
 
 /// Bytes of text or JSON per token in the estimate.
@@ -107,40 +107,6 @@ pub fn context_window(config: &AgentConfig) -> u64 {
         skiff_llm::model_info(&config.model)
             .map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window)
     })
-}
-
-/// Input tokens of the next request: the API-reported count of the last call plus an estimate
-/// of what was added since, or a full estimate when there is no usable reported count.
-pub fn next_request_tokens(agent: &Agent) -> u64 {
-    match agent.last_input {
-        Some((reported, covered)) if covered <= agent.history.len() => {
-            reported + estimate_messages(&agent.history[covered..])
-        }
-        _ => full_estimate(agent),
-    }
-}
-
-/// Heuristic estimate of the whole next request (fixed parts plus the whole history).
-pub fn full_estimate(agent: &Agent) -> u64 {
-    estimate_fixed(&agent.template) + estimate_messages(&agent.history)
-}
-
-/// How many API tokens one heuristic token is worth in this conversation: the last reported
-/// count divided by the estimate of what it covered (1.0 without a reported count). Used to
-/// convert the estimate of a message into the share of the reported total it stands for.
-pub fn calibration(agent: &Agent) -> f64 {
-    match agent.last_input {
-        Some((reported, covered)) if covered <= agent.history.len() && reported > 0 => {
-            let estimated =
-                estimate_fixed(&agent.template) + estimate_messages(&agent.history[..covered]);
-            if estimated == 0 {
-                1.0
-            } else {
-                reported as f64 / estimated as f64
-            }
-        }
-        _ => 1.0,
-    }
 }
 
 #[cfg(test)]

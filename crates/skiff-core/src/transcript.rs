@@ -56,7 +56,7 @@ pub use load::{
 };
 
 use crate::frames::{new_uuid, now_iso};
-use crate::session::{SessionEntry, SessionStore};
+use crate::store::{SessionEntry, SessionStore};
 
 /// skiff's version, written as each line's `version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

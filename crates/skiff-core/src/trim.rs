@@ -25,6 +25,9 @@ pub struct TrimLimits {
 pub struct TrimOutcome {
     /// Messages dropped from the front.
     pub dropped: usize,
+    /// Messages of the old history the new first message stands for: `dropped`, plus the
+    /// first kept message when the cut fell on a prompt (it was merged into the new first one).
+    pub replaced: usize,
     /// Messages after the trim (the note message included).
     pub messages_after: usize,
     /// Estimated input tokens after the trim.
@@ -112,17 +115,20 @@ pub fn trim(
     }
     front.push(ContentBlock::text(trimmed_note(cut)));
     let mut out = Vec::with_capacity(len - cut + 1);
-    if history[cut].role == Role::User {
+    let replaced = if history[cut].role == Role::User {
         front.extend(history[cut].content.to_blocks());
         out.push(Message::blocks(Role::User, front));
         out.extend_from_slice(&history[cut + 1..]);
+        cut + 1
     } else {
         out.push(Message::blocks(Role::User, front));
         out.extend_from_slice(&history[cut..]);
-    }
+        cut
+    };
     let tokens_after = fixed + out.iter().map(&cost).sum::<u64>();
     let outcome = TrimOutcome {
         dropped: cut,
+        replaced,
         messages_after: out.len(),
         tokens_after,
         within_limits,
@@ -183,6 +189,8 @@ mod tests {
                 None => assert!(max >= h.len()),
                 Some((out, o)) => {
                     validate_history(&out).unwrap();
+                    // The new first message stands for `replaced` old ones; the rest are kept.
+                    assert_eq!(&out[1..], &h[o.replaced..]);
                     assert_eq!(o.messages_after, out.len());
                     assert_eq!(o.within_limits, out.len() <= max, "max {max}");
                     assert!(

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use skiff_core::permissions::{PermissionChecker, PermissionDecision};
-use skiff_core::{Agent, AgentConfig};
+use skiff_core::permissions::{PermissionChecker, PermissionDecision, PermissionQuery};
+use skiff_core::{Agent, AgentConfig, Session};
 use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, RetryPolicy};
 use skiff_protocol::script::{Fault, ScriptBlock, ScriptTurn};
 use skiff_protocol::sdk::{ResultMessage, ResultSubtype, SdkMessage, SystemMessage};
@@ -23,7 +23,7 @@ use skiff_tools::{ToolContext, ToolRegistry};
 
 struct Harness {
     server: MockServer,
-    agent: Agent,
+    session: Session,
     dir: tempfile::TempDir,
 }
 
@@ -66,12 +66,20 @@ async fn harness_full(
         ToolRegistry::with_builtins(),
         ctx,
     ));
-    Harness { server, agent, dir }
+    Harness {
+        server,
+        session: agent.spawn(),
+        dir,
+    }
 }
 
 impl Harness {
+    async fn history(&self) -> Vec<skiff_protocol::Message> {
+        self.session.history().await.unwrap()
+    }
+
     async fn run(&mut self, prompt: &str) -> (Vec<SdkMessage>, ResultMessage) {
-        let mut run = self.agent.run(prompt);
+        let mut run = self.session.run(prompt);
         let mut events = Vec::new();
         while let Some(e) = run.next().await {
             events.push(e);
@@ -79,7 +87,7 @@ impl Harness {
         let result = run.result().cloned().unwrap();
         drop(run);
         self.check_histories();
-        validate_history(self.agent.history()).unwrap();
+        validate_history(&self.session.history().await.unwrap()).unwrap();
         (events, result)
     }
 
@@ -171,8 +179,11 @@ async fn simple_text() {
     let req = h.request(0);
     assert_eq!(req.messages.len(), 1);
     assert!(req.stream);
-    assert_eq!(req.tools.len(), h.agent.tool_names().len());
-    assert_eq!(h.agent.history().len(), 2);
+    assert_eq!(
+        req.tools.len(),
+        h.session.status().await.unwrap().tools.len()
+    );
+    assert_eq!(h.history().await.len(), 2);
 }
 
 #[tokio::test]
@@ -328,12 +339,12 @@ async fn interrupt_during_a_tool_keeps_history_valid_and_the_next_prompt_works()
     .await;
     let started = std::time::Instant::now();
     let (events, r) = {
-        let mut run = h.agent.run("sleep");
+        let mut run = h.session.run("sleep");
         let stop = run.interrupt_handle();
         let mut events = Vec::new();
         while let Some(e) = run.next().await {
             if matches!(e, SdkMessage::ToolProgress(_)) {
-                stop.cancel();
+                stop.interrupt();
             }
             events.push(e);
         }
@@ -356,7 +367,7 @@ async fn interrupt_during_a_tool_keeps_history_valid_and_the_next_prompt_works()
         !results[1].1,
         "the parallel Read finished normally: {results:?}"
     );
-    validate_history(h.agent.history()).unwrap();
+    validate_history(&h.history().await).unwrap();
     let (_, r2) = h.run("go on").await;
     assert!(!r2.is_error, "{r2:?}");
     assert_eq!(r2.result.as_deref(), Some("after the interrupt"));
@@ -371,19 +382,19 @@ async fn parent_cancellation_while_streaming() {
     };
     let mut h = harness(vec![slow, ScriptTurn::text("second prompt answer")]).await;
     let r = {
-        let mut run = h.agent.run("hi");
+        let mut run = h.session.run("hi");
         let stop = run.interrupt_handle();
         while let Some(e) = run.next().await {
             if matches!(&e, SdkMessage::StreamEvent(s) if matches!(s.event, StreamEvent::ContentBlockDelta { .. }))
             {
-                stop.cancel();
+                stop.interrupt();
             }
         }
         run.result().cloned().unwrap()
     };
     assert_eq!(r.terminal_reason.as_deref(), Some("aborted_streaming"));
     assert!(r.is_error);
-    validate_history(h.agent.history()).unwrap();
+    validate_history(&h.history().await).unwrap();
     let (_, r2) = h.run("again").await;
     assert_eq!(r2.result.as_deref(), Some("second prompt answer"));
     // The interrupted prompt and the new one were merged into one user message.
@@ -395,8 +406,8 @@ struct DenyBash;
 
 #[async_trait::async_trait]
 impl PermissionChecker for DenyBash {
-    async fn check(&self, tool: &str, _: &Value, _: bool) -> PermissionDecision {
-        if tool == "Bash" {
+    async fn check(&self, q: &PermissionQuery<'_>) -> PermissionDecision {
+        if q.tool == "Bash" {
             PermissionDecision::Deny {
                 message: "Bash is not allowed here".into(),
             }
@@ -650,7 +661,7 @@ async fn a_429_mid_session_is_retried_and_no_history_is_lost() {
         reqs[1].body["messages"], reqs[2].body["messages"],
         "the retry resent the same history"
     );
-    assert_eq!(h.agent.history().len(), 4);
+    assert_eq!(h.history().await.len(), 4);
 }
 
 #[tokio::test]
@@ -799,7 +810,8 @@ async fn a_panicking_tool_becomes_an_error_result() {
         Arc::new(AnthropicProvider::new(cfg).unwrap()),
         tools,
         ToolContext::new(dir.path()).unwrap(),
-    );
+    )
+    .spawn();
     let mut run = agent.run("go");
     let mut events = Vec::new();
     while let Some(e) = run.next().await {
@@ -811,7 +823,7 @@ async fn a_panicking_tool_becomes_an_error_result() {
     let res = tool_results(&events);
     assert!(res[0].1 && res[0].2.contains("boom in the tool"), "{res:?}");
     assert!(!res[1].1);
-    validate_history(agent.history()).unwrap();
+    validate_history(&agent.history().await.unwrap()).unwrap();
 }
 
 #[tokio::test]
@@ -915,15 +927,16 @@ async fn a_tool_call_cut_by_max_tokens_is_asked_again_with_more_room_or_fails_cl
         provider.clone(),
         ToolRegistry::with_builtins(),
         ToolContext::new(dir.path()).unwrap(),
-    );
+    )
+    .spawn();
     let r = agent.run("go").finish().await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(*provider.asked.lock().unwrap(), vec![4096, 8192, 8192]);
     // The cut call never entered the history; the whole one ran once.
-    let history = serde_json::to_string(agent.history()).unwrap();
+    let history = serde_json::to_string(&agent.history().await.unwrap()).unwrap();
     assert!(!history.contains("\\\"command\\\": \\\"ec"), "{history}");
     assert_eq!(history.matches("tool_result").count(), 1);
-    validate_history(agent.history()).unwrap();
+    validate_history(&agent.history().await.unwrap()).unwrap();
 
     // At the model's output cap there is no more room: a clear error, history still valid.
     let provider = Arc::new(Canned {
@@ -938,7 +951,8 @@ async fn a_tool_call_cut_by_max_tokens_is_asked_again_with_more_room_or_fails_cl
         provider,
         ToolRegistry::with_builtins(),
         ToolContext::new(dir.path()).unwrap(),
-    );
+    )
+    .spawn();
     let r = agent.run("go").finish().await;
     assert!(r.is_error);
     assert!(
@@ -946,5 +960,5 @@ async fn a_tool_call_cut_by_max_tokens_is_asked_again_with_more_room_or_fails_cl
         "{:?}",
         r.errors
     );
-    validate_history(agent.history()).unwrap();
+    validate_history(&agent.history().await.unwrap()).unwrap();
 }

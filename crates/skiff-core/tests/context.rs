@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use skiff_core::hooks::{HookOutcome, HookRunner};
 use skiff_core::{
     Agent, AgentConfig, CompactError, CompactTrigger, CompactionStrategy, CompactionThreshold,
+    Session,
 };
 use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, RetryPolicy};
 use skiff_protocol::script::{Fault, ScriptBlock, ScriptTurn};
@@ -53,7 +54,7 @@ impl HookRunner for RecordingHooks {
 
 struct Harness {
     server: MockServer,
-    agent: Agent,
+    session: Session,
     hooks: Arc<RecordingHooks>,
     _dir: tempfile::TempDir,
 }
@@ -102,15 +103,19 @@ async fn harness_with(
     }
     Harness {
         server,
-        agent,
+        session: agent.spawn(),
         hooks,
         _dir: dir,
     }
 }
 
 impl Harness {
+    async fn history(&self) -> Vec<skiff_protocol::Message> {
+        self.session.history().await.unwrap()
+    }
+
     async fn run(&mut self, prompt: &str) -> (Vec<SdkMessage>, ResultMessage) {
-        let mut run = self.agent.run(prompt);
+        let mut run = self.session.run(prompt);
         let mut events = Vec::new();
         while let Some(e) = run.next().await {
             events.push(e);
@@ -118,7 +123,7 @@ impl Harness {
         let result = run.result().cloned().unwrap();
         drop(run);
         self.check_requests();
-        validate_history(self.agent.history()).unwrap();
+        validate_history(&self.session.history().await.unwrap()).unwrap();
         (events, result)
     }
 
@@ -317,9 +322,18 @@ async fn compaction_triggers_at_the_threshold_and_keeps_first_message_summary_an
         *h.hooks.calls.lock().unwrap(),
         vec![(CompactTrigger::Auto, None)]
     );
-    assert!(h.agent.costs().total_usage.input_tokens > 1_234_567);
+    assert!(
+        h.session
+            .status()
+            .await
+            .unwrap()
+            .costs
+            .total_usage
+            .input_tokens
+            > 1_234_567
+    );
     // The agent's history is the compacted one (+ the final answer).
-    assert_eq!(h.agent.history().len(), 8);
+    assert_eq!(h.history().await.len(), 8);
 }
 
 #[tokio::test]
@@ -496,13 +510,13 @@ async fn manual_compact_uses_the_focus_and_returns_its_events() {
     )
     .await;
     h.run("first").await;
-    let before = h.agent.history().len();
+    let before = h.history().await.len();
     assert_eq!(before, 8);
-    let report = h.agent.compact(Some("focus on X")).await.unwrap();
+    let report = h.session.compact(Some("focus on X")).await.unwrap();
     assert_eq!(report.trigger, CompactTrigger::Manual);
     assert_eq!(report.summary, "MANUAL SUMMARY");
     assert_eq!(report.messages_before, 8);
-    assert_eq!(report.messages_after, h.agent.history().len());
+    assert_eq!(report.messages_after, h.history().await.len());
     assert!(report.messages_after < 8);
     assert_eq!(
         boundaries(&report.events),
@@ -515,7 +529,7 @@ async fn manual_compact_uses_the_focus_and_returns_its_events() {
     let summary_req = h.requests().pop().unwrap();
     assert!(system_text(&summary_req).ends_with("focus on X"));
     assert!(summary_req.tools.is_empty());
-    validate_history(h.agent.history()).unwrap();
+    validate_history(&h.history().await).unwrap();
 
     // The conversation goes on from the compacted history.
     let (_, r) = h.run("second").await;
@@ -542,14 +556,14 @@ async fn manual_compact_blocked_by_a_hook_or_on_a_short_history_changes_nothing(
     )
     .await;
     assert_eq!(
-        h.agent.compact(None).await.unwrap_err(),
+        h.session.compact(None).await.unwrap_err(),
         CompactError::NothingToCompact
     );
     h.run("first").await;
-    let history = h.agent.history().to_vec();
-    let err = h.agent.compact(None).await.unwrap_err();
+    let history = h.history().await.to_vec();
+    let err = h.session.compact(None).await.unwrap_err();
     assert_eq!(err, CompactError::Blocked("not now".into()));
-    assert_eq!(h.agent.history(), history.as_slice());
+    assert_eq!(h.history().await, history.as_slice());
     assert_eq!(h.requests().len(), 3, "no summary request");
 }
 
@@ -572,13 +586,13 @@ async fn a_failed_manual_compact_leaves_the_history_unchanged() {
     )
     .await;
     h.run("first").await;
-    let history = h.agent.history().to_vec();
-    let err = h.agent.compact(None).await.unwrap_err();
+    let history = h.history().await.to_vec();
+    let err = h.session.compact(None).await.unwrap_err();
     assert!(
         matches!(&err, CompactError::Failed(m) if m.contains("nope")),
         "{err:?}"
     );
-    assert_eq!(h.agent.history(), history.as_slice());
+    assert_eq!(h.history().await, history.as_slice());
 }
 
 #[tokio::test]
@@ -588,7 +602,7 @@ async fn interrupting_during_the_summary_keeps_everything() {
         ..ScriptTurn::text("late summary")
     };
     let mut h = harness(growing_session(vec![slow_summary]), |_| {}).await;
-    let mut run = h.agent.run("go");
+    let mut run = h.session.run("go");
     let mut events = Vec::new();
     while let Some(e) = run.next().await {
         if let SdkMessage::System(SystemMessage::Informational(i)) = &e {
@@ -604,8 +618,8 @@ async fn interrupting_during_the_summary_keeps_everything() {
     assert_eq!(r.terminal_reason.as_deref(), Some("aborted_streaming"));
     assert!(boundaries(&events).is_empty());
     assert!(notices(&events, "trim").is_empty());
-    assert_eq!(h.agent.history().len(), 9, "nothing dropped");
-    validate_history(h.agent.history()).unwrap();
+    assert_eq!(h.history().await.len(), 9, "nothing dropped");
+    validate_history(&h.history().await).unwrap();
 }
 
 #[tokio::test]

@@ -83,9 +83,15 @@ async fn a_session_is_written_and_a_resumed_agent_replays_it() {
         &path,
         TranscriptMeta::new(sid, ws.path()),
     ));
-    let mut first = agent(&server, ws.path(), sid).await.with_session(store);
+    let mut first = agent(&server, ws.path(), sid)
+        .await
+        .with_session(store)
+        .spawn();
     let r = first.run("what is in a.txt?").finish().await;
     assert!(!r.is_error, "{r:?}");
+    let first_history = first.history().await.unwrap();
+    // The transcript is written by a writer thread; ending the session flushes it.
+    first.shutdown().await;
 
     #[cfg(unix)]
     {
@@ -117,7 +123,7 @@ async fn a_session_is_written_and_a_resumed_agent_replays_it() {
     // Resume: the loaded history is exactly the first agent's.
     let loaded = load_session(&path).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    assert_eq!(loaded.messages, first.history());
+    assert_eq!(loaded.messages, first_history);
     assert_eq!(loaded.first_prompt.as_deref(), Some("what is in a.txt?"));
     let listed = list_sessions(home.path(), ws.path());
     assert_eq!(listed.len(), 1);
@@ -135,12 +141,15 @@ async fn a_session_is_written_and_a_resumed_agent_replays_it() {
     let mut resumed = agent(&server2, ws.path(), sid)
         .await
         .with_history(loaded.messages.clone())
-        .with_session(store);
+        .with_session(store)
+        .spawn();
     let r = resumed.run("and now?").finish().await;
     assert!(!r.is_error, "{r:?}");
+    let resumed_history = resumed.history().await.unwrap();
+    resumed.shutdown().await;
     let reqs = requests(&server2);
     assert_eq!(reqs.len(), 1);
-    let mut expected: Vec<Message> = first.history().to_vec();
+    let mut expected: Vec<Message> = first_history.clone();
     expected.push(Message::user_text("and now?"));
     assert_eq!(
         reqs[0].messages, expected,
@@ -159,7 +168,7 @@ async fn a_session_is_written_and_a_resumed_agent_replays_it() {
     assert_eq!(written.len(), 6);
     assert_eq!(written[4]["parentUuid"], written[3]["uuid"]);
     let reloaded = load_session(&path).unwrap();
-    assert_eq!(reloaded.messages, resumed.history());
+    assert_eq!(reloaded.messages, resumed_history);
 }
 
 #[tokio::test]
@@ -178,17 +187,22 @@ async fn an_interrupted_tool_round_is_recorded_with_its_interrupted_results() {
         &path,
         TranscriptMeta::new(sid, ws.path()),
     ));
-    let mut a = agent(&server, ws.path(), sid).await.with_session(store);
+    let mut a = agent(&server, ws.path(), sid)
+        .await
+        .with_session(store)
+        .spawn();
     let run = a.run("sleep");
     let cancel = run.interrupt_handle();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        cancel.cancel();
+        cancel.interrupt();
     });
     let r = run.finish().await;
     assert!(r.is_error);
+    let history = a.history().await.unwrap();
+    a.shutdown().await;
     let loaded = load_session(&path).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    assert_eq!(loaded.messages, a.history());
+    assert_eq!(loaded.messages, history);
     validate_history(&loaded.messages).unwrap();
 }

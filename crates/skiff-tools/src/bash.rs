@@ -153,6 +153,9 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    // If this future is dropped before the command ends (the turn was dropped or aborted),
+    // the whole process group goes with it.
+    let mut group = KillOnDrop(pgid);
 
     let mut buf = vec![0u8; CHUNK];
     let mut eof = false;
@@ -180,6 +183,8 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
         kill_group(pgid);
         let _ = child.wait().await;
     }
+    // The shell is gone: what it left running in the background stays (as in Claude Code).
+    group.disarm();
     if !eof {
         finish_reading(reader, &mut buf, &mut output).await;
     }
@@ -220,6 +225,21 @@ fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io:
     cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
     // `cmd` (and its copies of the write end) is dropped on return.
     cmd.spawn()
+}
+
+/// Kills a process group when dropped, unless disarmed first.
+struct KillOnDrop(Option<i32>);
+
+impl KillOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
 }
 
 /// SIGKILL the whole process group; errors (the group is already gone) are ignored.

@@ -306,6 +306,41 @@ async fn cancellation_interrupts_promptly() {
 }
 
 #[tokio::test]
+async fn dropping_a_running_call_kills_its_processes() {
+    let (dir, ctx) = workspace();
+    let pid_file = dir.path().join("sh.pid");
+    let child_file = dir.path().join("child.pid");
+    let call = run(
+        "echo $$ > sh.pid; sleep 30 & echo $! > child.pid; wait",
+        &ctx,
+    );
+    // Poll the call until both processes exist, then drop it mid-run.
+    let dropped = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::pin!(call);
+        loop {
+            tokio::select! {
+                _ = &mut call => panic!("the command ended by itself"),
+                () = tokio::time::sleep(Duration::from_millis(50)) => {
+                    if child_file.exists() && std::fs::metadata(&child_file).unwrap().len() > 0 {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+    .await;
+    assert!(dropped.is_ok(), "the command never started");
+    assert!(
+        gone(read_pid(&pid_file)).await,
+        "the shell outlived the dropped call"
+    );
+    assert!(
+        gone(read_pid(&child_file)).await,
+        "its child outlived the dropped call"
+    );
+}
+
+#[tokio::test]
 async fn already_cancelled_call_does_not_run() {
     let (dir, ctx) = workspace();
     let token = CancellationToken::new();

@@ -163,7 +163,9 @@ pub(super) fn resolve(
         })?,
     ]);
     let mode = latest([
-        Some(Sourced::default(defaults.permission_mode.clone())),
+        Some(Sourced::default(
+            defaults.permission_mode.as_str().to_owned(),
+        )),
         m.default_mode,
         flag(args.permission_mode.clone(), "--permission-mode"),
         flag(

@@ -546,7 +546,7 @@ fn apply_to_agent_config() {
     assert_eq!(c.temperature, Some(0.25));
     assert_eq!(c.max_tool_result_chars, 999);
     assert!(!c.prompt_caching);
-    assert_eq!(c.permission_mode, "plan");
+    assert_eq!(s.permissions.mode.value, "plan");
 }
 
 #[test]

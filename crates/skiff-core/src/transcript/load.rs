@@ -11,7 +11,7 @@ use skiff_protocol::{
 };
 
 use super::{is_valid_session_id, project_dir};
-use crate::dispatch::INTERRUPTED;
+use crate::conversation::INTERRUPTED;
 
 /// Why a session could not be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@ use skiff_protocol::{
 };
 
 use super::*;
-use crate::session::{SessionEntry, SessionStore};
+use crate::store::{SessionEntry, SessionStore};
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

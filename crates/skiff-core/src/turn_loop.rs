@@ -1,28 +1,25 @@
-//! A run of the agent loop for one prompt: the [`Run`] event stream and the loop itself.
+//! One turn of the agent loop: a user message in, model calls and tool rounds until the model
+//! answers without tool calls (or a limit, an error or an interrupt ends it), one `result`
+//! frame out. The session actor runs turns one at a time on its [`Core`].
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures::Stream;
 use serde_json::Value;
 use skiff_protocol::sdk::{
     PermissionDenial, ResultMessage, ResultSubtype, SdkMessage, SystemInit, SystemMessage,
     UserMessage,
 };
-use skiff_protocol::{
-    ContentBlock, JsonMap, Message, MessageContent, Role, StopReason, ToolUseBlock, Usage,
-};
-use tokio::sync::mpsc;
+use skiff_protocol::{ContentBlock, JsonMap, Message, Role, StopReason, ToolUseBlock, Usage};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
+use crate::core::{Core, Live};
 use crate::dispatch::Dispatcher;
 use crate::frames::{EventSink, new_uuid, now_iso};
 use crate::hooks::HookOutcome;
-use crate::session::SessionEntry;
-use crate::turn::{api_error_frame, call_model};
+use crate::model_call::{api_error_frame, call_model};
+use crate::requests::Requester;
+use crate::session::UserInput;
 
 /// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
 pub const COMPAT_VERSION: &str = "2.1.0";
@@ -31,103 +28,16 @@ pub const COMPAT_VERSION: &str = "2.1.0";
 const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
 Continue exactly where it stopped, without repeating anything.";
 
-type LoopFuture<'a> = Pin<Box<dyn Future<Output = ResultMessage> + Send + 'a>>;
-
-/// One prompt's run: a stream of events (stream-json frames) that ends with the `result` frame.
-/// Dropping it stops the run (the conversation keeps a valid history only when the run ends or
-/// is interrupted, so prefer [`Run::interrupt`] and draining).
-pub struct Run<'a> {
-    fut: Option<LoopFuture<'a>>,
-    rx: mpsc::UnboundedReceiver<SdkMessage>,
-    cancel: CancellationToken,
-    result: Option<ResultMessage>,
-}
-
-impl<'a> Run<'a> {
-    pub(crate) fn start(agent: &'a mut Agent, prompt: String) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let cancel = CancellationToken::new();
-        let sink = EventSink::new(tx, agent.config.session_id.clone());
-        let fut = Box::pin(drive(agent, prompt, sink, cancel.clone()));
-        Self {
-            fut: Some(fut),
-            rx,
-            cancel,
-            result: None,
-        }
-    }
-
-    /// A token that interrupts the run when cancelled (usable from a signal handler).
-    pub fn interrupt_handle(&self) -> CancellationToken {
-        self.cancel.clone()
-    }
-
-    /// Interrupt the run: the model stream stops, running tools are killed, unanswered tool
-    /// calls get an "interrupted" result, and the run ends with an error result.
-    pub fn interrupt(&self) {
-        self.cancel.cancel();
-    }
-
-    /// The result, once the stream has ended.
-    pub fn result(&self) -> Option<&ResultMessage> {
-        self.result.as_ref()
-    }
-
-    /// Drive the run to its end, discarding events, and return the result.
-    pub async fn finish(mut self) -> ResultMessage {
-        use futures::StreamExt;
-        while self.next().await.is_some() {}
-        self.result.unwrap_or_else(unreachable_result)
-    }
-}
-
-fn unreachable_result() -> ResultMessage {
-    // The loop always produces a result; this only exists to avoid a panic path.
-    ResultMessage {
-        subtype: ResultSubtype::ErrorDuringExecution,
-        is_error: true,
-        duration_ms: 0,
-        duration_api_ms: 0,
-        num_turns: 0,
-        result: None,
-        stop_reason: None,
-        session_id: String::new(),
-        uuid: new_uuid(),
-        total_cost_usd: 0.0,
-        usage: Usage::default(),
-        model_usage: Default::default(),
-        permission_denials: Vec::new(),
-        errors: vec!["the run ended without a result".into()],
-        api_error_status: None,
-        terminal_reason: None,
-        changes: Vec::new(),
-        extra: JsonMap::new(),
-    }
-}
-
-impl Stream for Run<'_> {
-    type Item = SdkMessage;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<SdkMessage>> {
-        if let Poll::Ready(Some(ev)) = self.rx.poll_recv(cx) {
-            return Poll::Ready(Some(ev));
-        }
-        if let Some(fut) = self.fut.as_mut() {
-            match fut.as_mut().poll(cx) {
-                Poll::Ready(result) => {
-                    self.result = Some(result);
-                    self.fut = None;
-                }
-                Poll::Pending => {
-                    return match self.rx.try_recv() {
-                        Ok(ev) => Poll::Ready(Some(ev)),
-                        Err(_) => Poll::Pending,
-                    };
-                }
-            }
-        }
-        Poll::Ready(self.rx.try_recv().ok())
-    }
+/// What a turn talks through besides its core.
+pub(crate) struct TurnIo<'a> {
+    /// Events out.
+    pub sink: &'a EventSink,
+    /// Cancelled by an interrupt.
+    pub cancel: &'a CancellationToken,
+    /// Questions to the client.
+    pub requester: &'a Requester,
+    /// Settings changed while the turn runs.
+    pub live: &'a watch::Receiver<Live>,
 }
 
 /// Per-run counters.
@@ -156,12 +66,10 @@ enum End {
     Failed(String),
 }
 
-async fn drive(
-    agent: &mut Agent,
-    prompt: String,
-    sink: EventSink,
-    cancel: CancellationToken,
-) -> ResultMessage {
+/// Run one user message through the loop; emits the frames and returns the `result` frame
+/// (also emitted).
+pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>) -> ResultMessage {
+    core.sync(&io.live.borrow());
     let mut st = RunState {
         started: Instant::now(),
         num_turns: 0,
@@ -171,33 +79,29 @@ async fn drive(
         last_stop: None,
         text_prefix: String::new(),
         continuations: 0,
-        max_tokens: agent.config.max_tokens,
+        max_tokens: core.config.max_tokens,
         merge_next_assistant: false,
         stop_hook_active: false,
     };
-    sink.emit(init_frame(agent));
-    let end = run_loop(agent, prompt, &sink, &cancel, &mut st).await;
-    let result = result_frame(agent, &st, end, &sink);
-    agent.session.turn_complete();
-    sink.emit(SdkMessage::Result(result.clone()));
+    io.sink.emit(init_frame(core));
+    let end = run_loop(core, input, io, &mut st).await;
+    // Whatever ended the turn, the history stays valid for the next request.
+    core.conversation.repair();
+    let result = result_frame(core, &st, end, io.sink);
+    core.conversation.turn_complete();
+    io.sink.emit(SdkMessage::Result(result.clone()));
     result
 }
 
-async fn run_loop(
-    agent: &mut Agent,
-    prompt: String,
-    sink: &EventSink,
-    cancel: &CancellationToken,
-    st: &mut RunState,
-) -> End {
+async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut RunState) -> End {
+    let (sink, cancel) = (io.sink, io.cancel);
     let mut blocks = Vec::new();
-    if !agent.memory_sent {
-        if let Some(m) = &agent.config.memory {
+    if core.conversation.take_memory_turn() {
+        if let Some(m) = &core.config.memory {
             blocks.push(ContentBlock::text(m.clone()));
         }
-        agent.memory_sent = true;
     }
-    match agent.hooks.user_prompt_submit(&prompt).await {
+    match core.hooks.user_prompt_submit(&input.text()).await {
         HookOutcome::Block { reason } => {
             return End::Failed(format!(
                 "UserPromptSubmit hook blocked the prompt: {reason}"
@@ -206,8 +110,8 @@ async fn run_loop(
         HookOutcome::AddContext(ctx) => blocks.push(ContentBlock::text(ctx)),
         HookOutcome::Continue => {}
     }
-    blocks.push(ContentBlock::text(prompt));
-    record_user(agent, blocks, &[]);
+    blocks.extend(input.into_blocks());
+    core.conversation.push_user(blocks, &[]);
 
     loop {
         if cancel.is_cancelled() {
@@ -216,19 +120,26 @@ async fn run_loop(
             };
         }
         st.num_turns += 1;
-        if let Some(max) = agent.config.max_turns {
+        if let Some(max) = core.config.max_turns {
             if st.num_turns > max {
                 return End::MaxTurns;
             }
         }
-        if let Some(budget) = agent.config.max_budget_usd {
-            if agent.costs.total_cost_usd >= budget {
+        if let Some(budget) = core.config.max_budget_usd {
+            if core.costs.total_cost_usd >= budget {
                 return End::Budget(budget);
             }
         }
-        crate::context::prepare(agent, sink, cancel).await;
-        let request = agent.template.build(&agent.history, st.max_tokens);
-        let reply = match call_model(agent.provider.as_ref(), &request, sink, cancel).await {
+        core.sync(&io.live.borrow());
+        {
+            let (conv, mut env) = core.context_parts(sink, cancel);
+            crate::context::prepare(conv, &mut env).await;
+        }
+        core.conversation.repair();
+        let request = core
+            .template
+            .build(core.conversation.messages(), st.max_tokens);
+        let reply = match call_model(core.provider.as_ref(), &request, sink, cancel).await {
             Ok(r) => r,
             Err((skiff_llm::LlmError::Cancelled, ms)) => {
                 st.api_ms += ms;
@@ -242,21 +153,20 @@ async fn run_loop(
                 return End::ApiError(e);
             }
         };
+        drop(request);
         st.api_ms += reply.api_ms;
         let msg = reply.message;
-        agent.last_input = Some((msg.usage.total_input(), agent.history.len()));
-        agent
-            .session
-            .append(SessionEntry::Assistant { message: &msg });
+        core.conversation
+            .note_request_usage(msg.usage.total_input());
         st.usage.accumulate(&msg.usage);
-        let (_, unknown) = agent.costs.add(&agent.config.model, &msg.usage);
+        let (_, unknown) = core.costs.add(&core.config.model, &msg.usage);
         if unknown {
             sink.notice(
                 "pricing",
                 "warning",
                 format!(
                     "no price known for model {}; its cost is counted as $0",
-                    agent.config.model
+                    core.config.model
                 ),
             );
         }
@@ -274,7 +184,7 @@ async fn run_loop(
 
         if stop == StopReason::MaxTokens && cut_tool {
             // A tool call cut in half cannot be run or sent back: ask again with more room.
-            let cap = skiff_llm::model_info(&agent.config.model)
+            let cap = skiff_llm::model_info(&core.config.model)
                 .map_or(64_000, |i| i.max_output_tokens as u32);
             if st.max_tokens < cap {
                 st.max_tokens = (st.max_tokens.saturating_mul(2)).min(cap);
@@ -295,21 +205,25 @@ async fn run_loop(
         }
 
         let assistant_text = msg.text();
-        push_assistant(&mut agent.history, msg.content, st.merge_next_assistant);
+        core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
 
         match stop {
             StopReason::ToolUse | StopReason::MaxTokens if !tool_uses.is_empty() => {
+                let mode = io.live.borrow().mode;
                 let dispatcher = Dispatcher {
-                    tools: &agent.tools,
-                    ctx: &agent.ctx,
-                    permissions: agent.permissions.as_ref(),
-                    approver: agent.approver.as_ref(),
-                    hooks: agent.hooks.as_ref(),
+                    tools: &core.tools,
+                    ctx: &core.ctx,
+                    permissions: core.permissions.as_ref(),
+                    mode,
+                    approver: core.approver.as_ref(),
+                    requester: io.requester,
+                    hooks: core.hooks.as_ref(),
                     sink,
-                    max_result_chars: agent.config.max_tool_result_chars,
-                    progress_interval: agent.config.progress_interval,
-                    results_dir: agent.config.tool_results_dir.as_deref(),
+                    max_result_chars: core.config.max_tool_result_chars,
+                    progress_interval: core.config.progress_interval,
+                    max_parallel: core.config.max_parallel_tools,
+                    results_dir: core.config.tool_results_dir.as_deref(),
                 };
                 let results = dispatcher.run_all(&tool_uses, cancel).await;
                 let mut blocks = Vec::with_capacity(results.len());
@@ -318,18 +232,16 @@ async fn run_loop(
                     if let Some(d) = r.denial {
                         st.denials.push(d);
                     }
+                    let block = ContentBlock::ToolResult(r.block);
                     sink.emit(user_frame(
-                        Message::blocks(
-                            Role::User,
-                            vec![ContentBlock::ToolResult(r.block.clone())],
-                        ),
+                        Message::blocks(Role::User, vec![block.clone()]),
                         r.structured.clone(),
                         sink,
                     ));
-                    blocks.push(ContentBlock::ToolResult(r.block));
+                    blocks.push(block);
                     structured.push(r.structured);
                 }
-                record_user(agent, blocks, &structured);
+                core.conversation.push_user(blocks, &structured);
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
                 }
@@ -337,73 +249,25 @@ async fn run_loop(
             StopReason::PauseTurn => {
                 st.merge_next_assistant = true;
             }
-            StopReason::MaxTokens if st.continuations < agent.config.max_continuations => {
+            StopReason::MaxTokens if st.continuations < core.config.max_continuations => {
                 st.continuations += 1;
                 st.text_prefix.push_str(&assistant_text);
-                record_user(agent, vec![ContentBlock::text(CONTINUE_PROMPT)], &[]);
+                core.conversation
+                    .push_user(vec![ContentBlock::text(CONTINUE_PROMPT)], &[]);
             }
             _ => {
                 let text = format!("{}{assistant_text}", st.text_prefix);
-                if let HookOutcome::Block { reason } = agent.hooks.stop(st.stop_hook_active).await {
+                if let HookOutcome::Block { reason } = core.hooks.stop(st.stop_hook_active).await {
                     st.stop_hook_active = true;
                     let feedback = format!("Stop hook feedback:\n{reason}");
-                    record_user(agent, vec![ContentBlock::text(feedback)], &[]);
+                    core.conversation
+                        .push_user(vec![ContentBlock::text(feedback)], &[]);
                     continue;
                 }
                 return End::Completed(text);
             }
         }
     }
-}
-
-/// Append user content to the history and the session store.
-fn record_user(agent: &mut Agent, blocks: Vec<ContentBlock>, tool_use_results: &[Option<Value>]) {
-    agent.session.append(SessionEntry::User {
-        blocks: &blocks,
-        tool_use_results,
-    });
-    push_user(&mut agent.history, blocks);
-}
-
-/// Append user content; merges into a trailing user message so roles keep alternating (after
-/// an API error or an interrupt the last message is the user's).
-pub(crate) fn push_user(history: &mut Vec<Message>, mut blocks: Vec<ContentBlock>) {
-    if let Some(last) = history.last_mut() {
-        if last.role == Role::User {
-            let mut merged = last.content.to_blocks();
-            merged.append(&mut blocks);
-            last.content = MessageContent::Blocks(merged);
-            return;
-        }
-    }
-    let content = match blocks.as_slice() {
-        [ContentBlock::Text(t)] if t.cache_control.is_none() => {
-            MessageContent::Text(t.text.clone())
-        }
-        _ => MessageContent::Blocks(blocks),
-    };
-    history.push(Message {
-        role: Role::User,
-        content,
-    });
-}
-
-fn push_assistant(history: &mut Vec<Message>, mut content: Vec<ContentBlock>, merge: bool) {
-    if merge {
-        if let Some(last) = history.last_mut() {
-            if last.role == Role::Assistant {
-                let mut merged = last.content.to_blocks();
-                merged.append(&mut content);
-                last.content = MessageContent::Blocks(merged);
-                return;
-            }
-        }
-    }
-    if content.is_empty() {
-        // The API rejects empty assistant content; keep the turn with an empty text block.
-        content.push(ContentBlock::text(""));
-    }
-    history.push(Message::blocks(Role::Assistant, content));
 }
 
 fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink) -> SdkMessage {
@@ -418,16 +282,16 @@ fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink
     })
 }
 
-fn init_frame(agent: &Agent) -> SdkMessage {
+fn init_frame(core: &Core) -> SdkMessage {
     SdkMessage::System(SystemMessage::Init(SystemInit {
-        cwd: agent.config.cwd.display().to_string(),
-        session_id: agent.config.session_id.clone(),
-        tools: agent.tools.names(),
+        cwd: core.config.cwd.display().to_string(),
+        session_id: core.config.session_id.clone(),
+        tools: core.tools.names(),
         mcp_servers: Vec::new(),
-        model: agent.config.model.clone(),
-        permission_mode: agent.config.permission_mode.clone(),
+        model: core.config.model.clone(),
+        permission_mode: core.config.permission_mode.as_str().to_owned(),
         slash_commands: Vec::new(),
-        api_key_source: agent.config.api_key_source.clone(),
+        api_key_source: core.config.api_key_source.clone(),
         claude_code_version: COMPAT_VERSION.to_owned(),
         output_style: "default".to_owned(),
         agents: Vec::new(),
@@ -436,8 +300,8 @@ fn init_frame(agent: &Agent) -> SdkMessage {
     }))
 }
 
-fn result_frame(agent: &mut Agent, st: &RunState, end: End, sink: &EventSink) -> ResultMessage {
-    let changes: Vec<Value> = agent
+fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> ResultMessage {
+    let changes: Vec<Value> = core
         .ctx
         .changes
         .take()
@@ -459,7 +323,7 @@ fn result_frame(agent: &mut Agent, st: &RunState, end: End, sink: &EventSink) ->
             None,
             vec![format!(
                 "Reached maximum number of turns ({})",
-                agent.config.max_turns.unwrap_or_default()
+                core.config.max_turns.unwrap_or_default()
             )],
             "max_turns",
             None,
@@ -523,11 +387,11 @@ fn result_frame(agent: &mut Agent, st: &RunState, end: End, sink: &EventSink) ->
         num_turns: st.num_turns,
         result,
         stop_reason: st.last_stop.as_ref().map(|s| s.as_str().to_owned()),
-        session_id: agent.config.session_id.clone(),
+        session_id: core.config.session_id.clone(),
         uuid: new_uuid(),
-        total_cost_usd: agent.costs.total_cost_usd,
+        total_cost_usd: core.costs.total_cost_usd,
         usage: st.usage.clone(),
-        model_usage: agent.costs.per_model.clone(),
+        model_usage: core.costs.per_model.clone(),
         permission_denials: st.denials.clone(),
         errors,
         api_error_status: status,

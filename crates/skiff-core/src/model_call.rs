@@ -5,9 +5,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use skiff_llm::{LlmError, Provider, ProviderEvent};
-use skiff_protocol::sdk::{
-    ApiRetry, AssistantMessage, SdkMessage, StreamEventMessage, SystemMessage,
-};
+use skiff_protocol::sdk::{ApiRetry, AssistantMessage, SdkMessage, SystemMessage};
 use skiff_protocol::{JsonMap, MessageResponse, MessagesRequest, StreamEvent, Usage};
 use tokio_util::sync::CancellationToken;
 
@@ -40,12 +38,7 @@ pub async fn call_model(
                     shell = Some(message.clone());
                 }
                 if !matches!(ev, StreamEvent::Ping) {
-                    sink.emit(SdkMessage::StreamEvent(StreamEventMessage {
-                        event: ev,
-                        session_id: sink.session_id().to_owned(),
-                        parent_tool_use_id: None,
-                        uuid: new_uuid(),
-                    }));
+                    sink.stream_event(ev);
                 }
             }
             Ok(ProviderEvent::BlockComplete { block, .. }) => {

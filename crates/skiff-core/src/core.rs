@@ -1,0 +1,100 @@
+//! [`Core`]: everything one session owns — configuration, provider, tools, seams, the
+//! [`Conversation`] and the costs. The session actor owns the only `Core`; turns, compaction and
+//! the other operations borrow it one at a time.
+
+use std::sync::Arc;
+
+use skiff_llm::Provider;
+use skiff_tools::{ToolContext, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::AgentConfig;
+use crate::context::ContextEnv;
+use crate::conversation::Conversation;
+use crate::cost::CostTracker;
+use crate::frames::EventSink;
+use crate::hooks::HookRunner;
+use crate::permissions::{Approver, PermissionChecker, PermissionMode};
+use crate::request::RequestTemplate;
+
+/// Settings a client may change while a turn runs; the turn reads them before each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Live {
+    /// Model of the next request.
+    pub model: String,
+    /// Permission mode of the next tool calls.
+    pub mode: PermissionMode,
+}
+
+/// The state of one session.
+pub(crate) struct Core {
+    pub config: AgentConfig,
+    pub provider: Arc<dyn Provider>,
+    pub tools: Arc<ToolRegistry>,
+    pub ctx: ToolContext,
+    pub permissions: Arc<dyn PermissionChecker>,
+    pub approver: Arc<dyn Approver>,
+    pub hooks: Arc<dyn HookRunner>,
+    pub conversation: Conversation,
+    pub costs: CostTracker,
+    pub template: RequestTemplate,
+}
+
+impl Core {
+    /// Take over the live settings (a model switched while idle or mid-turn).
+    pub fn sync(&mut self, live: &Live) {
+        if self.config.model != live.model {
+            tracing::info!(from = %self.config.model, to = %live.model, "model switched");
+            self.config.model.clone_from(&live.model);
+            self.template.model.clone_from(&live.model);
+        }
+        self.config.permission_mode = live.mode;
+    }
+
+    /// The live settings as configured now.
+    pub fn live(&self) -> Live {
+        Live {
+            model: self.config.model.clone(),
+            mode: self.config.permission_mode,
+        }
+    }
+
+    /// The conversation and what context management needs besides it.
+    pub fn context_parts<'a>(
+        &'a mut self,
+        sink: &'a EventSink,
+        cancel: &'a CancellationToken,
+    ) -> (&'a mut Conversation, ContextEnv<'a>) {
+        let Self {
+            config,
+            provider,
+            hooks,
+            template,
+            costs,
+            conversation,
+            ..
+        } = self;
+        let (config, provider, hooks): (
+            &'a AgentConfig,
+            &'a Arc<dyn Provider>,
+            &'a Arc<dyn HookRunner>,
+        ) = (config, provider, hooks);
+        let env = ContextEnv {
+            config,
+            model: &config.model,
+            provider: provider.as_ref(),
+            hooks: hooks.as_ref(),
+            template,
+            costs,
+            sink,
+            cancel,
+        };
+        (conversation, env)
+    }
+
+    /// Start a new conversation (same settings); file read states are forgotten.
+    pub fn clear(&mut self) {
+        self.conversation.clear();
+        self.ctx.files.clear();
+    }
+}

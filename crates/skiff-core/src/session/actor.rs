@@ -1,0 +1,209 @@
+//! The session actor: one task owns the [`Core`] and takes [`Command`]s from one channel.
+//!
+//! While a turn (or a compaction) runs, the actor keeps reading commands: an interrupt cancels
+//! the turn, a reply goes to the request waiting for it, a model or mode switch takes effect at
+//! the turn's next request, and user messages (and everything else that needs the core) are
+//! queued and run next, in order. When every handle is gone the running turn is interrupted,
+//! the queue dropped, and the conversation left valid; `Shutdown` finishes what was submitted.
+
+use std::collections::VecDeque;
+
+use skiff_protocol::Message;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::{Op, Status};
+use crate::core::{Core, Live};
+use crate::event::Event;
+use crate::frames::EventSink;
+use crate::requests::Requester;
+use crate::turn_loop::{TurnIo, run_turn};
+
+/// What the handle sends: an op, or a question about the state.
+pub(crate) enum Command {
+    /// A client operation.
+    Op(Op),
+    /// Send back a copy of the history.
+    History(oneshot::Sender<Vec<Message>>),
+    /// Send back the status.
+    Status(oneshot::Sender<Status>),
+}
+
+/// Work that needs the core, waiting for the current turn to end.
+enum Work {
+    Op(Op),
+    History(oneshot::Sender<Vec<Message>>),
+    Status(oneshot::Sender<Status>),
+}
+
+/// The actor's bookkeeping besides the core.
+struct Actor {
+    commands: mpsc::UnboundedReceiver<Command>,
+    /// The command channel is still open (some handle exists).
+    open: bool,
+    /// `Shutdown` was received: finish the queue, then end.
+    closing: bool,
+    queue: VecDeque<Work>,
+    sink: EventSink,
+    requester: Requester,
+    live: watch::Sender<Live>,
+    live_rx: watch::Receiver<Live>,
+}
+
+/// Run the session until it is shut down or every handle is dropped.
+pub(crate) async fn run(
+    mut core: Core,
+    commands: mpsc::UnboundedReceiver<Command>,
+    sink: EventSink,
+    requester: Requester,
+) {
+    let (live, live_rx) = watch::channel(core.live());
+    let mut actor = Actor {
+        commands,
+        open: true,
+        closing: false,
+        queue: VecDeque::new(),
+        sink,
+        requester,
+        live,
+        live_rx,
+    };
+    loop {
+        let work = match actor.queue.pop_front() {
+            Some(w) => w,
+            None if actor.closing || !actor.open => break,
+            None => match actor.commands.recv().await {
+                Some(cmd) => match actor.idle_command(cmd) {
+                    Some(w) => w,
+                    None => continue,
+                },
+                None => {
+                    actor.open = false;
+                    continue;
+                }
+            },
+        };
+        actor.work(&mut core, work).await;
+        if actor.queue.is_empty() {
+            actor.sink.send(Event::Idle);
+        }
+    }
+    actor.requester.abandon_all();
+    core.conversation.repair();
+    core.conversation.turn_complete();
+    tracing::debug!(session = %core.config.session_id, "session ended");
+}
+
+impl Actor {
+    /// A command that arrives while nothing runs: the ones that need no core are done here,
+    /// the rest are returned as work.
+    fn idle_command(&mut self, cmd: Command) -> Option<Work> {
+        match cmd {
+            Command::Op(op) => match op {
+                Op::Interrupt => None,
+                Op::Shutdown => {
+                    self.closing = true;
+                    None
+                }
+                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }) => {
+                    self.apply_now(op);
+                    None
+                }
+                op => Some(Work::Op(op)),
+            },
+            Command::History(tx) => Some(Work::History(tx)),
+            Command::Status(tx) => Some(Work::Status(tx)),
+        }
+    }
+
+    /// Ops that take effect at once, even mid-turn.
+    fn apply_now(&mut self, op: Op) {
+        match op {
+            Op::SetModel(model) => self.live.send_modify(|l| l.model = model),
+            Op::SetPermissionMode(mode) => self.live.send_modify(|l| l.mode = mode),
+            Op::Reply { id, answer } => {
+                self.requester.resolve(&id, answer);
+            }
+            _ => {}
+        }
+    }
+
+    /// A command that arrives while a turn or compaction runs.
+    fn busy_command(&mut self, cmd: Option<Command>, cancel: &CancellationToken) {
+        match cmd {
+            None => {
+                // Every handle is gone: nobody will read what follows.
+                self.open = false;
+                self.queue.clear();
+                cancel.cancel();
+            }
+            Some(Command::Op(Op::Interrupt)) => cancel.cancel(),
+            Some(Command::Op(Op::Shutdown)) => self.closing = true,
+            Some(Command::Op(
+                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }),
+            )) => self.apply_now(op),
+            Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
+            Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
+            Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
+        }
+    }
+
+    async fn work(&mut self, core: &mut Core, work: Work) {
+        core.sync(&self.live_rx.borrow());
+        match work {
+            Work::History(tx) => {
+                let _ = tx.send(core.conversation.messages().to_vec());
+            }
+            Work::Status(tx) => {
+                let _ = tx.send(Status {
+                    session_id: core.config.session_id.clone(),
+                    model: core.config.model.clone(),
+                    permission_mode: core.config.permission_mode,
+                    messages: core.conversation.len(),
+                    costs: core.costs.clone(),
+                    tools: core.tools.names(),
+                });
+            }
+            Work::Op(Op::UserMessage(input)) => {
+                self.sink.send(Event::Running);
+                let cancel = CancellationToken::new();
+                let io = TurnIo {
+                    sink: &self.sink.clone(),
+                    cancel: &cancel,
+                    requester: &self.requester.clone(),
+                    live: &self.live_rx.clone(),
+                };
+                let turn = run_turn(core, input, &io);
+                self.drive(turn, &cancel).await;
+            }
+            Work::Op(Op::Compact(focus)) => {
+                let cancel = CancellationToken::new();
+                let sink = self.sink.clone();
+                let compact = async {
+                    let (conv, mut env) = core.context_parts(&sink, &cancel);
+                    crate::context::compact_now(conv, &mut env, focus.as_deref()).await
+                };
+                let outcome = self.drive(compact, &cancel).await;
+                core.conversation.turn_complete();
+                self.sink.send(Event::Compacted(outcome));
+            }
+            Work::Op(Op::Clear) => core.clear(),
+            Work::Op(op) => self.apply_now(op),
+        }
+    }
+
+    /// Run `fut` to its end while serving commands.
+    async fn drive<T>(
+        &mut self,
+        fut: impl std::future::Future<Output = T>,
+        cancel: &CancellationToken,
+    ) -> T {
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                out = &mut fut => return out,
+                cmd = self.commands.recv(), if self.open => self.busy_command(cmd, cancel),
+            }
+        }
+    }
+}
