@@ -56,10 +56,13 @@ pub use load::{
 };
 
 use crate::frames::{new_uuid, now_iso};
-use crate::store::{SessionEntry, SessionStore};
+use crate::store::{SessionEntry, SessionStore, TrimRecord};
 
 /// skiff's version, written as each line's `version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `subtype` of the line recording a trim (see [`JsonlTranscript::record_trim`]).
+pub const TRIM_SUBTYPE: &str = "skiff_trim";
 
 /// Escaped paths longer than this are cut and given a hash suffix (PROTOCOL.md §9).
 const MAX_ESCAPED_LEN: usize = 200;
@@ -418,10 +421,6 @@ impl JsonlTranscript {
     pub fn record_compaction(&self, messages: &[Message]) {
         let mut st = self.lock();
         self.write_initial(&mut st);
-        if !self.ensure_open(&mut st) {
-            return;
-        }
-        let uuid = new_uuid();
         let line = serde_json::json!({
             "parentUuid": null,
             "logicalParentUuid": st.parent,
@@ -431,13 +430,53 @@ impl JsonlTranscript {
             "content": "Conversation compacted",
             "isMeta": false,
             "level": "info",
-            "uuid": uuid,
+            "uuid": new_uuid(),
             "timestamp": now_iso(),
             "userType": "external",
             "cwd": self.cwd,
             "sessionId": self.meta.session_id,
             "version": self.meta.version,
         });
+        if !self.write_raw(&mut st, &line) {
+            return;
+        }
+        st.last_assistant = None;
+        self.write_messages(&mut st, messages);
+        self.sync(&mut st);
+    }
+
+    /// Record a trim: a small `system` line with `subtype: "skiff_trim"` in the chain, saying
+    /// that the first `replaced` messages of the conversation so far became `first`. A later
+    /// [`load_session`] applies it at that point of the chain; nothing is rewritten.
+    pub fn record_trim(&self, replaced: usize, first: &Message) {
+        let mut st = self.lock();
+        self.write_initial(&mut st);
+        let line = serde_json::json!({
+            "parentUuid": st.parent,
+            "isSidechain": false,
+            "type": "system",
+            "subtype": TRIM_SUBTYPE,
+            "content": "Conversation trimmed",
+            "isMeta": false,
+            "level": "info",
+            "replacedMessages": replaced,
+            "firstMessage": first,
+            "uuid": new_uuid(),
+            "timestamp": now_iso(),
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.meta.session_id,
+            "version": self.meta.version,
+        });
+        self.write_raw(&mut st, &line);
+    }
+
+    /// Append one prepared JSON line to the chain (its `uuid` becomes the parent of the next).
+    /// False when it could not be written.
+    fn write_raw(&self, st: &mut WriterState, line: &Value) -> bool {
+        if !self.ensure_open(st) {
+            return false;
+        }
         let mut buf = Vec::with_capacity(512);
         if st.needs_newline {
             buf.push(b'\n');
@@ -445,23 +484,21 @@ impl JsonlTranscript {
         buf.extend_from_slice(line.to_string().as_bytes());
         buf.push(b'\n');
         let Some(file) = st.file.as_mut() else {
-            return;
+            return false;
         };
         match file.write_all(&buf) {
             Ok(()) => {
                 st.needs_newline = false;
                 st.dirty = true;
-                st.parent = Some(uuid);
-                st.last_assistant = None;
+                st.parent = line.get("uuid").and_then(Value::as_str).map(str::to_owned);
+                true
             }
             Err(e) => {
                 st.needs_newline = true;
-                Self::warn(&mut st, &self.path, "cannot write a message", &e);
-                return;
+                Self::warn(st, &self.path, "cannot write a message", &e);
+                false
             }
         }
-        self.write_messages(&mut st, messages);
-        self.sync(&mut st);
     }
 
     fn sync(&self, st: &mut WriterState) {
@@ -537,6 +574,10 @@ impl SessionStore for JsonlTranscript {
 
     fn history_replaced(&self, history: &[Message]) {
         self.record_compaction(history);
+    }
+
+    fn history_trimmed(&self, trim: TrimRecord<'_>) {
+        self.record_trim(trim.replaced, trim.first);
     }
 }
 

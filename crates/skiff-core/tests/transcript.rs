@@ -206,3 +206,64 @@ async fn an_interrupted_tool_round_is_recorded_with_its_interrupted_results() {
     assert_eq!(loaded.messages, history);
     validate_history(&loaded.messages).unwrap();
 }
+
+#[tokio::test]
+async fn trims_are_rare_and_recorded_as_small_markers_that_reload_to_the_same_history() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let mut turns: Vec<ScriptTurn> = (0..10)
+        .map(|_| ScriptTurn::tool_use("Read", json!({"file_path": "a.txt"})))
+        .collect();
+    turns.push(ScriptTurn::text("done"));
+    let server = MockServer::builder().turns(turns).start().await.unwrap();
+    let sid = "trimmed";
+    let path = session_path(home.path(), ws.path(), sid);
+    let store = Arc::new(JsonlTranscript::new(
+        &path,
+        TranscriptMeta::new(sid, ws.path()),
+    ));
+    let mut a = agent(&server, ws.path(), sid).await;
+    a.config_mut().max_messages = Some(6);
+    let mut session = a.with_session(store).spawn();
+    let mut run = session.run("read it ten times");
+    let mut trims = 0;
+    while let Some(f) = futures::StreamExt::next(&mut run).await {
+        if let skiff_protocol::sdk::SdkMessage::System(
+            skiff_protocol::sdk::SystemMessage::Informational(i),
+        ) = &f
+        {
+            if i.kind == "trim" {
+                trims += 1;
+            }
+        }
+    }
+    drop(run);
+    let history = session.history().await.unwrap();
+    session.shutdown().await;
+
+    let reqs = requests(&server);
+    assert_eq!(reqs.len(), 11);
+    for req in &reqs {
+        assert!(req.messages.len() <= 6, "{}", req.messages.len());
+    }
+    // Trimmed to about half the limit, so not before every call once the limit is reached.
+    assert!((1..=4).contains(&trims), "{trims} trims in 11 calls");
+    let written = lines(&path);
+    let markers = written
+        .iter()
+        .filter(|l| l["subtype"] == "skiff_trim")
+        .count();
+    assert_eq!(markers, trims);
+    let messages = written
+        .iter()
+        .filter(|l| l["type"] == "user" || l["type"] == "assistant")
+        .count();
+    // 1 prompt + 10 × (call, result) + the answer, each written once.
+    assert_eq!(messages, 22);
+    assert_eq!(written.len(), messages + markers);
+    let loaded = load_session(&path).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.messages, history);
+    validate_history(&loaded.messages).unwrap();
+}

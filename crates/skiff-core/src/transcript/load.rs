@@ -10,7 +10,7 @@ use skiff_protocol::{
     ContentBlock, Message, MessageContent, Role, ToolResultBlock, ToolUseBlock, validate_history,
 };
 
-use super::{is_valid_session_id, project_dir};
+use super::{TRIM_SUBTYPE, is_valid_session_id, project_dir};
 use crate::conversation::INTERRUPTED;
 
 /// Why a session could not be loaded.
@@ -88,12 +88,19 @@ struct Record {
     timestamp: Option<String>,
     cwd: Option<String>,
     message: Option<Value>,
+    /// A trim marker: (replaced messages, the new first message).
+    trim: Option<(usize, Value)>,
     line_no: usize,
 }
 
 impl Record {
     fn is_message(&self) -> bool {
         (self.kind == "user" || self.kind == "assistant") && !self.excluded
+    }
+
+    /// A message or a trim marker: what the conversation is made of.
+    fn is_part(&self) -> bool {
+        self.is_message() || self.trim.is_some()
     }
 }
 
@@ -155,11 +162,23 @@ fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Rec
             compact_summary: flag(&obj, "isCompactSummary"),
             timestamp: str_field(&obj, "timestamp"),
             cwd: str_field(&obj, "cwd"),
+            trim: trim_marker(&mut obj),
             message: obj.remove("message"),
             line_no,
         });
     }
     records
+}
+
+/// The trim marker of a `system` line, if it is one.
+fn trim_marker(obj: &mut serde_json::Map<String, Value>) -> Option<(usize, Value)> {
+    if obj.get("type").and_then(Value::as_str) != Some("system")
+        || obj.get("subtype").and_then(Value::as_str) != Some(TRIM_SUBTYPE)
+    {
+        return None;
+    }
+    let replaced = usize::try_from(obj.get("replacedMessages")?.as_u64()?).ok()?;
+    Some((replaced, obj.remove("firstMessage")?))
 }
 
 /// Indices of the main conversation's message records, oldest first: the `parentUuid` chain
@@ -168,10 +187,10 @@ fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Rec
 fn main_chain(records: &[Record], path: &Path, warnings: &mut Vec<String>) -> Vec<usize> {
     let linear = || -> Vec<usize> {
         (0..records.len())
-            .filter(|&i| records[i].is_message())
+            .filter(|&i| records[i].is_part())
             .collect()
     };
-    let Some(leaf) = (0..records.len()).rev().find(|&i| records[i].is_message()) else {
+    let Some(leaf) = (0..records.len()).rev().find(|&i| records[i].is_part()) else {
         return Vec::new();
     };
     if records[leaf].uuid.is_none() {
@@ -189,7 +208,7 @@ fn main_chain(records: &[Record], path: &Path, warnings: &mut Vec<String>) -> Ve
     while let Some(parent) = records[cur].parent.as_deref() {
         match index.get(parent) {
             Some(&i) if visited.insert(i) => {
-                if records[i].is_message() {
+                if records[i].is_part() {
                     chain.push(i);
                 }
                 cur = i;
@@ -437,10 +456,15 @@ pub fn load_session(path: &Path) -> Result<LoadedSession, TranscriptError> {
     let mut warnings = Vec::new();
     let records = parse_lines(&bytes, path, &mut warnings);
     let chain = main_chain(&records, path, &mut warnings);
-    let entries: Vec<(Role, Vec<ContentBlock>)> = chain
-        .iter()
-        .filter_map(|&i| record_blocks(&records[i], path, &mut warnings))
-        .collect();
+    let mut entries: Vec<(Role, Vec<ContentBlock>)> = Vec::with_capacity(chain.len());
+    for &i in &chain {
+        match &records[i].trim {
+            Some((replaced, first)) => {
+                entries = apply_trim(entries, *replaced, first, &records[i], path, &mut warnings);
+            }
+            None => entries.extend(record_blocks(&records[i], path, &mut warnings)),
+        }
+    }
     let messages = repair_history(entries, &mut warnings);
     if !messages.is_empty() {
         if let Err(e) = validate_history(&messages) {
@@ -463,6 +487,45 @@ pub fn load_session(path: &Path) -> Result<LoadedSession, TranscriptError> {
         cwd: first.and_then(|r| r.cwd.clone()),
         warnings,
     })
+}
+
+/// Apply a trim marker to the conversation read so far: its first `replaced` messages become
+/// `first`. A marker that does not fit (a damaged file) is ignored with a warning: the longer
+/// history is kept, which is still valid.
+fn apply_trim(
+    entries: Vec<(Role, Vec<ContentBlock>)>,
+    replaced: usize,
+    first: &Value,
+    r: &Record,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<(Role, Vec<ContentBlock>)> {
+    let messages = repair_history(entries, warnings);
+    let to_entries = |messages: Vec<Message>| -> Vec<(Role, Vec<ContentBlock>)> {
+        messages
+            .into_iter()
+            .map(|m| (m.role, m.content.to_blocks()))
+            .collect()
+    };
+    let first: Option<Message> = serde_json::from_value(first.clone()).ok();
+    match first {
+        Some(first) if first.role == Role::User && replaced <= messages.len() => {
+            let mut out = Vec::with_capacity(messages.len() - replaced + 1);
+            out.push((Role::User, first.content.to_blocks()));
+            out.extend(to_entries(messages.into_iter().skip(replaced).collect()));
+            out
+        }
+        _ => {
+            let w = format!(
+                "{}: ignored the trim record at line {} (it does not fit the conversation before it)",
+                path.display(),
+                r.line_no
+            );
+            tracing::warn!("{w}");
+            warnings.push(w);
+            to_entries(messages)
+        }
+    }
 }
 
 /// One session of a workspace, for listings and pickers.

@@ -712,3 +712,50 @@ fn a_compaction_boundary_starts_the_conversation_anew() {
     assert_eq!(loaded.first_prompt.as_deref(), Some("first task"));
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 }
+
+#[test]
+fn a_trim_marker_replaces_the_front_and_a_damaged_one_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, path) = store(dir.path());
+    user(&store, &[ContentBlock::text("one")], &[]);
+    store.append(SessionEntry::Assistant {
+        message: &response("m1", vec![ContentBlock::text("a1")], StopReason::EndTurn),
+    });
+    user(&store, &[ContentBlock::text("two")], &[]);
+    store.append(SessionEntry::Assistant {
+        message: &response("m2", vec![ContentBlock::text("a2")], StopReason::EndTurn),
+    });
+    // The first three messages became one note message (holding the prompt "two").
+    let first = Message::blocks(
+        Role::User,
+        vec![ContentBlock::text("[trimmed]"), ContentBlock::text("two")],
+    );
+    store.record_trim(3, &first);
+    user(&store, &[ContentBlock::text("three")], &[]);
+    drop(store);
+    let loaded = load_session(&path).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(
+        loaded.messages,
+        vec![
+            first.clone(),
+            Message::blocks(Role::Assistant, vec![ContentBlock::text("a2")]),
+            Message::user_text("three"),
+        ]
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 6, "one small line for the trim");
+
+    // A marker claiming more messages than there are is ignored, with a warning.
+    let mut lines = read_lines(&path);
+    let marker = lines
+        .iter_mut()
+        .find(|l| l["subtype"] == "skiff_trim")
+        .unwrap();
+    marker["replacedMessages"] = json!(99);
+    write_raw(&path, &lines);
+    let loaded = load_session(&path).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert_eq!(loaded.messages.len(), 5);
+    validate_history(&loaded.messages).unwrap();
+}
