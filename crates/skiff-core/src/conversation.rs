@@ -17,6 +17,10 @@ use crate::tokens;
 /// Text of the result given to calls that never ran or were cut short by an interrupt.
 pub const INTERRUPTED: &str = "[Request interrupted by user for tool use]";
 
+/// Text of an assistant message that had no content (the API rejects empty content and
+/// empty text blocks), as Claude Code writes it.
+pub const NO_CONTENT: &str = "(no content)";
+
 /// The history of one session, and where it is recorded.
 pub struct Conversation {
     messages: Vec<Message>,
@@ -116,8 +120,8 @@ impl Conversation {
             }
         }
         if content.is_empty() {
-            // The API rejects empty assistant content; keep the turn with an empty text block.
-            content.push(ContentBlock::text(""));
+            // The API rejects empty content and empty text blocks; keep the turn with a note.
+            content.push(ContentBlock::text(NO_CONTENT));
         }
         self.messages
             .push(Message::blocks(Role::Assistant, content));
@@ -401,7 +405,7 @@ mod tests {
         c.push_reply(reply(vec![]), false);
         assert_eq!(
             c.messages()[1].content.to_blocks(),
-            [ContentBlock::text("")]
+            [ContentBlock::text(NO_CONTENT)]
         );
         c.push_reply(reply(vec![ContentBlock::text("more")]), true);
         assert_eq!(c.len(), 2);

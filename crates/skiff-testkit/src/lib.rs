@@ -15,8 +15,14 @@
 //! The script format and its rendering to events live in [`skiff_protocol::script`]; this crate
 //! serves them. Token estimates (`input_tokens` in usage and in `count_tokens`) are the request
 //! body's length in bytes divided by 4. The `skiff-mock` binary serves a script file.
+//!
+//! Every `/v1/messages` request is checked against the API's rules ([`invariants`]); a request
+//! that breaks one is answered with the API's 400 `invalid_request_error`, and the
+//! [`MockServer`] panics when it is dropped (unless the test is already panicking or called
+//! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
 pub mod faults;
+pub mod invariants;
 mod recording;
 mod routes;
 mod server;

@@ -53,6 +53,10 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         input_estimate: (record.raw_body.len() / 4) as u64,
         request_id: String::new(),
     };
+    let violation =
+        (shared.check && parts.method == Method::POST && parts.uri.path() == "/v1/messages")
+            .then(|| crate::invariants::check_request(&record.body))
+            .flatten();
     let seq = shared.recorder.record(record);
     let request_id = format!("req_mock_{seq}");
     let call = MessagesCall {
@@ -60,7 +64,19 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         ..call
     };
 
-    let mut response = if too_large {
+    let mut response = if let Some(why) = violation {
+        shared
+            .violations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((seq, why.clone()));
+        error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            &why,
+            &request_id,
+        )
+    } else if too_large {
         error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request_too_large",

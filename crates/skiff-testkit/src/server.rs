@@ -29,6 +29,10 @@ pub(crate) struct Shared {
     pub(crate) cancel: CancellationToken,
     /// When the last request arrived (or the server started).
     pub(crate) last_activity: Mutex<Instant>,
+    /// Check every request against the API's rules.
+    pub(crate) check: bool,
+    /// Requests that broke them: (request number, what was wrong).
+    pub(crate) violations: Mutex<Vec<(usize, String)>>,
 }
 
 impl Shared {
@@ -54,7 +58,7 @@ pub struct MockServer {
 impl MockServer {
     /// Serve `script` on an ephemeral port of 127.0.0.1.
     pub async fn start(script: Script) -> io::Result<Self> {
-        Self::start_on(script, 0, true).await
+        Self::start_on(script, 0, true, true).await
     }
 
     /// A builder for a script assembled turn by turn.
@@ -62,7 +66,7 @@ impl MockServer {
         MockServerBuilder::default()
     }
 
-    async fn start_on(script: Script, port: u16, record: bool) -> io::Result<Self> {
+    async fn start_on(script: Script, port: u16, record: bool, check: bool) -> io::Result<Self> {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -71,6 +75,8 @@ impl MockServer {
             open_streams: Arc::new(AtomicUsize::new(0)),
             cancel: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
+            check,
+            violations: Mutex::new(Vec::new()),
         });
         let app = Router::new()
             .fallback(routes::handle)
@@ -131,6 +137,15 @@ impl MockServer {
             .elapsed()
     }
 
+    /// The requests that broke the API's rules so far: (1-based request number, why).
+    pub fn violations(&self) -> Vec<(usize, String)> {
+        self.shared
+            .violations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Stop the server and wait (at most 5 s) until its listener is closed.
     pub async fn shutdown(mut self) {
         self.shared.cancel.cancel();
@@ -143,6 +158,20 @@ impl MockServer {
 impl Drop for MockServer {
     fn drop(&mut self) {
         self.shared.cancel.cancel();
+        let violations = self.violations();
+        if !violations.is_empty() && !std::thread::panicking() {
+            let list: Vec<String> = violations
+                .iter()
+                .map(|(n, why)| format!("request {n}: {why}"))
+                .collect();
+            #[allow(clippy::panic)]
+            {
+                panic!(
+                    "the mock server received requests the real API would reject:\n{}",
+                    list.join("\n")
+                );
+            }
+        }
     }
 }
 
@@ -152,6 +181,7 @@ pub struct MockServerBuilder {
     script: Script,
     port: u16,
     no_record: bool,
+    lenient: bool,
 }
 
 impl MockServerBuilder {
@@ -192,6 +222,13 @@ impl MockServerBuilder {
         self
     }
 
+    /// Answer requests that break the API's rules instead of rejecting them (tests of what a
+    /// client does with arbitrary requests; the long-running `skiff-mock`).
+    pub fn allow_invalid_requests(mut self) -> Self {
+        self.lenient = true;
+        self
+    }
+
     /// Listen on this port of 127.0.0.1 instead of an ephemeral one.
     pub fn port(mut self, port: u16) -> Self {
         self.port = port;
@@ -200,6 +237,6 @@ impl MockServerBuilder {
 
     /// Bind and start serving.
     pub async fn start(self) -> io::Result<MockServer> {
-        MockServer::start_on(self.script, self.port, !self.no_record).await
+        MockServer::start_on(self.script, self.port, !self.no_record, !self.lenient).await
     }
 }

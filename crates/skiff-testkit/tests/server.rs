@@ -162,3 +162,48 @@ async fn dropping_the_server_aborts_streams_in_flight() {
         .expect("the body must end soon after the server is dropped");
     assert!(body.is_err(), "an aborted stream is a transport error");
 }
+
+#[tokio::test]
+async fn a_request_the_real_api_would_reject_is_a_400_and_fails_the_test() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("never sent"))
+        .start()
+        .await
+        .unwrap();
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+        {"role": "user", "content": "no result for t1"}
+    ]});
+    let resp = client()
+        .post(format!("{}/v1/messages", server.url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let err: ErrorResponse = resp.json().await.unwrap();
+    assert_eq!(err.error.kind, "invalid_request_error");
+    assert!(err.error.message.contains("t1"), "{}", err.error.message);
+    assert_eq!(server.violations().len(), 1);
+    // Dropping the server fails the test that made the request.
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(server)));
+    let why = dropped.unwrap_err();
+    let text = why.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("request 1") && text.contains("t1"), "{text}");
+
+    // Tests of arbitrary requests opt out.
+    let lenient = MockServer::builder()
+        .turn(ScriptTurn::text("answered"))
+        .allow_invalid_requests()
+        .start()
+        .await
+        .unwrap();
+    let resp = client()
+        .post(format!("{}/v1/messages", lenient.url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}

@@ -11,7 +11,7 @@ use skiff_protocol::{
 };
 
 use super::{TRIM_SUBTYPE, is_valid_session_id, project_dir};
-use crate::conversation::INTERRUPTED;
+use crate::conversation::{INTERRUPTED, NO_CONTENT};
 
 /// Why a session could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -336,7 +336,7 @@ pub fn repair_history(
                 }
                 if kept.is_empty() {
                     // As the loop does: the API rejects empty assistant content.
-                    kept.push(ContentBlock::text(""));
+                    kept.push(ContentBlock::text(NO_CONTENT));
                 }
                 match out.last_mut() {
                     // Only reachable when the user message between had nothing valid, so no

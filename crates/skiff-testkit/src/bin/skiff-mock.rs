@@ -90,6 +90,7 @@ async fn main() -> ExitCode {
         .script(script)
         .port(args.port)
         .no_record()
+        .allow_invalid_requests()
         .start()
         .await
     {
