@@ -480,3 +480,95 @@ async fn sigint_interrupts_the_run_kills_the_tool_and_exits_130() {
             .any(|f| f["type"] == "user" && f["message"]["content"][0]["type"] == "tool_result")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_that_goes_away_is_not_an_interrupt_exit_0() {
+    // `skiff -p … | head -1`: head exits after the first line; skiff stops, exits 0, not 130.
+    let server = MockServer::builder()
+        .turn(ScriptTurn {
+            content: vec![
+                ScriptBlock::Text {
+                    text: "first line\n".into(),
+                },
+                ScriptBlock::ToolUse {
+                    id: None,
+                    name: "Bash".into(),
+                    input: json!({"command": "sleep 1"}),
+                },
+            ],
+            ..ScriptTurn::default()
+        })
+        .turn(ScriptTurn::text("second line\nthird line"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        let skiff = env!("CARGO_BIN_EXE_skiff");
+        skiff_cmd_in_shell(&home_p)
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &url)
+            .current_dir(&ws_p)
+            .args([
+                "-o",
+                "pipefail",
+                "-c",
+                &format!("'{skiff}' -p go | head -1"),
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "first line\n");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    // stream-json: the reader closes the pipe after the first frame.
+    let server = MockServer::builder()
+        .turn(ScriptTurn::tool_use("Bash", json!({"command": "sleep 30"})))
+        .turn(ScriptTurn::text("never"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let (code, elapsed) = tokio::task::spawn_blocking(move || {
+        let mut child = skiff(&home_p)
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &url)
+            .current_dir(&ws_p)
+            .args(["-p", "sleep", "--output-format", "stream-json", "--verbose"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        assert!(line.contains("\"init\""), "{line}");
+        let t = Instant::now();
+        drop(reader);
+        let status = child.wait().unwrap();
+        (status.code(), t.elapsed())
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0));
+    assert!(
+        elapsed < Duration::from_secs(20),
+        "the sleep kept skiff alive: {elapsed:?}"
+    );
+}
+
+/// `bash` with the clean environment of [`skiff`].
+fn skiff_cmd_in_shell(home: &Path) -> Command {
+    let mut c = Command::new("bash");
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("SKIFF_HOME", home.join(".skiff"));
+    c
+}
