@@ -38,7 +38,7 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
                 bail!("--provider script needs --script FILE");
             };
             (
-                Arc::new(ScriptedProvider::from_file(path)?),
+                Arc::new(ScriptedProvider::from_file(path)?.without_recording()),
                 "none".to_owned(),
             )
         }

@@ -24,7 +24,7 @@ use skiff_core::{Agent, AgentConfig, CompactionStrategy};
 use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, EventStream, Provider};
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_protocol::sdk::{SdkMessage, SystemMessage};
-use skiff_protocol::{MessagesRequest, StreamEvent};
+use skiff_protocol::{RequestView, StreamEvent};
 use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +49,7 @@ impl Provider for Routed {
         "anthropic"
     }
 
-    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream {
+    fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let summary = request.tools.is_empty();
         let bytes = serde_json::to_vec(request).map_or(0, |b| b.len());
         if let Ok(mut log) = self.log.lock() {

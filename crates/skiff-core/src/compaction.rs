@@ -250,15 +250,16 @@ pub(crate) async fn summarize(
         ),
     );
     let cancel = env.cancel.clone();
-    let reply = match skiff_llm::complete(env.provider.stream(&request, cancel.clone())).await {
-        Ok(r) => r,
-        Err(skiff_llm::LlmError::Cancelled) => return Err(CompactError::Cancelled),
-        Err(e) if cancel.is_cancelled() => {
-            tracing::debug!(error = %e, "summary call ended by cancellation");
-            return Err(CompactError::Cancelled);
-        }
-        Err(e) => return Err(CompactError::Failed(e.to_string())),
-    };
+    let reply =
+        match skiff_llm::complete(env.provider.stream(&request.view(), cancel.clone())).await {
+            Ok(r) => r,
+            Err(skiff_llm::LlmError::Cancelled) => return Err(CompactError::Cancelled),
+            Err(e) if cancel.is_cancelled() => {
+                tracing::debug!(error = %e, "summary call ended by cancellation");
+                return Err(CompactError::Cancelled);
+            }
+            Err(e) => return Err(CompactError::Failed(e.to_string())),
+        };
     let (_, unknown) = env.costs.add(&model, &reply.usage);
     if unknown {
         env.sink.notice(

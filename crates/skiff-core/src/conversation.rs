@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use skiff_protocol::{
-    ContentBlock, Message, MessageContent, MessageResponse, Role, ToolResultBlock,
+    ContentBlock, Message, MessageContent, MessageResponse, MessagesJson, Role, ToolResultBlock,
 };
 
 use crate::store::{SessionEntry, SessionStore, TrimRecord};
@@ -29,6 +29,8 @@ pub struct Conversation {
     last_input: Option<(u64, usize)>,
     /// The memory reminder went with a prompt already (or the history came from a resume).
     memory_sent: bool,
+    /// All messages but the last, serialized, for the next request (extended lazily).
+    json: MessagesJson,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -48,6 +50,7 @@ impl Conversation {
             store,
             last_input: None,
             memory_sent: false,
+            json: MessagesJson::new(),
         }
     }
 
@@ -127,10 +130,28 @@ impl Conversation {
             .push(Message::blocks(Role::Assistant, content));
     }
 
+    /// The messages before the last one, serialized for the next request: only what was added
+    /// since the previous request is serialized now. `None` if serialization failed (the
+    /// request then serializes everything itself).
+    pub fn request_prefix(&mut self) -> Option<&MessagesJson> {
+        let upto = self.messages.len().saturating_sub(1);
+        if self.json.count() > upto {
+            self.json.clear();
+        }
+        let start = self.json.count();
+        if let Err(e) = self.json.extend(&self.messages[start..upto]) {
+            tracing::warn!(error = %e, "cannot serialize the history; sending it whole");
+            self.json.clear();
+            return None;
+        }
+        Some(&self.json)
+    }
+
     /// Replace the whole history (compaction, `/clear`) and record that.
     pub fn replace(&mut self, history: Vec<Message>) {
         self.messages = history;
         self.last_input = None;
+        self.json.clear();
         self.store.history_replaced(&self.messages);
     }
 
@@ -139,6 +160,7 @@ impl Conversation {
     pub fn trim_to(&mut self, history: Vec<Message>, replaced: usize) {
         self.messages = history;
         self.last_input = None;
+        self.json.clear();
         if let Some(first) = self.messages.first() {
             self.store.history_trimmed(TrimRecord {
                 replaced,

@@ -6,7 +6,7 @@ use std::time::Instant;
 use futures::StreamExt;
 use skiff_llm::{LlmError, Provider, ProviderEvent};
 use skiff_protocol::sdk::{ApiRetry, AssistantMessage, SdkMessage, SystemMessage};
-use skiff_protocol::{JsonMap, MessageResponse, MessagesRequest, StreamEvent, Usage};
+use skiff_protocol::{JsonMap, MessageResponse, RequestView, StreamEvent, Usage};
 use tokio_util::sync::CancellationToken;
 
 use crate::frames::{EventSink, new_uuid, now_iso};
@@ -22,7 +22,7 @@ pub struct ModelReply {
 /// Call the model once, emitting frames as the response streams in.
 pub async fn call_model(
     provider: &dyn Provider,
-    request: &MessagesRequest,
+    request: &RequestView<'_>,
     sink: &EventSink,
     cancel: &CancellationToken,
 ) -> Result<ModelReply, (LlmError, u64)> {
@@ -44,7 +44,7 @@ pub async fn call_model(
             Ok(ProviderEvent::BlockComplete { block, .. }) => {
                 let mut message = shell
                     .clone()
-                    .unwrap_or_else(|| MessageResponse::new("", &request.model));
+                    .unwrap_or_else(|| MessageResponse::new("", request.model));
                 message.content = vec![block];
                 message.stop_reason = None;
                 message.stop_sequence = None;

@@ -1,9 +1,10 @@
 //! Building the Messages API request of each turn: system blocks, tools, history, and prompt
-//! caching breakpoints (tools, system prompt, last message: at most 4).
+//! caching breakpoints (tools, system prompt, last message: at most 4). The request borrows
+//! the template and the conversation (nothing is copied per turn); the conversation's
+//! serialized prefix spares serializing the whole history again.
 
 use skiff_protocol::{
-    CacheControl, ContentBlock, Message, MessageContent, MessagesRequest, SystemBlock,
-    SystemPrompt, ToolDefinition,
+    CacheControl, Message, MessagesJson, RequestView, SystemBlock, SystemPrompt, ToolDefinition,
 };
 
 /// The fixed parts of every request of a session.
@@ -15,8 +16,9 @@ pub struct RequestTemplate {
     pub max_tokens: u32,
     /// Temperature.
     pub temperature: Option<f32>,
-    /// System prompt blocks (already carrying their breakpoint when caching is on).
-    pub system: Vec<SystemBlock>,
+    /// System prompt blocks (already carrying their breakpoint when caching is on); `None`
+    /// when there is no system prompt.
+    pub system: Option<SystemPrompt>,
     /// Tool definitions (the last one carries a breakpoint when caching is on).
     pub tools: Vec<ToolDefinition>,
     /// Whether to add cache_control breakpoints.
@@ -55,7 +57,7 @@ impl RequestTemplate {
             model,
             max_tokens,
             temperature,
-            system,
+            system: (!system.is_empty()).then_some(SystemPrompt::Blocks(system)),
             tools,
             caching,
             fixed_tokens: 0,
@@ -69,34 +71,28 @@ impl RequestTemplate {
         self.fixed_tokens
     }
 
-    /// The request for `history`, with a breakpoint on the last content block when caching.
-    pub fn build(&self, history: &[Message], max_tokens: u32) -> MessagesRequest {
-        let mut messages = history.to_vec();
-        if self.caching {
-            if let Some(last) = messages.last_mut() {
-                mark_last_block(last);
-            }
+    /// The system prompt's blocks.
+    pub fn system_blocks(&self) -> &[SystemBlock] {
+        match &self.system {
+            Some(SystemPrompt::Blocks(b)) => b,
+            _ => &[],
         }
-        let mut req = MessagesRequest::new(self.model.clone(), max_tokens, messages);
-        req.system = (!self.system.is_empty()).then(|| SystemPrompt::Blocks(self.system.clone()));
-        req.tools = self.tools.clone();
-        req.temperature = self.temperature;
-        req.stream = true;
-        req
     }
-}
 
-fn mark_last_block(msg: &mut Message) {
-    if let MessageContent::Text(t) = &msg.content {
-        msg.content = MessageContent::Blocks(vec![ContentBlock::text(t.clone())]);
-    }
-    if let MessageContent::Blocks(blocks) = &mut msg.content {
-        if let Some(slot) = blocks
-            .iter_mut()
-            .rev()
-            .find_map(ContentBlock::cache_control_mut)
-        {
-            *slot = Some(CacheControl::ephemeral());
-        }
+    /// The request for `history` (whose first `prefix.count()` messages are serialized in
+    /// `prefix`), with a breakpoint on the last content block when caching.
+    pub fn build<'a>(
+        &'a self,
+        history: &'a [Message],
+        prefix: Option<&'a MessagesJson>,
+        max_tokens: u32,
+    ) -> RequestView<'a> {
+        let mut req = RequestView::new(&self.model, max_tokens, history);
+        req.system = self.system.as_ref();
+        req.tools = &self.tools;
+        req.temperature = self.temperature;
+        req.cache_last_message = self.caching;
+        req.prefix = prefix;
+        req
     }
 }

@@ -91,7 +91,11 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
 /// Estimated tokens of the parts every request repeats: the system prompt and the tool
 /// definitions (as serialized JSON).
 pub fn estimate_fixed(template: &RequestTemplate) -> u64 {
-    let system: usize = template.system.iter().map(|b| b.text.len() + 32).sum();
+    let system: usize = template
+        .system_blocks()
+        .iter()
+        .map(|b| b.text.len() + 32)
+        .sum();
     let tools: usize = template
         .tools
         .iter()

@@ -136,9 +136,11 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
             crate::context::prepare(conv, &mut env).await;
         }
         core.conversation.repair();
+        let conv = &mut core.conversation;
+        let prefix = conv.request_prefix().cloned();
         let request = core
             .template
-            .build(core.conversation.messages(), st.max_tokens);
+            .build(conv.messages(), prefix.as_ref(), st.max_tokens);
         let reply = match call_model(core.provider.as_ref(), &request, sink, cancel).await {
             Ok(r) => r,
             Err((skiff_llm::LlmError::Cancelled, ms)) => {
@@ -153,7 +155,6 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
                 return End::ApiError(e);
             }
         };
-        drop(request);
         st.api_ms += reply.api_ms;
         let msg = reply.message;
         core.conversation

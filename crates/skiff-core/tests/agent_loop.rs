@@ -860,11 +860,11 @@ impl skiff_llm::Provider for Canned {
     }
     fn stream(
         &self,
-        request: &MessagesRequest,
+        request: &skiff_protocol::RequestView<'_>,
         _cancel: skiff_llm::CancellationToken,
     ) -> skiff_llm::EventStream {
         self.asked.lock().unwrap().push(request.max_tokens);
-        validate_history(&request.messages).unwrap();
+        validate_history(request.messages).unwrap();
         let mut replies = self.replies.lock().unwrap();
         let msg = replies.remove(0);
         Box::pin(futures::stream::iter(vec![Ok(

@@ -96,7 +96,7 @@ async fn call_overhead() {
     let mut req = MessagesRequest::new("claude-sonnet-4-5", 1024, vec![Message::user_text("hi")]);
     req.stream = true;
     for _ in 0..50 {
-        complete(provider.stream(&req, CancellationToken::new()))
+        complete(provider.stream(&req.view(), CancellationToken::new()))
             .await
             .unwrap();
     }
@@ -105,7 +105,7 @@ async fn call_overhead() {
     let start = Instant::now();
     for _ in 0..n {
         let t = Instant::now();
-        complete(provider.stream(&req, CancellationToken::new()))
+        complete(provider.stream(&req.view(), CancellationToken::new()))
             .await
             .unwrap();
         times.push(t.elapsed());

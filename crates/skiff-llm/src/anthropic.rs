@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use skiff_protocol::{ErrorResponse, MessagesRequest, StreamEvent};
+use skiff_protocol::{ErrorResponse, MessagesRequest, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::StreamAccumulator;
@@ -265,17 +265,14 @@ impl Provider for AnthropicProvider {
         "anthropic"
     }
 
-    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream {
+    fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let inner = self.inner.clone();
-        let body = if request.stream {
-            serde_json::to_vec(request)
-        } else {
-            let mut r = request.clone();
-            r.stream = true;
-            serde_json::to_vec(&r)
-        }
-        .map(Bytes::from)
-        .map_err(|e| LlmError::Request(e.to_string()));
+        let mut request = *request;
+        request.stream = true;
+        let body = request
+            .body_chunks()
+            .map(Body::new)
+            .map_err(|e| LlmError::Request(e.to_string()));
         let body = match body {
             Ok(b) => b,
             Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
@@ -295,10 +292,37 @@ impl Provider for AnthropicProvider {
     }
 }
 
+/// A request body: shared chunks, sent one after the other without being joined, so a long
+/// conversation's serialized prefix is not copied for each request or retry.
+#[derive(Debug, Clone)]
+struct Body {
+    chunks: Vec<Bytes>,
+    len: usize,
+}
+
+impl Body {
+    fn new(chunks: Vec<Bytes>) -> Self {
+        let len = chunks.iter().map(Bytes::len).sum();
+        Self { chunks, len }
+    }
+
+    fn to_reqwest(&self) -> reqwest::Body {
+        match self.chunks.as_slice() {
+            [one] => reqwest::Body::from(one.clone()),
+            _ => reqwest::Body::wrap_stream(futures::stream::iter(
+                self.chunks
+                    .clone()
+                    .into_iter()
+                    .map(Ok::<Bytes, std::convert::Infallible>),
+            )),
+        }
+    }
+}
+
 /// One HTTP attempt: send, check the status, decode SSE into events until `message_stop`.
 fn attempt(
     inner: Arc<Inner>,
-    body: Bytes,
+    body: Body,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     async_stream::stream! {
@@ -308,7 +332,8 @@ fn attempt(
             .post(&inner.messages_url)
             .headers(inner.headers.clone())
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body)
+            .header(reqwest::header::CONTENT_LENGTH, body.len)
+            .body(body.to_reqwest())
             .send();
         let resp = tokio::select! {
             biased;

@@ -4,7 +4,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use skiff_protocol::{ContentBlock, MessageResponse, MessagesRequest, StreamEvent};
+use skiff_protocol::{ContentBlock, MessageResponse, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::LlmError;
@@ -54,9 +54,12 @@ pub trait Provider: Send + Sync {
     /// Short name for logs and `system/init` (`anthropic`, `openai`, `script`).
     fn name(&self) -> &str;
 
-    /// Start one model call. Nothing happens until the stream is polled; dropping the stream or
-    /// cancelling `cancel` aborts the call at once (no task is left behind).
-    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream;
+    /// Start one model call. The request is borrowed: a provider serializes (or converts) what it
+    /// needs before returning, so a long conversation is never copied. Nothing is sent until the
+    /// stream is polled; dropping the stream or cancelling `cancel` aborts the call at once (no
+    /// task is left behind). An owned [`skiff_protocol::MessagesRequest`] is passed as
+    /// `&request.view()`.
+    fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream;
 }
 
 /// Drive a call to completion and return the assembled message, ignoring intermediate events.

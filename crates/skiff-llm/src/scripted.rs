@@ -10,7 +10,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use skiff_protocol::script::{
     Fault, Script, ScriptCursor, Step, default_message_for_status, error_type_for_status,
 };
-use skiff_protocol::{MessagesRequest, StreamEvent};
+use skiff_protocol::{MessagesRequest, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::StreamAccumulator;
@@ -77,6 +77,7 @@ pub struct ScriptedProvider {
     model: Option<String>,
     max_retries: u32,
     label: String,
+    record: bool,
 }
 
 #[derive(Debug)]
@@ -129,7 +130,15 @@ impl ScriptedProvider {
             })),
             max_retries: 5,
             label,
+            record: true,
         }
+    }
+
+    /// Do not keep the requests (a long session would keep a copy of its history per call);
+    /// [`ScriptedProvider::requests`] is then empty.
+    pub fn without_recording(mut self) -> Self {
+        self.record = false;
+        self
     }
 
     /// Retry failed attempts at most `max_retries` times (default 5), like the Anthropic provider.
@@ -175,22 +184,22 @@ impl Provider for ScriptedProvider {
         "script"
     }
 
-    fn stream(&self, request: &MessagesRequest, cancel: CancellationToken) -> EventStream {
+    fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let state = Arc::clone(&self.state);
-        let request = request.clone();
-        let model = self.model.clone().unwrap_or_else(|| request.model.clone());
+        let mut view = *request;
+        view.stream = true;
+        let recorded = self.record.then(|| view.to_request());
+        let model = self
+            .model
+            .clone()
+            .unwrap_or_else(|| request.model.to_owned());
         let policy = self.policy();
         let label = self.label.clone();
         // The mock's token estimate: the body the Anthropic provider would send, bytes / 4.
-        let body_len = if request.stream {
-            serde_json::to_vec(&request)
-        } else {
-            let mut r = request.clone();
-            r.stream = true;
-            serde_json::to_vec(&r)
-        }
-        .map(|b| b.len())
-        .map_err(|e| LlmError::Request(e.to_string()));
+        let body_len = view
+            .body_chunks()
+            .map(|chunks| chunks.iter().map(|c| c.len()).sum::<usize>())
+            .map_err(|e| LlmError::Request(e.to_string()));
         let input_estimate = match body_len {
             Ok(n) => (n / 4) as u64,
             Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
@@ -204,7 +213,9 @@ impl Provider for ScriptedProvider {
         retrying(retry, cancel, move || {
             let step = {
                 let mut s = lock(&state);
-                s.requests.push(request.clone());
+                if let Some(r) = &recorded {
+                    s.requests.push(r.clone());
+                }
                 s.cursor.next_step()
             };
             if let Step::Exhausted { turns } = step {

@@ -41,7 +41,7 @@ fn request() -> MessagesRequest {
 }
 
 async fn collect(p: &AnthropicProvider) -> (Vec<ProviderEvent>, Option<LlmError>) {
-    let mut s = p.stream(&request(), CancellationToken::new());
+    let mut s = p.stream(&request().view(), CancellationToken::new());
     let mut events = Vec::new();
     while let Some(item) = s.next().await {
         match item {
@@ -165,7 +165,7 @@ async fn auth_token_is_sent_as_bearer() {
     })
     .unwrap();
     let p = AnthropicProvider::new(cfg).unwrap();
-    complete(p.stream(&request(), CancellationToken::new()))
+    complete(p.stream(&request().view(), CancellationToken::new()))
         .await
         .unwrap();
     let r = &server.messages_requests()[0];
@@ -471,7 +471,7 @@ async fn cancellation_mid_stream_returns_promptly_and_hangs_up() {
         .unwrap();
     let p = provider_for(&server, fast_retries(3));
     let cancel = CancellationToken::new();
-    let mut s = p.stream(&request(), cancel.clone());
+    let mut s = p.stream(&request().view(), cancel.clone());
     // Wait for the first text delta, then cancel.
     loop {
         match s.next().await {
@@ -518,7 +518,7 @@ async fn cancellation_during_a_retry_wait_returns_promptly() {
         .unwrap();
     let p = provider_for(&server, RetryPolicy::default());
     let cancel = CancellationToken::new();
-    let mut s = p.stream(&request(), cancel.clone());
+    let mut s = p.stream(&request().view(), cancel.clone());
     let first = s.next().await;
     assert!(
         matches!(first, Some(Ok(ProviderEvent::Retry(_)))),

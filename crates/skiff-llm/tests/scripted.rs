@@ -31,7 +31,7 @@ fn script(turns: Vec<ScriptTurn>) -> Script {
 }
 
 async fn collect(p: &dyn Provider) -> (Vec<ProviderEvent>, Option<LlmError>) {
-    let mut s = p.stream(&request(), CancellationToken::new());
+    let mut s = p.stream(&request().view(), CancellationToken::new());
     let mut events = Vec::new();
     while let Some(item) = s.next().await {
         match item {
@@ -366,12 +366,12 @@ async fn an_exhausted_script_is_a_clear_error_and_repeat_wraps() {
         ScriptTurn::text("two"),
     ]));
     for want in ["one", "two"] {
-        let msg = complete(p.stream(&request(), CancellationToken::new()))
+        let msg = complete(p.stream(&request().view(), CancellationToken::new()))
             .await
             .unwrap();
         assert_eq!(msg.text(), want);
     }
-    let err = complete(p.stream(&request(), CancellationToken::new()))
+    let err = complete(p.stream(&request().view(), CancellationToken::new()))
         .await
         .unwrap_err();
     assert!(
@@ -381,7 +381,7 @@ async fn an_exhausted_script_is_a_clear_error_and_repeat_wraps() {
     );
     // Still exhausted, still not a panic.
     assert!(
-        complete(p.stream(&request(), CancellationToken::new()))
+        complete(p.stream(&request().view(), CancellationToken::new()))
             .await
             .is_err()
     );
@@ -393,7 +393,7 @@ async fn an_exhausted_script_is_a_clear_error_and_repeat_wraps() {
     });
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let msg = complete(p.stream(&request(), CancellationToken::new()))
+        let msg = complete(p.stream(&request().view(), CancellationToken::new()))
             .await
             .unwrap();
         assert_eq!(msg.text(), "again");
@@ -409,7 +409,7 @@ async fn cancellation_during_a_delayed_turn_returns_promptly() {
         ..ScriptTurn::text("too late")
     }]));
     let cancel = CancellationToken::new();
-    let mut s = p.stream(&request(), cancel.clone());
+    let mut s = p.stream(&request().view(), cancel.clone());
     let canceller = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
@@ -431,7 +431,7 @@ async fn cancellation_during_a_delayed_turn_returns_promptly() {
         ..ScriptTurn::text("a long slow answer")
     }]));
     let cancel = CancellationToken::new();
-    let mut s = p.stream(&request(), cancel.clone());
+    let mut s = p.stream(&request().view(), cancel.clone());
     loop {
         match s.next().await {
             Some(Ok(ProviderEvent::Stream(StreamEvent::ContentBlockDelta { .. }))) => break,
@@ -452,9 +452,11 @@ async fn cancellation_during_a_delayed_turn_returns_promptly() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let p = ScriptedProvider::new(script(vec![ScriptTurn::text("kept")]));
-    let err = complete(p.stream(&request(), cancel)).await.unwrap_err();
+    let err = complete(p.stream(&request().view(), cancel))
+        .await
+        .unwrap_err();
     assert_eq!(err, LlmError::Cancelled);
-    let msg = complete(p.stream(&request(), CancellationToken::new()))
+    let msg = complete(p.stream(&request().view(), CancellationToken::new()))
         .await
         .unwrap();
     assert_eq!(msg.text(), "kept");
@@ -614,7 +616,7 @@ async fn the_bundled_fix_bug_script_fixes_the_buggy_project() {
     let p = ScriptedProvider::from_file(examples.join("fix-bug.json")).unwrap();
     let mut calls = Vec::new();
     for _ in 0..5 {
-        let msg = complete(p.stream(&request(), CancellationToken::new()))
+        let msg = complete(p.stream(&request().view(), CancellationToken::new()))
             .await
             .unwrap();
         assert!(msg.usage.input_tokens >= 1000 && msg.usage.output_tokens > 0);
@@ -622,7 +624,7 @@ async fn the_bundled_fix_bug_script_fixes_the_buggy_project() {
         calls.push(msg);
     }
     assert!(
-        complete(p.stream(&request(), CancellationToken::new()))
+        complete(p.stream(&request().view(), CancellationToken::new()))
             .await
             .is_err()
     );

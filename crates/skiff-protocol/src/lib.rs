@@ -5,6 +5,7 @@
 //! Everything is forward compatible: block types, delta types, events and stop reasons this
 //! version does not know are preserved as raw JSON instead of failing to parse.
 
+mod body;
 mod content;
 mod error;
 mod history;
@@ -15,6 +16,7 @@ mod script_cursor;
 pub mod sdk;
 mod stream;
 
+pub use body::{MessagesJson, RequestView, mark_last_block};
 pub use content::{
     CacheControl, ContentBlock, ImageBlock, ImageSource, Message, MessageContent,
     RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent,

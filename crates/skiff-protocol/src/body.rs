@@ -1,0 +1,404 @@
+//! Request bodies built without copying the conversation: [`RequestView`] borrows everything a
+//! Messages API request holds, and [`MessagesJson`] is an append-only serialized prefix of the
+//! messages that a caller keeps from one request to the next, so each request serializes only
+//! what was added since the last one. The body then goes out as a list of shared chunks
+//! ([`RequestView::body_chunks`]); the JSON is the same as [`MessagesRequest`]'s.
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::ser::SerializeSeq;
+
+use crate::{
+    CacheControl, ContentBlock, JsonMap, Message, MessageContent, MessagesRequest, Metadata,
+    SystemPrompt, ThinkingConfig, ToolChoice, ToolDefinition,
+};
+
+/// Bodies smaller than this go out as one chunk.
+const SINGLE_CHUNK_BYTES: usize = 64 * 1024;
+
+/// A Messages API request whose parts are borrowed (from a conversation and a template).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestView<'a> {
+    /// Model id.
+    pub model: &'a str,
+    /// Maximum output tokens.
+    pub max_tokens: u32,
+    /// The conversation.
+    pub messages: &'a [Message],
+    /// System prompt.
+    pub system: Option<&'a SystemPrompt>,
+    /// Tool definitions.
+    pub tools: &'a [ToolDefinition],
+    /// How the model may choose tools.
+    pub tool_choice: Option<&'a ToolChoice>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Custom stop sequences.
+    pub stop_sequences: &'a [String],
+    /// Stream the response as SSE.
+    pub stream: bool,
+    /// Request metadata.
+    pub metadata: Option<&'a Metadata>,
+    /// Extended thinking configuration.
+    pub thinking: Option<&'a ThinkingConfig>,
+    /// Other top-level fields.
+    pub extra: Option<&'a JsonMap>,
+    /// Put a prompt-caching breakpoint on the last block of the last message.
+    pub cache_last_message: bool,
+    /// The first `prefix.count()` messages, already serialized (see [`MessagesJson`]). Must
+    /// have been built from these same messages; it never covers the last one.
+    pub prefix: Option<&'a MessagesJson>,
+}
+
+impl<'a> RequestView<'a> {
+    /// A streaming request for `messages`, everything else unset.
+    pub fn new(model: &'a str, max_tokens: u32, messages: &'a [Message]) -> Self {
+        Self {
+            model,
+            max_tokens,
+            messages,
+            system: None,
+            tools: &[],
+            tool_choice: None,
+            temperature: None,
+            stop_sequences: &[],
+            stream: true,
+            metadata: None,
+            thinking: None,
+            extra: None,
+            cache_last_message: false,
+            prefix: None,
+        }
+    }
+
+    /// The same request as an owned [`MessagesRequest`] (with the breakpoint applied).
+    pub fn to_request(&self) -> MessagesRequest {
+        let mut messages = self.messages.to_vec();
+        if self.cache_last_message {
+            if let Some(last) = messages.last_mut() {
+                mark_last_block(last);
+            }
+        }
+        let mut req = MessagesRequest::new(self.model, self.max_tokens, messages);
+        req.system = self.system.cloned();
+        req.tools = self.tools.to_vec();
+        req.tool_choice = self.tool_choice.cloned();
+        req.temperature = self.temperature;
+        req.stop_sequences = self.stop_sequences.to_vec();
+        req.stream = self.stream;
+        req.metadata = self.metadata.cloned();
+        req.thinking = self.thinking.cloned();
+        req.extra = self.extra.cloned().unwrap_or_default();
+        req
+    }
+
+    /// The JSON body as chunks to send one after the other: the fixed fields, the serialized
+    /// prefix's segments (shared, not copied), and the messages after it.
+    pub fn body_chunks(&self) -> Result<Vec<Bytes>, serde_json::Error> {
+        let mut head = serde_json::to_vec(&self.head())?;
+        // `{…}` → `{…,"messages":[`
+        head.pop();
+        if head.len() > 1 {
+            head.push(b',');
+        }
+        head.extend_from_slice(b"\"messages\":[");
+        let (segments, start): (&[Bytes], usize) = match self.prefix {
+            Some(p) if p.count() < self.messages.len() => (p.segments(), p.count()),
+            _ => (&[], 0),
+        };
+        let mut tail = Vec::new();
+        for (i, m) in self.messages.iter().enumerate().skip(start) {
+            if i > 0 {
+                tail.push(b',');
+            }
+            self.write_message(&mut tail, i, m)?;
+        }
+        tail.extend_from_slice(b"]}");
+        let total = head.len() + segments.iter().map(Bytes::len).sum::<usize>() + tail.len();
+        if total <= SINGLE_CHUNK_BYTES {
+            let mut one = head;
+            for s in segments {
+                one.extend_from_slice(s);
+            }
+            one.extend_from_slice(&tail);
+            return Ok(vec![Bytes::from(one)]);
+        }
+        let mut chunks = Vec::with_capacity(segments.len() + 2);
+        chunks.push(Bytes::from(head));
+        chunks.extend(segments.iter().cloned());
+        chunks.push(Bytes::from(tail));
+        Ok(chunks)
+    }
+
+    fn write_message(
+        &self,
+        out: &mut Vec<u8>,
+        index: usize,
+        m: &Message,
+    ) -> Result<(), serde_json::Error> {
+        if self.cache_last_message && index + 1 == self.messages.len() {
+            let mut marked = m.clone();
+            mark_last_block(&mut marked);
+            serde_json::to_writer(out, &marked)
+        } else {
+            serde_json::to_writer(out, m)
+        }
+    }
+
+    fn head(&self) -> Head<'_> {
+        Head {
+            model: self.model,
+            max_tokens: self.max_tokens,
+            system: self.system,
+            tools: self.tools,
+            tool_choice: self.tool_choice,
+            temperature: self.temperature,
+            stop_sequences: self.stop_sequences,
+            stream: self.stream,
+            metadata: self.metadata,
+            thinking: self.thinking,
+            extra: self.extra,
+        }
+    }
+}
+
+impl MessagesRequest {
+    /// A borrowed view of this request (no breakpoint added, no prefix).
+    pub fn view(&self) -> RequestView<'_> {
+        RequestView {
+            model: &self.model,
+            max_tokens: self.max_tokens,
+            messages: &self.messages,
+            system: self.system.as_ref(),
+            tools: &self.tools,
+            tool_choice: self.tool_choice.as_ref(),
+            temperature: self.temperature,
+            stop_sequences: &self.stop_sequences,
+            stream: self.stream,
+            metadata: self.metadata.as_ref(),
+            thinking: self.thinking.as_ref(),
+            extra: Some(&self.extra),
+            cache_last_message: false,
+            prefix: None,
+        }
+    }
+}
+
+/// Everything but the messages, serialized like [`MessagesRequest`]'s fields.
+#[derive(Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a SystemPrompt>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: &'a [ToolDefinition],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'a ToolChoice>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Metadata>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a ThinkingConfig>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    extra: Option<&'a JsonMap>,
+}
+
+impl Serialize for RequestView<'_> {
+    /// The same JSON as [`RequestView::body_chunks`] joined (the prefix is not used).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Messages<'b, 'a>(&'b RequestView<'a>);
+        impl Serialize for Messages<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let view = self.0;
+                let mut seq = s.serialize_seq(Some(view.messages.len()))?;
+                for (i, m) in view.messages.iter().enumerate() {
+                    if view.cache_last_message && i + 1 == view.messages.len() {
+                        let mut marked = m.clone();
+                        mark_last_block(&mut marked);
+                        seq.serialize_element(&marked)?;
+                    } else {
+                        seq.serialize_element(m)?;
+                    }
+                }
+                seq.end()
+            }
+        }
+        #[derive(Serialize)]
+        struct Full<'b, 'a> {
+            #[serde(flatten)]
+            head: Head<'b>,
+            messages: Messages<'b, 'a>,
+        }
+        Full {
+            head: self.head(),
+            messages: Messages(self),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Put a cache breakpoint on the last block of `msg` that can carry one.
+pub fn mark_last_block(msg: &mut Message) {
+    if let MessageContent::Text(t) = &msg.content {
+        msg.content = MessageContent::Blocks(vec![ContentBlock::text(t.clone())]);
+    }
+    if let MessageContent::Blocks(blocks) = &mut msg.content {
+        if let Some(slot) = blocks
+            .iter_mut()
+            .rev()
+            .find_map(ContentBlock::cache_control_mut)
+        {
+            *slot = Some(CacheControl::ephemeral());
+        }
+    }
+}
+
+/// The first messages of a conversation, serialized once: `m0,m1,…` (the JSON array's elements
+/// without brackets), in a few shared segments. Appending serializes only the new messages;
+/// segments are merged so there are O(log n) of them, each byte being copied O(log n) times
+/// over the whole conversation.
+#[derive(Debug, Clone, Default)]
+pub struct MessagesJson {
+    segments: Vec<Bytes>,
+    count: usize,
+}
+
+impl MessagesJson {
+    /// Nothing serialized yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many messages are serialized.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes of JSON held.
+    pub fn len_bytes(&self) -> usize {
+        self.segments.iter().map(Bytes::len).sum()
+    }
+
+    /// The serialized messages, in order.
+    pub fn segments(&self) -> &[Bytes] {
+        &self.segments
+    }
+
+    /// Forget everything (the messages were replaced).
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.count = 0;
+    }
+
+    /// Serialize `messages`, which follow the ones already held, and append them.
+    pub fn extend(&mut self, messages: &[Message]) -> Result<(), serde_json::Error> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let mut buf = Vec::new();
+        for m in messages {
+            if self.count > 0 || !buf.is_empty() {
+                buf.push(b',');
+            }
+            serde_json::to_writer(&mut buf, m)?;
+        }
+        self.count += messages.len();
+        self.segments.push(Bytes::from(buf));
+        while let [.., a, b] = self.segments.as_slice() {
+            if a.len() > 2 * b.len() {
+                break;
+            }
+            let mut merged = Vec::with_capacity(a.len() + b.len());
+            merged.extend_from_slice(a);
+            merged.extend_from_slice(b);
+            self.segments.truncate(self.segments.len() - 2);
+            self.segments.push(Bytes::from(merged));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::{Role, SystemBlock, ToolResultBlock};
+    use serde_json::json;
+
+    fn history(n: usize) -> Vec<Message> {
+        let mut h = vec![Message::user_text("start")];
+        for i in 0..n {
+            h.push(Message::blocks(
+                Role::Assistant,
+                vec![ContentBlock::text(format!("answer {i} \"quoted\" ünïcode"))],
+            ));
+            h.push(Message::blocks(
+                Role::User,
+                vec![ContentBlock::ToolResult(ToolResultBlock::text(
+                    format!("t{i}"),
+                    "x".repeat(i * 37),
+                    false,
+                ))],
+            ));
+        }
+        h
+    }
+
+    fn joined(chunks: &[Bytes]) -> serde_json::Value {
+        let all: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        serde_json::from_slice(&all).unwrap()
+    }
+
+    #[test]
+    fn chunks_with_a_growing_prefix_equal_the_owned_request() {
+        let system = SystemPrompt::Blocks(vec![SystemBlock {
+            text: "sys".into(),
+            cache_control: Some(CacheControl::ephemeral()),
+        }]);
+        let tools = vec![ToolDefinition {
+            name: "Bash".into(),
+            description: Some("run".into()),
+            input_schema: json!({"type": "object"}),
+            cache_control: None,
+            extra: JsonMap::new(),
+        }];
+        let h = history(200);
+        let mut prefix = MessagesJson::new();
+        for len in (1..h.len()).step_by(7) {
+            let messages = &h[..len];
+            prefix.extend(&messages[prefix.count()..len - 1]).unwrap();
+            assert_eq!(prefix.count(), len - 1);
+            let mut view = RequestView::new("m", 100, messages);
+            view.system = Some(&system);
+            view.tools = &tools;
+            view.temperature = Some(0.5);
+            view.cache_last_message = true;
+            view.prefix = Some(&prefix);
+            let expected = serde_json::to_value(view.to_request()).unwrap();
+            assert_eq!(joined(&view.body_chunks().unwrap()), expected, "len {len}");
+            assert_eq!(serde_json::to_value(view).unwrap(), expected);
+        }
+        // Few segments for many messages.
+        assert!(prefix.segments().len() <= 16, "{}", prefix.segments().len());
+        assert!(prefix.len_bytes() > SINGLE_CHUNK_BYTES);
+    }
+
+    #[test]
+    fn an_owned_request_round_trips_through_its_view() {
+        let mut req = MessagesRequest::new("m", 10, history(3));
+        req.stream = true;
+        req.extra
+            .insert("output_config".into(), json!({"effort": "low"}));
+        let chunks = req.view().body_chunks().unwrap();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(joined(&chunks), serde_json::to_value(&req).unwrap());
+        assert_eq!(req.view().to_request(), req);
+    }
+}
