@@ -3,13 +3,15 @@
 //! and [`load_session`] turns such a file back into a history the API accepts.
 //!
 //! Writing ([`JsonlTranscript`], a [`SessionStore`]):
-//! * the file is opened once, in append mode, mode 0600 (directories 0700), lazily on the first
-//!   message, so a session that never says anything leaves no file;
+//! * lines are serialized where the message is added and written by a thread of the store's
+//!   own (`writer.rs`), so neither `write` nor `fsync` ever blocks the session's runtime; the
+//!   thread starts with the first line, so a session that never says anything leaves no file;
+//! * the file is opened in append mode, mode 0600 (directories 0700);
 //! * each line is written with a single `write_all` of the whole line and its `\n`, so a crash
 //!   leaves at most one half-written last line; a line that failed half-way, or a half line
 //!   left by an earlier crash, is closed with a `\n` before the next line is written;
 //! * the data is `fsync`ed (`sync_data`) at each turn boundary ([`SessionStore::turn_complete`]),
-//!   not per line: appending costs a few microseconds (one `write` call);
+//!   not per line; dropping the store (the session's end) waits until all is written and synced;
 //! * I/O errors never fail the run: the first one is logged with `tracing::warn!`, later ones at
 //!   debug level, and the store keeps trying.
 //!
@@ -32,6 +34,7 @@
 //! re-written as its first lines (new session id and uuids, no API metadata). A replaced
 //! history (compaction, `/clear`) is recorded with [`JsonlTranscript::record_compaction`]: a
 //! `system`/`compact_boundary` line that starts a new `parentUuid` chain, as Claude Code does.
+//! A trim is one small `system`/`skiff_trim` line in the chain ([`JsonlTranscript::record_trim`]).
 //!
 //! Reading ([`load_session`]) never trusts the file to be valid for the API: it follows the
 //! chain, merges consecutive messages of one role, gives every unanswered tool call an
@@ -40,9 +43,8 @@
 //! so a resumed session appends its new lines after the original ones and loads the same way.
 
 mod load;
+mod writer;
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -57,6 +59,7 @@ pub use load::{
 
 use crate::frames::{new_uuid, now_iso};
 use crate::store::{SessionEntry, SessionStore, TrimRecord};
+use writer::Writer;
 
 /// skiff's version, written as each line's `version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -192,26 +195,20 @@ pub struct JsonlTranscript {
     path: PathBuf,
     meta: TranscriptMeta,
     cwd: String,
-    state: Mutex<WriterState>,
+    state: Mutex<ChainState>,
 }
 
+/// The store's side: the `parentUuid` chain. The file itself belongs to the writer thread.
 #[derive(Default)]
-struct WriterState {
-    file: Option<File>,
-    /// `uuid` of the last line written (the next line's `parentUuid`).
+struct ChainState {
+    /// `uuid` of the last line sent (the next line's `parentUuid`).
     parent: Option<String>,
     /// `uuid` of the last assistant line (`sourceToolAssistantUUID` of tool results).
     last_assistant: Option<String>,
-    /// The file may end in a half line: start the next write with `\n`.
-    needs_newline: bool,
-    /// Lines written since the last sync.
-    dirty: bool,
-    /// The file was created by this store: sync its directory once too.
-    dir_unsynced: bool,
     /// Messages to write before the first appended line (a forked session's history).
     initial: Vec<Message>,
-    /// An I/O error was already reported.
-    warned: bool,
+    /// The writer thread, started with the first line.
+    writer: Option<Writer>,
 }
 
 impl std::fmt::Debug for JsonlTranscript {
@@ -232,7 +229,7 @@ impl JsonlTranscript {
             path: path.into(),
             meta,
             cwd,
-            state: Mutex::new(WriterState::default()),
+            state: Mutex::new(ChainState::default()),
         }
     }
 
@@ -265,76 +262,36 @@ impl JsonlTranscript {
         self.lock().parent.clone()
     }
 
-    fn lock(&self) -> MutexGuard<'_, WriterState> {
+    /// Wait until every line so far is in the file and synced (lines are written by a
+    /// thread of their own; dropping the store waits for it too).
+    pub fn flush(&self) {
+        if let Some(w) = &self.lock().writer {
+            w.flush();
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ChainState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn warn(st: &mut WriterState, path: &Path, what: &str, e: &std::io::Error) {
-        if st.warned {
-            tracing::debug!(path = %path.display(), error = %e, "session transcript: {what}");
-        } else {
-            st.warned = true;
-            tracing::warn!(
-                path = %path.display(),
-                error = %e,
-                "session transcript: {what}; the session may not be resumable (further errors are logged at debug level)"
-            );
-        }
+    /// Hand one finished line to the writer thread (started on first use); it becomes the
+    /// chain's newest line.
+    fn send(&self, st: &mut ChainState, uuid: String, mut line: Vec<u8>) {
+        line.push(b'\n');
+        st.writer
+            .get_or_insert_with(|| Writer::start(self.path.clone()))
+            .line(line);
+        st.parent = Some(uuid);
     }
 
-    /// Open (creating it 0600, its directory 0700) the file if needed; false if impossible.
-    fn ensure_open(&self, st: &mut WriterState) -> bool {
-        if st.file.is_some() {
-            return true;
-        }
-        let result = (|| -> std::io::Result<(File, bool, bool)> {
-            if let Some(dir) = self.path.parent() {
-                create_private_dir(dir)?;
-            }
-            let existed = self.path.exists();
-            let mut opts = OpenOptions::new();
-            opts.read(true).append(true).create(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                opts.mode(0o600);
-            }
-            let mut file = opts.open(&self.path)?;
-            let len = file.metadata()?.len();
-            let mut half_line = false;
-            if len > 0 {
-                let mut last = [0u8; 1];
-                file.seek(SeekFrom::Start(len - 1))?;
-                file.read_exact(&mut last)?;
-                half_line = last[0] != b'\n';
-            }
-            Ok((file, existed, half_line))
-        })();
-        match result {
-            Ok((file, existed, half_line)) => {
-                st.file = Some(file);
-                st.dir_unsynced = !existed;
-                st.needs_newline |= half_line;
-                true
-            }
-            Err(e) => {
-                Self::warn(st, &self.path, "cannot open the file", &e);
-                false
-            }
-        }
-    }
-
-    /// Serialize and append one line. Returns its uuid when written.
+    /// Serialize and send one message line. Returns its uuid.
     fn write_line(
         &self,
-        st: &mut WriterState,
+        st: &mut ChainState,
         kind: &str,
         message: MessageOut<'_>,
         extra: Extras<'_>,
     ) -> Option<String> {
-        if !self.ensure_open(st) {
-            return None;
-        }
         let uuid = new_uuid();
         let timestamp = now_iso();
         let line = Line {
@@ -353,33 +310,16 @@ impl JsonlTranscript {
             source_tool_assistant_uuid: extra.source_assistant,
         };
         let mut buf = Vec::with_capacity(1024);
-        if st.needs_newline {
-            buf.push(b'\n');
-        }
         if let Err(e) = serde_json::to_writer(&mut buf, &line) {
-            Self::warn(st, &self.path, "cannot serialize a message", &e.into());
+            tracing::warn!(path = %self.path.display(), error = %e, "session transcript: cannot serialize a message");
             return None;
         }
-        buf.push(b'\n');
-        let file = st.file.as_mut()?;
-        match file.write_all(&buf) {
-            Ok(()) => {
-                st.needs_newline = false;
-                st.dirty = true;
-                st.parent = Some(uuid.clone());
-                Some(uuid)
-            }
-            Err(e) => {
-                // Part of the line may be in the file: close it before the next one.
-                st.needs_newline = true;
-                Self::warn(st, &self.path, "cannot write a message", &e);
-                None
-            }
-        }
+        self.send(st, uuid.clone(), buf);
+        Some(uuid)
     }
 
     /// Write the forked history waiting in `initial`, if any.
-    fn write_initial(&self, st: &mut WriterState) {
+    fn write_initial(&self, st: &mut ChainState) {
         if st.initial.is_empty() {
             return;
         }
@@ -388,13 +328,13 @@ impl JsonlTranscript {
     }
 
     /// Write whole history messages (without API metadata) as lines.
-    fn write_messages(&self, st: &mut WriterState, messages: &[Message]) {
+    fn write_messages(&self, st: &mut ChainState, messages: &[Message]) {
         for m in messages {
             match m.role {
                 Role::User => {
                     let msg = UserOut {
                         role: "user",
-                        content: &m.content,
+                        content: UserContent::Whole(&m.content),
                     };
                     self.write_line(st, "user", MessageOut::User(msg), Extras::default());
                 }
@@ -413,7 +353,7 @@ impl JsonlTranscript {
         }
     }
 
-    /// Record that the conversation was replaced (compaction or trimming): a `system` line
+    /// Record that the conversation was replaced (compaction, `/clear`): a `system` line
     /// with `subtype: "compact_boundary"` that starts a new chain (`parentUuid` null,
     /// `logicalParentUuid` = the previous line), followed by `messages` as the new chain. A
     /// later [`load_session`] then returns `messages` and what follows them, not the old
@@ -421,6 +361,7 @@ impl JsonlTranscript {
     pub fn record_compaction(&self, messages: &[Message]) {
         let mut st = self.lock();
         self.write_initial(&mut st);
+        let uuid = new_uuid();
         let line = serde_json::json!({
             "parentUuid": null,
             "logicalParentUuid": st.parent,
@@ -430,19 +371,19 @@ impl JsonlTranscript {
             "content": "Conversation compacted",
             "isMeta": false,
             "level": "info",
-            "uuid": new_uuid(),
+            "uuid": uuid,
             "timestamp": now_iso(),
             "userType": "external",
             "cwd": self.cwd,
             "sessionId": self.meta.session_id,
             "version": self.meta.version,
         });
-        if !self.write_raw(&mut st, &line) {
-            return;
-        }
+        self.send(&mut st, uuid, line.to_string().into_bytes());
         st.last_assistant = None;
         self.write_messages(&mut st, messages);
-        self.sync(&mut st);
+        if let Some(w) = &st.writer {
+            w.sync();
+        }
     }
 
     /// Record a trim: a small `system` line with `subtype: "skiff_trim"` in the chain, saying
@@ -451,6 +392,7 @@ impl JsonlTranscript {
     pub fn record_trim(&self, replaced: usize, first: &Message) {
         let mut st = self.lock();
         self.write_initial(&mut st);
+        let uuid = new_uuid();
         let line = serde_json::json!({
             "parentUuid": st.parent,
             "isSidechain": false,
@@ -461,67 +403,14 @@ impl JsonlTranscript {
             "level": "info",
             "replacedMessages": replaced,
             "firstMessage": first,
-            "uuid": new_uuid(),
+            "uuid": uuid,
             "timestamp": now_iso(),
             "userType": "external",
             "cwd": self.cwd,
             "sessionId": self.meta.session_id,
             "version": self.meta.version,
         });
-        self.write_raw(&mut st, &line);
-    }
-
-    /// Append one prepared JSON line to the chain (its `uuid` becomes the parent of the next).
-    /// False when it could not be written.
-    fn write_raw(&self, st: &mut WriterState, line: &Value) -> bool {
-        if !self.ensure_open(st) {
-            return false;
-        }
-        let mut buf = Vec::with_capacity(512);
-        if st.needs_newline {
-            buf.push(b'\n');
-        }
-        buf.extend_from_slice(line.to_string().as_bytes());
-        buf.push(b'\n');
-        let Some(file) = st.file.as_mut() else {
-            return false;
-        };
-        match file.write_all(&buf) {
-            Ok(()) => {
-                st.needs_newline = false;
-                st.dirty = true;
-                st.parent = line.get("uuid").and_then(Value::as_str).map(str::to_owned);
-                true
-            }
-            Err(e) => {
-                st.needs_newline = true;
-                Self::warn(st, &self.path, "cannot write a message", &e);
-                false
-            }
-        }
-    }
-
-    fn sync(&self, st: &mut WriterState) {
-        if !st.dirty {
-            return;
-        }
-        let Some(file) = st.file.as_ref() else {
-            return;
-        };
-        if let Err(e) = file.sync_data() {
-            Self::warn(st, &self.path, "cannot sync the file", &e);
-            return;
-        }
-        st.dirty = false;
-        if st.dir_unsynced {
-            st.dir_unsynced = false;
-            if let Some(dir) = self.path.parent() {
-                // Makes the new file's directory entry durable too; best effort.
-                if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
-                    tracing::debug!(error = %e, "session transcript: cannot sync the directory");
-                }
-            }
-        }
+        self.send(&mut st, uuid, line.to_string().into_bytes());
     }
 }
 
@@ -534,10 +423,9 @@ impl SessionStore for JsonlTranscript {
                 blocks,
                 tool_use_results,
             } => {
-                let content = user_content(blocks);
                 let msg = UserOut {
                     role: "user",
-                    content: &content,
+                    content: UserContent::of(blocks),
                 };
                 let results = blocks
                     .iter()
@@ -568,8 +456,9 @@ impl SessionStore for JsonlTranscript {
     }
 
     fn turn_complete(&self) {
-        let mut st = self.lock();
-        self.sync(&mut st);
+        if let Some(w) = &self.lock().writer {
+            w.sync();
+        }
     }
 
     fn history_replaced(&self, history: &[Message]) {
@@ -588,16 +477,6 @@ fn is_cut_tool_call(message: &MessageResponse) -> bool {
             .content
             .iter()
             .any(|b| matches!(b, ContentBlock::ToolUse(t) if !t.input.is_object()))
-}
-
-/// The content as the loop stores it: one plain text block becomes a string.
-fn user_content(blocks: &[ContentBlock]) -> skiff_protocol::MessageContent {
-    match blocks {
-        [ContentBlock::Text(t)] if t.cache_control.is_none() => {
-            skiff_protocol::MessageContent::Text(t.text.clone())
-        }
-        _ => skiff_protocol::MessageContent::Blocks(blocks.to_vec()),
-    }
 }
 
 /// `toolUseResult`: the single structured result, or one element per tool_result when several.
@@ -650,7 +529,26 @@ struct Line<'a> {
 #[derive(Serialize)]
 struct UserOut<'a> {
     role: &'a str,
-    content: &'a skiff_protocol::MessageContent,
+    content: UserContent<'a>,
+}
+
+/// A user line's `content`, borrowed: as the conversation stores it, one plain text block is a
+/// string.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Blocks(&'a [ContentBlock]),
+    Whole(&'a skiff_protocol::MessageContent),
+}
+
+impl<'a> UserContent<'a> {
+    fn of(blocks: &'a [ContentBlock]) -> Self {
+        match blocks {
+            [ContentBlock::Text(t)] if t.cache_control.is_none() => Self::Text(&t.text),
+            _ => Self::Blocks(blocks),
+        }
+    }
 }
 
 /// An assistant message without the API's metadata (forked history).
