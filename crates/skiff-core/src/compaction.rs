@@ -11,140 +11,24 @@
 //! …          ┘ so every kept tool_result's tool_use is kept too
 //! ```
 
-use std::str::FromStr;
-
 use skiff_protocol::sdk::{CompactBoundary, CompactMetadata, SdkMessage, SystemMessage};
 use skiff_protocol::{ContentBlock, Message, Role, validate_history};
 
-use crate::context::ContextEnv;
 use crate::conversation::Conversation;
+use crate::core::ContextEnv;
 use crate::frames::new_uuid;
 use crate::hooks::HookOutcome;
 use crate::tokens;
 
+pub use crate::config::{CompactionConfig, CompactionStrategy, CompactionThreshold};
 pub use crate::event::{CompactError, CompactReport, CompactTrigger};
+use crate::memory::is_memory_block;
 
 mod summary;
 
 pub use summary::{
     SUMMARY_HEADER, SUMMARY_PROMPT, render_transcript, summary_block, summary_request,
 };
-
-/// What happens when the context passes the compaction threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CompactionStrategy {
-    /// Summarise the older history with the model (trimming if that fails).
-    #[default]
-    Summarize,
-    /// Drop the oldest messages instead of summarising.
-    TrimOnly,
-    /// Do nothing at the threshold; only the hard limits (window, `max_messages`) trim.
-    Off,
-}
-
-impl FromStr for CompactionStrategy {
-    type Err = String;
-
-    /// `summarize` (`summarise`, `auto`), `trim` (`trim_only`, `trim-only`) or `off`
-    /// (`none`, `false`), case-insensitive.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "summarize" | "summarise" | "auto" => Ok(Self::Summarize),
-            "trim" | "trim_only" | "trim-only" | "trimonly" => Ok(Self::TrimOnly),
-            "off" | "none" | "false" | "disabled" => Ok(Self::Off),
-            other => Err(format!(
-                "unknown compaction strategy {other:?} (expected summarize, trim or off)"
-            )),
-        }
-    }
-}
-
-/// When compaction starts: a share of the context window or an absolute token count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionThreshold {
-    /// This percentage of the context window (clamped to 1..=100).
-    Percent(u8),
-    /// This many input tokens.
-    Tokens(u64),
-}
-
-impl Default for CompactionThreshold {
-    fn default() -> Self {
-        Self::Percent(80)
-    }
-}
-
-impl CompactionThreshold {
-    /// The threshold in tokens for a context window of `window` tokens.
-    pub fn tokens(self, window: u64) -> u64 {
-        match self {
-            Self::Percent(p) => window * u64::from(p.clamp(1, 100)) / 100,
-            Self::Tokens(n) => n,
-        }
-    }
-}
-
-impl FromStr for CompactionThreshold {
-    type Err = String;
-
-    /// `80%` (a percentage of the window) or `150000` (tokens).
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        if let Some(p) = s.strip_suffix('%') {
-            return match p.trim().parse::<u8>() {
-                Ok(p) if (1..=100).contains(&p) => Ok(Self::Percent(p)),
-                _ => Err(format!(
-                    "invalid compaction threshold {s:?} (expected 1%..100%)"
-                )),
-            };
-        }
-        s.replace('_', "")
-            .parse::<u64>()
-            .ok()
-            .filter(|n| *n > 0)
-            .map(Self::Tokens)
-            .ok_or_else(|| {
-                format!("invalid compaction threshold {s:?} (expected a percentage or tokens)")
-            })
-    }
-}
-
-/// Compaction settings (`AgentConfig::compaction`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompactionConfig {
-    /// What to do at the threshold (default summarize).
-    pub strategy: CompactionStrategy,
-    /// When to act (default 80% of the context window).
-    pub threshold: CompactionThreshold,
-    /// How many of the most recent messages stay verbatim (default 6). The kept part always
-    /// starts with an assistant message, so it may hold one more.
-    pub keep_recent: usize,
-    /// Max output tokens of the summary call (default 8192, capped at the model's limit).
-    pub summary_max_tokens: u32,
-}
-
-impl Default for CompactionConfig {
-    fn default() -> Self {
-        Self {
-            strategy: CompactionStrategy::Summarize,
-            threshold: CompactionThreshold::default(),
-            keep_recent: 6,
-            summary_max_tokens: 8192,
-        }
-    }
-}
-
-/// The memory block of the first user message, if it has one: a text block equal to the
-/// configured memory, or one that starts like a memory reminder.
-pub(crate) fn is_memory_block(block: &ContentBlock, memory: Option<&str>) -> bool {
-    const MEMORY_START: &str = "<system-reminder>\nCodebase and user instructions are shown below.";
-    match block {
-        ContentBlock::Text(t) => {
-            memory == Some(t.text.as_str()) || t.text.starts_with(MEMORY_START)
-        }
-        _ => false,
-    }
-}
 
 fn is_summary_block(block: &ContentBlock) -> bool {
     matches!(block, ContentBlock::Text(t) if t.text.starts_with(SUMMARY_HEADER))

@@ -1,23 +1,12 @@
 //! [`AgentConfig`]: the settings of one session, with the documented defaults.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
-use crate::compaction::CompactionConfig;
 use crate::permissions::PermissionMode;
 
-/// How the raw API stream events of an answer reach the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DeltaMode {
-    /// Not at all (stream-json without `--include-partial-messages`, json): no per-delta work.
-    Off,
-    /// As bare [`crate::Event::Delta`]s without an envelope or uuid (renderers that print
-    /// the answer as it streams).
-    Raw,
-    /// As `stream_event` frames, each with its own uuid (`--include-partial-messages`).
-    #[default]
-    Frames,
-}
+pub use crate::event::DeltaMode;
 
 /// Agent settings. `Default` gives the documented defaults.
 #[derive(Debug, Clone)]
@@ -93,6 +82,110 @@ impl Default for AgentConfig {
             compaction: CompactionConfig::default(),
             max_messages: None,
             deltas: DeltaMode::Frames,
+        }
+    }
+}
+
+/// What happens when the context passes the compaction threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStrategy {
+    /// Summarise the older history with the model (trimming if that fails).
+    #[default]
+    Summarize,
+    /// Drop the oldest messages instead of summarising.
+    TrimOnly,
+    /// Do nothing at the threshold; only the hard limits (window, `max_messages`) trim.
+    Off,
+}
+
+impl FromStr for CompactionStrategy {
+    type Err = String;
+
+    /// `summarize` (`summarise`, `auto`), `trim` (`trim_only`, `trim-only`) or `off`
+    /// (`none`, `false`), case-insensitive.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "summarize" | "summarise" | "auto" => Ok(Self::Summarize),
+            "trim" | "trim_only" | "trim-only" | "trimonly" => Ok(Self::TrimOnly),
+            "off" | "none" | "false" | "disabled" => Ok(Self::Off),
+            other => Err(format!(
+                "unknown compaction strategy {other:?} (expected summarize, trim or off)"
+            )),
+        }
+    }
+}
+
+/// When compaction starts: a share of the context window or an absolute token count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionThreshold {
+    /// This percentage of the context window (clamped to 1..=100).
+    Percent(u8),
+    /// This many input tokens.
+    Tokens(u64),
+}
+
+impl Default for CompactionThreshold {
+    fn default() -> Self {
+        Self::Percent(80)
+    }
+}
+
+impl CompactionThreshold {
+    /// The threshold in tokens for a context window of `window` tokens.
+    pub fn tokens(self, window: u64) -> u64 {
+        match self {
+            Self::Percent(p) => window * u64::from(p.clamp(1, 100)) / 100,
+            Self::Tokens(n) => n,
+        }
+    }
+}
+
+impl FromStr for CompactionThreshold {
+    type Err = String;
+
+    /// `80%` (a percentage of the window) or `150000` (tokens).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if let Some(p) = s.strip_suffix('%') {
+            return match p.trim().parse::<u8>() {
+                Ok(p) if (1..=100).contains(&p) => Ok(Self::Percent(p)),
+                _ => Err(format!(
+                    "invalid compaction threshold {s:?} (expected 1%..100%)"
+                )),
+            };
+        }
+        s.replace('_', "")
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(Self::Tokens)
+            .ok_or_else(|| {
+                format!("invalid compaction threshold {s:?} (expected a percentage or tokens)")
+            })
+    }
+}
+
+/// Compaction settings (`AgentConfig::compaction`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionConfig {
+    /// What to do at the threshold (default summarize).
+    pub strategy: CompactionStrategy,
+    /// When to act (default 80% of the context window).
+    pub threshold: CompactionThreshold,
+    /// How many of the most recent messages stay verbatim (default 6). The kept part always
+    /// starts with an assistant message, so it may hold one more.
+    pub keep_recent: usize,
+    /// Max output tokens of the summary call (default 8192, capped at the model's limit).
+    pub summary_max_tokens: u32,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            strategy: CompactionStrategy::Summarize,
+            threshold: CompactionThreshold::default(),
+            keep_recent: 6,
+            summary_max_tokens: 8192,
         }
     }
 }

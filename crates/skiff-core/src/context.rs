@@ -14,15 +14,10 @@
 //! Trimming goes down to half the threshold rather than just under it, so that it happens
 //! rarely: every trim changes the start of the conversation and so invalidates the prompt cache.
 
-use tokio_util::sync::CancellationToken;
-
 use crate::compaction::{self, CompactError, CompactReport, CompactTrigger, CompactionStrategy};
 use crate::config::AgentConfig;
 use crate::conversation::Conversation;
-use crate::cost::CostTracker;
-use crate::frames::EventSink;
-use crate::hooks::HookRunner;
-use crate::request::RequestTemplate;
+use crate::core::ContextEnv;
 use crate::tokens;
 use crate::trim::{self, TrimLimits};
 
@@ -59,33 +54,6 @@ impl ContextLimits {
 /// many turns away (each trim changes the start of the conversation and breaks the cache).
 pub fn message_trim_target(max_messages: usize) -> usize {
     max_messages.div_ceil(2).max(1)
-}
-
-/// What context management uses besides the conversation itself.
-pub(crate) struct ContextEnv<'a> {
-    /// Settings (model, window, compaction, limits, memory).
-    pub config: &'a AgentConfig,
-    /// Model of the summary call.
-    pub model: &'a str,
-    /// Makes the summary call.
-    pub provider: &'a dyn skiff_llm::Provider,
-    /// PreCompact.
-    pub hooks: &'a dyn HookRunner,
-    /// The fixed part of every request (system prompt, tools).
-    pub template: &'a RequestTemplate,
-    /// The summary call's cost goes here.
-    pub costs: &'a mut CostTracker,
-    /// Notices and `compact_boundary`.
-    pub sink: &'a EventSink,
-    /// Stops the summary call.
-    pub cancel: &'a CancellationToken,
-}
-
-impl ContextEnv<'_> {
-    /// Estimated tokens of the system prompt and tool definitions.
-    pub fn fixed_tokens(&self) -> u64 {
-        self.template.fixed_tokens()
-    }
 }
 
 /// Called before every model call; may compact or trim the conversation.

@@ -9,7 +9,6 @@ use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::AgentConfig;
-use crate::context::ContextEnv;
 use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
@@ -24,6 +23,33 @@ pub(crate) struct Live {
     pub model: String,
     /// Permission mode of the next tool calls.
     pub mode: PermissionMode,
+}
+
+/// What context management uses besides the conversation itself.
+pub(crate) struct ContextEnv<'a> {
+    /// Settings (model, window, compaction, limits, memory).
+    pub config: &'a AgentConfig,
+    /// Model of the summary call.
+    pub model: &'a str,
+    /// Makes the summary call.
+    pub provider: &'a dyn skiff_llm::Provider,
+    /// PreCompact.
+    pub hooks: &'a dyn HookRunner,
+    /// The fixed part of every request (system prompt, tools).
+    pub template: &'a RequestTemplate,
+    /// The summary call's cost goes here.
+    pub costs: &'a mut CostTracker,
+    /// Notices and `compact_boundary`.
+    pub sink: &'a EventSink,
+    /// Stops the summary call.
+    pub cancel: &'a CancellationToken,
+}
+
+impl ContextEnv<'_> {
+    /// Estimated tokens of the system prompt and tool definitions.
+    pub fn fixed_tokens(&self) -> u64 {
+        self.template.fixed_tokens()
+    }
 }
 
 /// The state of one session.

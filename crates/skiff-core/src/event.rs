@@ -4,8 +4,8 @@
 use std::fmt;
 
 use serde_json::Value;
-use skiff_protocol::StreamEvent;
 use skiff_protocol::sdk::SdkMessage;
+use skiff_protocol::{ContentBlock, StreamEvent};
 
 use skiff_protocol::Usage;
 
@@ -214,4 +214,69 @@ pub enum CompactError {
     /// The compacted history would not be valid for the API (a bug; never swapped in).
     #[error("the compacted history is invalid: {0}")]
     Invalid(String),
+}
+
+/// How the raw API stream events of an answer reach the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeltaMode {
+    /// Not at all (stream-json without `--include-partial-messages`, json): no per-delta work.
+    Off,
+    /// As bare [`Event::Delta`]s without an envelope or uuid (renderers that print the answer
+    /// as it streams).
+    Raw,
+    /// As `stream_event` frames, each with its own uuid (`--include-partial-messages`).
+    #[default]
+    Frames,
+}
+
+/// What a user sends: text, or content blocks (text, images, documents).
+#[derive(Debug, Clone, PartialEq)]
+pub enum UserInput {
+    /// Plain text.
+    Text(String),
+    /// API content blocks.
+    Blocks(Vec<ContentBlock>),
+}
+
+impl UserInput {
+    /// The text of the input (text blocks joined by newlines), for hooks and logs.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Text(t) => t.clone(),
+            Self::Blocks(b) => b
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// The content blocks.
+    pub fn into_blocks(self) -> Vec<ContentBlock> {
+        match self {
+            Self::Text(t) => vec![ContentBlock::text(t)],
+            Self::Blocks(b) => b,
+        }
+    }
+}
+
+impl From<String> for UserInput {
+    fn from(t: String) -> Self {
+        Self::Text(t)
+    }
+}
+
+impl From<&str> for UserInput {
+    fn from(t: &str) -> Self {
+        Self::Text(t.to_owned())
+    }
+}
+
+impl From<Vec<ContentBlock>> for UserInput {
+    fn from(b: Vec<ContentBlock>) -> Self {
+        Self::Blocks(b)
+    }
 }

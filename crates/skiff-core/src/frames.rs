@@ -5,8 +5,7 @@ use skiff_protocol::StreamEvent;
 use skiff_protocol::sdk::{Informational, SdkMessage, StreamEventMessage, SystemMessage};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::config::DeltaMode;
-use crate::event::Event;
+use crate::event::{DeltaMode, Event};
 
 /// A fresh frame id.
 pub fn new_uuid() -> String {

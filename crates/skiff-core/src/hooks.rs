@@ -50,7 +50,7 @@ pub trait HookRunner: Send + Sync {
     /// `Block` cancels the compaction.
     async fn pre_compact(
         &self,
-        _trigger: crate::compaction::CompactTrigger,
+        _trigger: crate::event::CompactTrigger,
         _custom_instructions: Option<&str>,
     ) -> HookOutcome {
         HookOutcome::Continue

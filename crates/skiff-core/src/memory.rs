@@ -5,6 +5,7 @@
 //! `tracing` warning. Only the specific candidate paths of each directory are opened;
 //! `.claude/rules` is listed only where it exists.
 
+use skiff_protocol::ContentBlock;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
@@ -615,6 +616,18 @@ fn home_from_env() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("USERPROFILE"))
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
+}
+
+/// The memory block of the first user message, if it has one: a text block equal to the
+/// configured memory, or one that starts like a memory reminder.
+pub fn is_memory_block(block: &ContentBlock, memory: Option<&str>) -> bool {
+    const MEMORY_START: &str = "<system-reminder>\nCodebase and user instructions are shown below.";
+    match block {
+        ContentBlock::Text(t) => {
+            memory == Some(t.text.as_str()) || t.text.starts_with(MEMORY_START)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -62,7 +62,8 @@ impl RequestTemplate {
             caching,
             fixed_tokens: 0,
         };
-        template.fixed_tokens = crate::tokens::estimate_fixed(&template);
+        template.fixed_tokens =
+            crate::tokens::estimate_fixed(template.system_blocks(), &template.tools);
         template
     }
 

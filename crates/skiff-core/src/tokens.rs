@@ -13,10 +13,11 @@
 //! prose (≈4) and about right for code and JSON, so estimates err on the side of compacting a
 //! little early rather than overflowing.
 
-use skiff_protocol::{ContentBlock, Message, MessageContent, ToolResultContent};
+use skiff_protocol::{
+    ContentBlock, Message, MessageContent, SystemBlock, ToolDefinition, ToolResultContent,
+};
 
 use crate::config::AgentConfig;
-use crate::request::RequestTemplate;
 
 /// Bytes of text or JSON per token in the estimate.
 pub const BYTES_PER_TOKEN: f64 = 3.5;
@@ -90,14 +91,9 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
 
 /// Estimated tokens of the parts every request repeats: the system prompt and the tool
 /// definitions (as serialized JSON).
-pub fn estimate_fixed(template: &RequestTemplate) -> u64 {
-    let system: usize = template
-        .system_blocks()
-        .iter()
-        .map(|b| b.text.len() + 32)
-        .sum();
-    let tools: usize = template
-        .tools
+pub fn estimate_fixed(system: &[SystemBlock], tools: &[ToolDefinition]) -> u64 {
+    let system: usize = system.iter().map(|b| b.text.len() + 32).sum();
+    let tools: usize = tools
         .iter()
         .map(|t| serde_json::to_string(t).map_or(0, |s| s.len()))
         .sum();

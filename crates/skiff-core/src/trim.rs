@@ -9,7 +9,7 @@
 
 use skiff_protocol::{ContentBlock, Message, MessageContent, Role};
 
-use crate::compaction::is_memory_block;
+use crate::memory::is_memory_block;
 
 /// The limits a trim must bring the history within.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -15,11 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::{Core, Live};
 use crate::dispatch::Dispatcher;
+use crate::event::UserInput;
 use crate::frames::{EventSink, new_uuid, now_iso};
 use crate::hooks::HookOutcome;
 use crate::model_call::{api_error_frame, call_model};
 use crate::requests::Requester;
-use crate::session::UserInput;
 
 /// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
 pub const COMPAT_VERSION: &str = "2.1.0";

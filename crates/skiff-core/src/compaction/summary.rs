@@ -7,7 +7,7 @@ use skiff_protocol::{
     ContentBlock, Message, MessageContent, MessagesRequest, Role, SystemPrompt, ToolResultContent,
 };
 
-use super::is_memory_block;
+use crate::memory::is_memory_block;
 
 /// The system prompt of the summary call.
 pub const SUMMARY_PROMPT: &str = "\

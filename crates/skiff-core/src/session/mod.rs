@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 
 use futures::Stream;
 use skiff_protocol::sdk::{ResultMessage, ResultSubtype, SdkMessage};
-use skiff_protocol::{ContentBlock, JsonMap, Message, Usage};
+use skiff_protocol::{JsonMap, Message, Usage};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -23,60 +23,9 @@ pub(crate) use actor::run as actor_run;
 
 use crate::compaction::{CompactError, CompactReport};
 use crate::cost::CostTracker;
+pub use crate::event::UserInput;
 use crate::event::{Answer, ApprovalAnswer, Event, RequestId, RequestKind};
 use crate::permissions::PermissionMode;
-
-/// What a user sends: text, or content blocks (text, images, documents).
-#[derive(Debug, Clone, PartialEq)]
-pub enum UserInput {
-    /// Plain text.
-    Text(String),
-    /// API content blocks.
-    Blocks(Vec<ContentBlock>),
-}
-
-impl UserInput {
-    /// The text of the input (text blocks joined by newlines), for hooks and logs.
-    pub fn text(&self) -> String {
-        match self {
-            Self::Text(t) => t.clone(),
-            Self::Blocks(b) => b
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-
-    /// The content blocks.
-    pub fn into_blocks(self) -> Vec<ContentBlock> {
-        match self {
-            Self::Text(t) => vec![ContentBlock::text(t)],
-            Self::Blocks(b) => b,
-        }
-    }
-}
-
-impl From<String> for UserInput {
-    fn from(t: String) -> Self {
-        Self::Text(t)
-    }
-}
-
-impl From<&str> for UserInput {
-    fn from(t: &str) -> Self {
-        Self::Text(t.to_owned())
-    }
-}
-
-impl From<Vec<ContentBlock>> for UserInput {
-    fn from(b: Vec<ContentBlock>) -> Self {
-        Self::Blocks(b)
-    }
-}
 
 /// An operation a client asks of the session.
 #[derive(Debug, Clone)]

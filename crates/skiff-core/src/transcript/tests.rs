@@ -417,7 +417,7 @@ fn a_dangling_tool_use_at_the_end_gets_an_interrupted_result() {
         last,
         [ContentBlock::ToolResult(ToolResultBlock::text(
             "t1",
-            crate::dispatch::INTERRUPTED,
+            crate::conversation::INTERRUPTED,
             true
         ))]
     );
