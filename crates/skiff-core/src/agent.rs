@@ -12,6 +12,7 @@ use crate::config::AgentConfig;
 use crate::conversation::Conversation;
 use crate::core::Core;
 use crate::cost::CostTracker;
+use crate::event::{DeltaMode, Event};
 use crate::frames::EventSink;
 use crate::hooks::{HookRunner, NoHooks};
 use crate::permissions::{AllowAll, Approver, DenyAsks, PermissionChecker};
@@ -31,6 +32,10 @@ pub struct Agent {
     hooks: Arc<dyn HookRunner>,
     store: Arc<dyn SessionStore>,
     history: Vec<Message>,
+    /// The session's event channel, made here so that seams can get a [`Requester`] before
+    /// the session starts.
+    events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
+    requester: Requester,
 }
 
 impl std::fmt::Debug for Agent {
@@ -52,6 +57,12 @@ impl Agent {
         tools: ToolRegistry,
         ctx: ToolContext,
     ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let requester = Requester::new(EventSink::with_deltas(
+            tx.clone(),
+            config.session_id.clone(),
+            DeltaMode::Off,
+        ));
         Self {
             config,
             provider,
@@ -62,7 +73,16 @@ impl Agent {
             hooks: Arc::new(NoHooks),
             store: Arc::new(NoSession),
             history: Vec::new(),
+            events: (tx, rx),
+            requester,
         }
+    }
+
+    /// Asks this session's client questions ([`crate::Event::Request`], answered with
+    /// [`crate::Op::Reply`]): for hooks or other seams built before the session starts that
+    /// need the client's answer (an SDK's hook callbacks, for example).
+    pub fn requester(&self) -> Requester {
+        self.requester.clone()
     }
 
     /// Record the conversation in this session store.
@@ -119,11 +139,11 @@ impl Agent {
     /// Start the session on the current tokio runtime. The session lives until
     /// [`Session::shutdown`] or until its [`Session`] is dropped.
     pub fn spawn(self) -> Session {
-        let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+        let (ev_tx, ev_rx) = self.events;
+        let requester = self.requester;
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
-        let requester = Requester::new(sink.clone());
         let template = RequestTemplate::new(
             self.config.model.clone(),
             self.config.max_tokens,

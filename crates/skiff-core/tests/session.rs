@@ -594,3 +594,78 @@ async fn a_run_answers_requests_it_meets_with_the_default() {
     assert!(!s.dir.path().join("nope").exists());
     session.shutdown().await;
 }
+
+/// A PreToolUse hook that asks the client (as an SDK's hook callback does) and blocks the call
+/// when the client says so.
+struct AskingHook {
+    client: skiff_core::requests::Requester,
+}
+
+#[async_trait::async_trait]
+impl skiff_core::hooks::HookRunner for AskingHook {
+    async fn pre_tool_use(
+        &self,
+        tool: &str,
+        input: &Value,
+        tool_use_id: &str,
+    ) -> skiff_core::hooks::HookOutcome {
+        let asked = self
+            .client
+            .ask(RequestKind::Callback {
+                callback_id: "hook_0".into(),
+                input: json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input}),
+                tool_use_id: Some(tool_use_id.into()),
+            })
+            .await;
+        match asked {
+            Ok(Answer::Json(v)) if v["decision"] == "block" => {
+                skiff_core::hooks::HookOutcome::Block {
+                    reason: v["reason"].as_str().unwrap_or_default().to_owned(),
+                }
+            }
+            _ => skiff_core::hooks::HookOutcome::Continue,
+        }
+    }
+}
+
+#[tokio::test]
+async fn hook_callbacks_are_requests_the_client_answers_by_id() {
+    let s = setup(vec![
+        turn(vec![
+            tool("Bash", json!({"command": "touch allowed"})),
+            tool("Bash", json!({"command": "touch blocked"})),
+        ]),
+        ScriptTurn::text("done"),
+    ])
+    .await;
+    let agent = s.agent(ToolRegistry::with_builtins());
+    let hook = AskingHook {
+        client: agent.requester(),
+    };
+    let mut session = agent.with_hooks(Arc::new(hook)).spawn();
+    session.send_message("go").unwrap();
+    let mut seen = Vec::new();
+    let (events, _) = results(&mut session, 1, |kind| {
+        let RequestKind::Callback {
+            callback_id, input, ..
+        } = kind
+        else {
+            panic!("unexpected {kind:?}");
+        };
+        assert_eq!(callback_id, "hook_0");
+        let command = input["tool_input"]["command"].as_str().unwrap().to_owned();
+        seen.push(command.clone());
+        if command.contains("blocked") {
+            Answer::Json(json!({"decision": "block", "reason": "not this one"}))
+        } else {
+            Answer::Json(json!({}))
+        }
+    })
+    .await;
+    assert_eq!(seen, ["touch allowed", "touch blocked"]);
+    assert!(s.dir.path().join("allowed").exists());
+    assert!(!s.dir.path().join("blocked").exists());
+    let res = tool_results(&events);
+    assert!(res[1].1 && res[1].0.contains("not this one"), "{res:?}");
+    session.shutdown().await;
+}

@@ -258,10 +258,20 @@ impl Session {
     /// Finish the running turn and what is queued, then end the session and wait for it.
     pub async fn shutdown(mut self) {
         let _ = self.handle.send(Op::Shutdown);
-        while self.events.recv().await.is_some() {}
-        if let Some(task) = self.task.take() {
-            if let Err(e) = task.await {
-                tracing::error!(error = %e, "the session task failed");
+        let Some(mut task) = self.task.take() else {
+            return;
+        };
+        // Events still coming are read (and dropped) so the session never waits on them.
+        let mut open = true;
+        loop {
+            tokio::select! {
+                done = &mut task => {
+                    if let Err(e) = done {
+                        tracing::error!(error = %e, "the session task failed");
+                    }
+                    return;
+                }
+                ev = self.events.recv(), if open => open = ev.is_some(),
             }
         }
     }
