@@ -13,17 +13,58 @@ use reedline::{
     PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
     Validator, default_emacs_keybindings,
 };
-use skiff_core::{Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, RequestKind, Session};
+use skiff_core::{
+    Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, Request, RequestKind, Session,
+};
 use skiff_protocol::sdk::SdkMessage;
 
 use crate::commands::{self, Action};
 use crate::render::Renderer;
 
-struct SkiffPrompt;
+/// The prompt: `you> ` for messages, a question for approvals.
+struct SkiffPrompt(&'static str);
+
+/// A question's prompt.
+struct Question(String);
+
+impl Prompt for Question {
+    fn render_prompt_left(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.0)
+    }
+    fn render_prompt_right(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn render_prompt_indicator(&self, _: PromptEditMode) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+    fn render_prompt_history_search_indicator(&self, _: PromptHistorySearch) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+}
+
+/// Where lines come from: the line editor, or plain stdin when the terminal cannot do
+/// line editing.
+struct Input {
+    editor: Reedline,
+    plain: bool,
+}
+
+impl Input {
+    fn read(&mut self, prompt: &dyn Prompt, plain_prompt: &str) -> std::io::Result<Signal> {
+        if self.plain {
+            read_plain(plain_prompt)
+        } else {
+            self.editor.read_line(prompt)
+        }
+    }
+}
 
 impl Prompt for SkiffPrompt {
     fn render_prompt_left(&self) -> Cow<'_, str> {
-        Cow::Borrowed("you> ")
+        Cow::Borrowed(self.0)
     }
     fn render_prompt_right(&self) -> Cow<'_, str> {
         Cow::Borrowed("")
@@ -112,19 +153,17 @@ pub fn run_repl(
         let _rt = rt.enter();
         agent.spawn()
     };
+    let mut input = Input {
+        editor: editor(history),
+        plain: false,
+    };
     if let Some(p) = first_prompt {
         renderer.say(&format!("you> {p}"));
-        run_turn(rt, &mut session, &mut renderer, p);
+        run_turn(rt, &mut session, &mut renderer, &mut input, p);
     }
-    let mut editor = editor(history);
     let mut ctrl_c_once = false;
-    let mut plain = false;
     loop {
-        let read = if plain {
-            read_plain()
-        } else {
-            editor.read_line(&SkiffPrompt)
-        };
+        let read = input.read(&SkiffPrompt("you> "), "you> ");
         let line = match read {
             Ok(Signal::Success(line)) => line,
             Ok(Signal::CtrlC) => {
@@ -136,14 +175,14 @@ pub fn run_repl(
                 continue;
             }
             Ok(Signal::CtrlD) => break,
-            Err(e) if !plain => {
+            Err(e) if !input.plain => {
                 // Terminals that cannot answer cursor queries (dumb terminals, editor shells):
                 // fall back to plain line input instead of giving up.
                 tracing::warn!(error = %e, "line editor unavailable; using plain input");
                 renderer.say(&format!(
                     "(line editing unavailable: {e}; using plain input)"
                 ));
-                plain = true;
+                input.plain = true;
                 continue;
             }
             Err(e) => {
@@ -159,7 +198,13 @@ pub fn run_repl(
             continue;
         }
         if !commands::is_command(prompt) {
-            run_turn(rt, &mut session, &mut renderer, prompt.to_owned());
+            run_turn(
+                rt,
+                &mut session,
+                &mut renderer,
+                &mut input,
+                prompt.to_owned(),
+            );
             continue;
         }
         let status = match rt.block_on(session.status()) {
@@ -170,7 +215,13 @@ pub fn run_repl(
             }
         };
         match commands::dispatch(&status, prompt) {
-            None => run_turn(rt, &mut session, &mut renderer, prompt.to_owned()),
+            None => run_turn(
+                rt,
+                &mut session,
+                &mut renderer,
+                &mut input,
+                prompt.to_owned(),
+            ),
             Some(Action::Output(text)) => renderer.say(&text),
             Some(Action::Exit) => break,
             Some(Action::Clear) => {
@@ -200,10 +251,10 @@ pub fn run_repl(
 }
 
 /// Plain line input: prompt, read one line from stdin; end of input is Ctrl-D.
-fn read_plain() -> std::io::Result<Signal> {
+fn read_plain(prompt: &str) -> std::io::Result<Signal> {
     use std::io::{BufRead, Write};
     let mut out = std::io::stdout();
-    out.write_all(b"you> ")?;
+    out.write_all(prompt.as_bytes())?;
     out.flush()?;
     let mut line = String::new();
     if std::io::stdin().lock().read_line(&mut line)? == 0 {
@@ -331,11 +382,12 @@ fn resume(
 }
 
 /// Run one prompt; Ctrl-C (SIGINT) interrupts it and returns to the prompt. Approval requests
-/// are asked on the terminal.
+/// are asked on the terminal, one at a time.
 fn run_turn(
     rt: &tokio::runtime::Runtime,
     session: &mut Session,
     renderer: &mut Renderer<std::io::Stdout>,
+    input: &mut Input,
     prompt: String,
 ) {
     rt.block_on(async {
@@ -351,7 +403,7 @@ fn run_turn(
             tokio::select! {
                 ev = session.next_event() => match ev {
                     Some(Event::Request(request)) => {
-                        let answer = ask(renderer, &request).await;
+                        let answer = ask(renderer, input, &request);
                         let _ = handle.reply(request.id, answer);
                     }
                     Some(e) => {
@@ -370,28 +422,35 @@ fn run_turn(
     });
 }
 
-/// Ask the user about a request on the terminal.
-async fn ask(renderer: &mut Renderer<std::io::Stdout>, request: &skiff_core::Request) -> Answer {
-    match &request.kind {
-        RequestKind::Approval(a) => {
-            renderer.say(&format!(
-                "Allow {}({})? {} [y/N] ",
-                a.tool_name,
-                crate::view::tool_summary(&a.tool_name, &a.input),
-                a.reason
-            ));
-            let line = tokio::task::spawn_blocking(|| {
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line).map(|_| line)
-            })
-            .await;
-            let yes = matches!(line, Ok(Ok(l)) if matches!(l.trim(), "y" | "Y" | "yes"));
-            Answer::Approval(if yes {
-                ApprovalAnswer::allow()
-            } else {
-                ApprovalAnswer::deny(skiff_core::permissions::not_granted(&a.tool_name))
-            })
+/// Ask the user about a request on the terminal (the session waits meanwhile). Ctrl-C or
+/// Ctrl-D denies and interrupts the turn.
+fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Request) -> Answer {
+    let RequestKind::Approval(a) = &request.kind else {
+        return Answer::Json(serde_json::json!({}));
+    };
+    let call = format!(
+        "{}({})",
+        a.tool_name,
+        crate::view::tool_summary(&a.tool_name, &a.input)
+    );
+    renderer.say(&format!("{call} needs your approval: {}", a.reason));
+    let question = "Allow it? [y/N] ";
+    let answer = input.read(&Question(question.to_owned()), question);
+    let deny = |interrupt| {
+        Answer::Approval(ApprovalAnswer::Deny {
+            message: skiff_core::permissions::not_granted(&a.tool_name),
+            interrupt,
+        })
+    };
+    match answer {
+        Ok(Signal::Success(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") => {
+            Answer::Approval(ApprovalAnswer::allow())
         }
-        _ => Answer::Json(serde_json::json!({})),
+        Ok(Signal::Success(_)) => deny(false),
+        Ok(_) => deny(true),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
+            deny(false)
+        }
     }
 }

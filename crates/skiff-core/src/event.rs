@@ -24,9 +24,9 @@ pub enum Event {
     /// A pending request no longer needs an answer (the turn was interrupted); an answer sent
     /// anyway is ignored.
     RequestCancelled(RequestId),
-    /// A turn started (a user message is being worked on).
+    /// The session started working on a user message (or a compaction).
     Running,
-    /// The session has nothing to do: no turn runs and no user message is queued.
+    /// The session finished its work and nothing is queued.
     Idle,
     /// A [`crate::Op::Compact`] finished (the `compact_boundary` frame came before on success).
     Compacted(Result<CompactReport, CompactError>),

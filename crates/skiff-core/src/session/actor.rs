@@ -83,8 +83,12 @@ pub(crate) async fn run(
                 }
             },
         };
+        let busy = matches!(work, Work::Op(Op::UserMessage(_) | Op::Compact(_)));
+        if busy {
+            actor.sink.send(Event::Running);
+        }
         actor.work(&mut core, work).await;
-        if actor.queue.is_empty() {
+        if busy && actor.queue.is_empty() {
             actor.sink.send(Event::Idle);
         }
     }
@@ -165,7 +169,6 @@ impl Actor {
                 });
             }
             Work::Op(Op::UserMessage(input)) => {
-                self.sink.send(Event::Running);
                 let cancel = CancellationToken::new();
                 let io = TurnIo {
                     sink: &self.sink.clone(),
