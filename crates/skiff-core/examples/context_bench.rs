@@ -13,8 +13,6 @@
 #![allow(clippy::print_stdout)]
 
 use std::error::Error;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -25,6 +23,7 @@ use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, EventStream, Pro
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_protocol::sdk::{SdkMessage, SystemMessage};
 use skiff_protocol::{RequestView, StreamEvent};
+use skiff_testkit::process::{MockProcess, env_or, peak_rss_kib};
 use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -65,64 +64,6 @@ impl Provider for Routed {
             self.turns.stream(request, cancel)
         }
     }
-}
-
-/// A started `skiff-mock`, killed on drop.
-struct Mock {
-    child: Child,
-    url: String,
-}
-
-impl Mock {
-    fn start(
-        bin: &str,
-        script: &Script,
-        dir: &std::path::Path,
-        name: &str,
-    ) -> Result<Self, Box<dyn Error>> {
-        let path = dir.join(format!("{name}.json"));
-        std::fs::write(&path, serde_json::to_vec(script)?)?;
-        let mut child = Command::new(bin)
-            .arg("--script")
-            .arg(&path)
-            .arg("--idle-exit")
-            .arg("120")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .ok_or_else(|| format!("unexpected mock output: {line:?}"))?
-            .to_owned();
-        Ok(Self { child, url })
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Peak resident set size of this process in KiB (Linux `VmHWM`).
-fn vm_hwm_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 fn provider(url: &str) -> Result<AnthropicProvider, Box<dyn Error>> {
@@ -172,13 +113,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
         repeat: true,
         turns: vec![ScriptTurn::text(summary_text)],
     };
-    let main_mock = Mock::start(&mock_bin, &main_script, dir.path(), "turns")?;
-    let summary_mock = Mock::start(&mock_bin, &summary_script, dir.path(), "summaries")?;
+    let main_mock = MockProcess::start(mock_bin.as_ref(), &main_script, dir.path(), "turns")?;
+    let summary_mock =
+        MockProcess::start(mock_bin.as_ref(), &summary_script, dir.path(), "summaries")?;
 
     let log = Arc::new(Mutex::new(Vec::new()));
     let routed = Routed {
-        turns: provider(&main_mock.url)?,
-        summaries: provider(&summary_mock.url)?,
+        turns: provider(main_mock.url())?,
+        summaries: provider(summary_mock.url())?,
         log: log.clone(),
     };
     let mut config = AgentConfig {
@@ -198,7 +140,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     )
     .spawn();
 
-    let rss_before = vm_hwm_kib().unwrap_or(0);
+    let rss_before = peak_rss_kib().unwrap_or(0);
     let started = Instant::now();
     let mut run = agent.run("Review every file under src/, one at a time.");
     let mut compactions = 0usize;
@@ -219,7 +161,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let result = run.result().cloned();
     drop(run);
     let elapsed = started.elapsed();
-    let rss_peak = vm_hwm_kib().unwrap_or(0);
+    let rss_peak = peak_rss_kib().unwrap_or(0);
     let log = log.lock().map(|l| l.clone()).unwrap_or_default();
 
     let main: Vec<&Sent> = log.iter().filter(|s| !s.summary).collect();

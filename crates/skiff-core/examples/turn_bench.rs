@@ -15,8 +15,6 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::error::Error;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -29,6 +27,7 @@ use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, EventStream, Pro
 use skiff_protocol::RequestView;
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_protocol::sdk::SdkMessage;
+use skiff_testkit::process::{MockProcess, env_or, peak_rss_kib};
 use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -111,60 +110,6 @@ impl Provider for Timed {
     }
 }
 
-/// A started `skiff-mock`, killed on drop.
-struct Mock {
-    child: Child,
-    url: String,
-}
-
-impl Mock {
-    fn start(bin: &str, script: &Script, dir: &std::path::Path) -> Result<Self, Box<dyn Error>> {
-        let path = dir.join("script.json");
-        std::fs::write(&path, serde_json::to_vec(script)?)?;
-        let mut child = Command::new(bin)
-            .arg("--script")
-            .arg(&path)
-            .arg("--idle-exit")
-            .arg("300")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .ok_or_else(|| format!("unexpected mock output: {line:?}"))?
-            .to_owned();
-        Ok(Self { child, url })
-    }
-}
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Peak resident set size of this process in KiB (Linux `VmHWM`).
-fn vm_hwm_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-}
-
 /// Mean of `f` over turns `range` (1-based, inclusive) of the overheads.
 fn mean(values: &[f64], from: usize, to: usize) -> f64 {
     let slice = &values[from.saturating_sub(1)..to.min(values.len())];
@@ -194,17 +139,18 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .map(|i| ScriptTurn::tool_use("Read", json!({"file_path": format!("f{}.txt", i % 10)})))
         .collect();
     script_turns.push(ScriptTurn::text("Done."));
-    let mock = Mock::start(
-        &mock_bin,
+    let mock = MockProcess::start(
+        mock_bin.as_ref(),
         &Script {
             turns: script_turns,
             ..Script::default()
         },
         dir.path(),
+        "turns",
     )?;
 
     let mut cfg = AnthropicConfig::new(Credential::api_key("sk-bench"));
-    cfg.base_url = mock.url.clone();
+    cfg.base_url = mock.url().to_owned();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let provider = Timed {
         inner: AnthropicProvider::new(cfg)?,
@@ -244,7 +190,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         }
     }
     let elapsed = started.elapsed();
-    let rss_peak = vm_hwm_kib().unwrap_or(0);
+    let rss_peak = peak_rss_kib().unwrap_or(0);
     let history = session.status().await.map_or(0, |s| s.messages);
     session.shutdown().await;
     drop(mock);

@@ -48,16 +48,7 @@ pub async fn call_model(
                 message.content = vec![block];
                 message.stop_reason = None;
                 message.stop_sequence = None;
-                sink.emit(SdkMessage::Assistant(AssistantMessage {
-                    message,
-                    parent_tool_use_id: None,
-                    session_id: sink.session_id().to_owned(),
-                    uuid: new_uuid(),
-                    timestamp: Some(now_iso()),
-                    request_id: None,
-                    error: None,
-                    extra: JsonMap::new(),
-                }));
+                sink.emit(assistant_frame(message, None, JsonMap::new(), sink));
             }
             Ok(ProviderEvent::Retry(n)) => {
                 sink.emit(SdkMessage::System(SystemMessage::ApiRetry(ApiRetry {
@@ -110,6 +101,16 @@ pub fn api_error_frame(err: &LlmError, sink: &EventSink) -> SdkMessage {
     if let Some(s) = err.status() {
         extra.insert("api_error_status".into(), s.into());
     }
+    assistant_frame(message, Some(kind.to_owned()), extra, sink)
+}
+
+/// An `assistant` frame of this session.
+fn assistant_frame(
+    message: MessageResponse,
+    error: Option<String>,
+    extra: JsonMap,
+    sink: &EventSink,
+) -> SdkMessage {
     SdkMessage::Assistant(AssistantMessage {
         message,
         parent_tool_use_id: None,
@@ -117,7 +118,7 @@ pub fn api_error_frame(err: &LlmError, sink: &EventSink) -> SdkMessage {
         uuid: new_uuid(),
         timestamp: Some(now_iso()),
         request_id: None,
-        error: Some(kind.to_owned()),
+        error,
         extra,
     })
 }

@@ -361,24 +361,8 @@ impl JsonlTranscript {
     pub fn record_compaction(&self, messages: &[Message]) {
         let mut st = self.lock();
         self.write_initial(&mut st);
-        let uuid = new_uuid();
-        let line = serde_json::json!({
-            "parentUuid": null,
-            "logicalParentUuid": st.parent,
-            "isSidechain": false,
-            "type": "system",
-            "subtype": "compact_boundary",
-            "content": "Conversation compacted",
-            "isMeta": false,
-            "level": "info",
-            "uuid": uuid,
-            "timestamp": now_iso(),
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": self.meta.session_id,
-            "version": self.meta.version,
-        });
-        self.send(&mut st, uuid, line.to_string().into_bytes());
+        let chain = serde_json::json!({"parentUuid": null, "logicalParentUuid": st.parent});
+        self.write_system(&mut st, "compact_boundary", "Conversation compacted", chain);
         st.last_assistant = None;
         self.write_messages(&mut st, messages);
         if let Some(w) = &st.writer {
@@ -392,17 +376,25 @@ impl JsonlTranscript {
     pub fn record_trim(&self, replaced: usize, first: &Message) {
         let mut st = self.lock();
         self.write_initial(&mut st);
-        let uuid = new_uuid();
-        let line = serde_json::json!({
+        let fields = serde_json::json!({
             "parentUuid": st.parent,
-            "isSidechain": false,
-            "type": "system",
-            "subtype": TRIM_SUBTYPE,
-            "content": "Conversation trimmed",
-            "isMeta": false,
-            "level": "info",
             "replacedMessages": replaced,
             "firstMessage": first,
+        });
+        self.write_system(&mut st, TRIM_SUBTYPE, "Conversation trimmed", fields);
+    }
+
+    /// Send a `system` line of `subtype` with the common fields and `fields` (which include
+    /// its `parentUuid`).
+    fn write_system(&self, st: &mut ChainState, subtype: &str, content: &str, fields: Value) {
+        let uuid = new_uuid();
+        let mut line = serde_json::json!({
+            "isSidechain": false,
+            "type": "system",
+            "subtype": subtype,
+            "content": content,
+            "isMeta": false,
+            "level": "info",
             "uuid": uuid,
             "timestamp": now_iso(),
             "userType": "external",
@@ -410,7 +402,10 @@ impl JsonlTranscript {
             "sessionId": self.meta.session_id,
             "version": self.meta.version,
         });
-        self.send(&mut st, uuid, line.to_string().into_bytes());
+        if let (Some(line), Value::Object(fields)) = (line.as_object_mut(), fields) {
+            line.extend(fields);
+        }
+        self.send(st, uuid, line.to_string().into_bytes());
     }
 }
 

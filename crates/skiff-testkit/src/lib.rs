@@ -23,6 +23,7 @@
 
 pub mod faults;
 pub mod invariants;
+pub mod process;
 mod recording;
 mod routes;
 mod server;
