@@ -9,7 +9,8 @@
 //! not in it. Also printed: allocations and bytes allocated per turn (a counting allocator),
 //! and the peak RSS of this process at the end.
 //!
-//! Usage: `turn_bench PATH/TO/skiff-mock` (env: TURNS=500, RESULT_KB=10, WINDOW=50).
+//! Usage: `turn_bench PATH/TO/skiff-mock` (env: TURNS=500, RESULT_KB=10, WINDOW=50,
+//! PROVIDER=script for the in-process scripted provider instead of HTTP).
 
 #![allow(clippy::print_stdout)]
 
@@ -23,7 +24,9 @@ use futures::StreamExt;
 use serde_json::json;
 use skiff_core::transcript::{JsonlTranscript, TranscriptMeta, session_path};
 use skiff_core::{Agent, AgentConfig, CompactionStrategy, DeltaMode, Event};
-use skiff_llm::{AnthropicConfig, AnthropicProvider, Credential, EventStream, Provider};
+use skiff_llm::{
+    AnthropicConfig, AnthropicProvider, Credential, EventStream, Provider, ScriptedProvider,
+};
 use skiff_protocol::RequestView;
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_protocol::sdk::SdkMessage;
@@ -68,13 +71,15 @@ struct Call {
     sent: Instant,
     /// The reply was complete.
     done: Option<Instant>,
+    /// The call's stream was dropped (for HTTP: the response closed).
+    dropped: Option<Instant>,
     allocs: u64,
     alloc_bytes: u64,
 }
 
 /// Times each call of the wrapped provider.
 struct Timed {
-    inner: AnthropicProvider,
+    inner: Box<dyn Provider>,
     calls: Arc<Mutex<Vec<Call>>>,
 }
 
@@ -90,13 +95,19 @@ impl Provider for Timed {
             calls.push(Call {
                 sent: Instant::now(),
                 done: None,
+                dropped: None,
                 allocs: ALLOCS.load(Ordering::Relaxed),
                 alloc_bytes: ALLOC_BYTES.load(Ordering::Relaxed),
             });
             calls.len() - 1
         };
         let calls = Arc::clone(&self.calls);
+        let on_drop = DropTime {
+            calls: Arc::clone(&calls),
+            index,
+        };
         Box::pin(inner.inspect(move |item| {
+            let _keep = &on_drop;
             if let Ok(skiff_llm::ProviderEvent::Done(_)) = item {
                 if let Some(c) = calls
                     .lock()
@@ -110,7 +121,33 @@ impl Provider for Timed {
     }
 }
 
-/// Mean of `f` over turns `range` (1-based, inclusive) of the overheads.
+/// Records when a call's stream is dropped.
+struct DropTime {
+    calls: Arc<Mutex<Vec<Call>>>,
+    index: usize,
+}
+
+impl Drop for DropTime {
+    fn drop(&mut self) {
+        if let Some(c) = self
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(self.index)
+        {
+            c.dropped = Some(Instant::now());
+        }
+    }
+}
+
+/// Median of turns `from..=to` (1-based).
+fn median(values: &[f64], from: usize, to: usize) -> f64 {
+    let mut slice = values[from.saturating_sub(1)..to.min(values.len())].to_vec();
+    slice.sort_by(f64::total_cmp);
+    slice.get(slice.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Mean of turns `from..=to` (1-based).
 fn mean(values: &[f64], from: usize, to: usize) -> f64 {
     let slice = &values[from.saturating_sub(1)..to.min(values.len())];
     slice.iter().sum::<f64>() / slice.len().max(1) as f64
@@ -139,21 +176,24 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .map(|i| ScriptTurn::tool_use("Read", json!({"file_path": format!("f{}.txt", i % 10)})))
         .collect();
     script_turns.push(ScriptTurn::text("Done."));
-    let mock = MockProcess::start(
-        mock_bin.as_ref(),
-        &Script {
-            turns: script_turns,
-            ..Script::default()
-        },
-        dir.path(),
-        "turns",
-    )?;
+    let script = Script {
+        turns: script_turns,
+        ..Script::default()
+    };
+    let mock = MockProcess::start(mock_bin.as_ref(), &script, dir.path(), "turns")?;
 
     let mut cfg = AnthropicConfig::new(Credential::api_key("sk-bench"));
     cfg.base_url = mock.url().to_owned();
     let calls = Arc::new(Mutex::new(Vec::new()));
+    // PROVIDER=script: the same turns from the in-process scripted provider (no HTTP, no mock
+    // process), to tell the client's own costs from the transport's.
+    let inner: Box<dyn Provider> = if std::env::var("PROVIDER").as_deref() == Ok("script") {
+        Box::new(ScriptedProvider::new(script.clone()).without_recording())
+    } else {
+        Box::new(AnthropicProvider::new(cfg)?)
+    };
     let provider = Timed {
-        inner: AnthropicProvider::new(cfg)?,
+        inner,
         calls: Arc::clone(&calls),
     };
     let mut config = AgentConfig {
@@ -198,11 +238,14 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
     // Overhead of turn i (1-based): from reply i done to request i+1 sent.
     let mut overhead_ms = Vec::new();
+    let mut closing_ms = Vec::new();
     let mut allocs = Vec::new();
     let mut alloc_kib = Vec::new();
     for pair in calls.windows(2) {
         if let Some(done) = pair[0].done {
             overhead_ms.push(pair[1].sent.duration_since(done).as_secs_f64() * 1000.0);
+            let dropped = pair[0].dropped.unwrap_or(done);
+            closing_ms.push(dropped.saturating_duration_since(done).as_secs_f64() * 1000.0);
             allocs.push((pair[1].allocs - pair[0].allocs) as f64);
             alloc_kib.push((pair[1].alloc_bytes - pair[0].alloc_bytes) as f64 / 1024.0);
         }
@@ -224,6 +267,16 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "client overhead per turn: turns 1-{a} mean {first:.3} ms, turns {b}-{n} mean {last:.3} ms, ratio {:.2}",
         last / first.max(f64::EPSILON)
+    );
+    println!(
+        "                          medians {:.3} ms and {:.3} ms",
+        median(&overhead_ms, 1, a),
+        median(&overhead_ms, b, n)
+    );
+    println!(
+        "  of which closing the call: turns 1-{a} mean {:.3} ms, turns {b}-{n} mean {:.3} ms",
+        mean(&closing_ms, 1, a),
+        mean(&closing_ms, b, n)
     );
     println!(
         "allocations per turn:     turns 1-{a} {:.0} ({:.0} KiB), turns {b}-{n} {:.0} ({:.0} KiB)",

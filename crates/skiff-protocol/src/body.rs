@@ -310,8 +310,10 @@ impl MessagesJson {
         }
         self.count += messages.len();
         self.segments.push(Bytes::from(buf));
+        // Merge like a binary counter: only segments of about equal size, so sizes fall from
+        // the first to the last and each byte is copied O(log n) times in all.
         while let [.., a, b] = self.segments.as_slice() {
-            if a.len() > 2 * b.len() {
+            if a.len() > b.len() {
                 break;
             }
             let mut merged = Vec::with_capacity(a.len() + b.len());
@@ -385,9 +387,33 @@ mod tests {
             assert_eq!(joined(&view.body_chunks().unwrap()), expected, "len {len}");
             assert_eq!(serde_json::to_value(view).unwrap(), expected);
         }
-        // Few segments for many messages.
+        // Few segments for many messages, and each byte copied only a few times.
         assert!(prefix.segments().len() <= 16, "{}", prefix.segments().len());
         assert!(prefix.len_bytes() > SINGLE_CHUNK_BYTES);
+    }
+
+    #[test]
+    fn appending_copies_each_byte_a_logarithmic_number_of_times() {
+        // Count the bytes copied by merges: equal-size appends, 1,024 of them.
+        let one = Message::user_text("x".repeat(1000));
+        let mut prefix = MessagesJson::new();
+        let mut copied = 0usize;
+        for _ in 0..1024 {
+            let before: Vec<usize> = prefix.segments().iter().map(Bytes::len).collect();
+            prefix.extend(std::slice::from_ref(&one)).unwrap();
+            let after: Vec<usize> = prefix.segments().iter().map(Bytes::len).collect();
+            // Segments that are not a prefix of the old list were built by merging.
+            let kept = before
+                .iter()
+                .zip(&after)
+                .take_while(|(a, b)| a == b)
+                .count();
+            copied += after[kept..].iter().sum::<usize>();
+        }
+        let total = prefix.len_bytes();
+        // log2(1024) = 10 copies per byte at most, plus the fresh serialization.
+        assert!(copied <= 11 * total, "{copied} bytes copied for {total}");
+        assert!(prefix.segments().len() <= 11);
     }
 
     #[test]

@@ -22,8 +22,16 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
-    /// Build a record from the parts of a request.
-    pub(crate) fn new(method: &Method, uri: &Uri, headers: &HeaderMap, raw_body: Bytes) -> Self {
+    /// Build a record from the parts of a request. With `full_body` false only the `model` and
+    /// `stream` fields are kept in `body` (no JSON tree of a large body is built: the
+    /// long-running mock of the benchmarks).
+    pub(crate) fn new(
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        chunks: &[Bytes],
+        full_body: bool,
+    ) -> Self {
         let path = uri
             .path_and_query()
             .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
@@ -36,7 +44,30 @@ impl RecordedRequest {
                 )
             })
             .collect();
-        let body = serde_json::from_slice(&raw_body).unwrap_or(Value::Null);
+        let raw_body = if full_body {
+            match chunks {
+                [one] => one.clone(),
+                _ => Bytes::from(chunks.concat()),
+            }
+        } else {
+            Bytes::new()
+        };
+        let body = if full_body {
+            serde_json::from_slice(&raw_body).unwrap_or(Value::Null)
+        } else {
+            /// The fields the routes need, read without building the rest.
+            #[derive(serde::Deserialize, serde::Serialize)]
+            struct Peek {
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                model: Option<String>,
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                stream: Option<bool>,
+            }
+            serde_json::from_reader::<_, Peek>(ChunkReader { chunks, pos: 0 })
+                .ok()
+                .and_then(|p| serde_json::to_value(p).ok())
+                .unwrap_or(Value::Null)
+        };
         Self {
             method: method.as_str().to_owned(),
             path,
@@ -65,6 +96,28 @@ impl RecordedRequest {
     }
 }
 
+/// Reads chunks one after the other without joining them.
+struct ChunkReader<'a> {
+    chunks: &'a [Bytes],
+    pos: usize,
+}
+
+impl std::io::Read for ChunkReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while let Some((first, rest)) = self.chunks.split_first() {
+            if self.pos < first.len() {
+                let n = buf.len().min(first.len() - self.pos);
+                buf[..n].copy_from_slice(&first[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
+            self.chunks = rest;
+            self.pos = 0;
+        }
+        Ok(0)
+    }
+}
+
 /// The list of recorded requests, shared between the server and its handle.
 #[derive(Debug)]
 pub(crate) struct Recorder {
@@ -75,6 +128,11 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
+    /// Whether requests are kept.
+    pub(crate) fn keeps(&self) -> bool {
+        self.keep
+    }
+
     /// A recorder that keeps requests, or only counts them.
     pub(crate) fn new(keep: bool) -> Self {
         Self {
@@ -127,7 +185,11 @@ mod tests {
             &Method::POST,
             &uri,
             &headers,
-            Bytes::from_static(br#"{"model":"m"}"#),
+            &[
+                Bytes::from_static(br#"{"model":"#),
+                Bytes::from_static(br#""m"}"#),
+            ],
+            true,
         );
         assert_eq!(r.path, "/v1/messages?beta=true");
         assert_eq!(r.path_only(), "/v1/messages");
@@ -138,9 +200,27 @@ mod tests {
     }
 
     #[test]
+    fn without_the_full_body_only_model_and_stream_are_read() {
+        let uri: Uri = "/v1/messages".parse().unwrap();
+        let chunks = [
+            Bytes::from_static(br#"{"model":"m","messages":[{"role":"#),
+            Bytes::from_static(br#""user","content":"x"}],"stream":true}"#),
+        ];
+        let r = RecordedRequest::new(&Method::POST, &uri, &HeaderMap::new(), &chunks, false);
+        assert_eq!(r.body, serde_json::json!({"model": "m", "stream": true}));
+        assert!(r.raw_body.is_empty());
+    }
+
+    #[test]
     fn non_json_body_is_null() {
         let uri: Uri = "/x".parse().unwrap();
-        let r = RecordedRequest::new(&Method::GET, &uri, &HeaderMap::new(), Bytes::from("nope"));
+        let r = RecordedRequest::new(
+            &Method::GET,
+            &uri,
+            &HeaderMap::new(),
+            &[Bytes::from("nope")],
+            true,
+        );
         assert_eq!(r.body, Value::Null);
         assert!(!r.is_messages());
     }

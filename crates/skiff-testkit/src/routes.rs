@@ -32,15 +32,42 @@ struct MessagesCall {
     request_id: String,
 }
 
+/// The body's chunks as received (not joined: a large body is not copied when only a few of
+/// its fields are needed), its length, and whether it was cut at [`MAX_BODY_BYTES`].
+async fn read_body(body: Body) -> (Vec<Bytes>, usize, bool) {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut chunks = Vec::new();
+    let mut len = 0usize;
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(c) => {
+                len += c.len();
+                if len > MAX_BODY_BYTES {
+                    return (Vec::new(), 0, true);
+                }
+                chunks.push(c);
+            }
+            Err(_) => return (Vec::new(), 0, true),
+        }
+    }
+    (chunks, len, false)
+}
+
 /// Entry point for every request.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.touch();
     let (parts, body) = request.into_parts();
-    let (raw, too_large) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(bytes) => (bytes, false),
-        Err(_) => (Bytes::new(), true),
-    };
-    let record = RecordedRequest::new(&parts.method, &parts.uri, &parts.headers, raw);
+    let (chunks, body_len, too_large) = read_body(body).await;
+    let full_body = shared.check || shared.recorder.keeps();
+    let record = RecordedRequest::new(
+        &parts.method,
+        &parts.uri,
+        &parts.headers,
+        &chunks,
+        full_body,
+    );
+    drop(chunks);
     let call = MessagesCall {
         stream: record.body.get("stream").and_then(|v| v.as_bool()) == Some(true),
         model: record
@@ -50,7 +77,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             .unwrap_or(FALLBACK_MODEL)
             .to_owned(),
         // Token estimate used everywhere in the mock: request body bytes / 4.
-        input_estimate: (record.raw_body.len() / 4) as u64,
+        input_estimate: (body_len / 4) as u64,
         request_id: String::new(),
     };
     let violation =
