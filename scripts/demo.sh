@@ -4,7 +4,9 @@
 # Usage: scripts/demo.sh [extra skiff flags, e.g. --output-format stream-json --verbose]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q -p skiff-cli
+# The first build takes a few minutes on 2 cores; cargo shows its progress.
+echo "(building skiff: cargo build --release)" >&2
+cargo build --release --locked -p skiff-cli
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r examples/buggy-project/. "$work/"

@@ -55,8 +55,8 @@ impl Conversation {
     }
 
     /// Start from an earlier conversation (a resume; it is already in the store, so nothing is
-    /// written). The memory reminder is not sent again. The history is repaired in memory if it
-    /// ends with unanswered tool calls.
+    /// written). The memory reminder is not sent again. Unanswered tool calls at its end are
+    /// answered (as interrupted) by [`Conversation::repair`] before the first request.
     pub fn with_history(store: Arc<dyn SessionStore>, history: Vec<Message>) -> Self {
         let mut c = Self::new(store);
         c.memory_sent = !history.is_empty();
