@@ -23,8 +23,8 @@ pub struct RecordedRequest {
 
 impl RecordedRequest {
     /// Build a record from the parts of a request. With `full_body` false only the `model` and
-    /// `stream` fields are kept in `body` (no JSON tree of a large body is built: the
-    /// long-running mock of the benchmarks).
+    /// `stream` fields are kept in `body` and the raw body is not kept (no JSON tree of a large
+    /// body is built: the long-running mock of the benchmarks).
     pub(crate) fn new(
         method: &Method,
         uri: &Uri,
@@ -44,16 +44,12 @@ impl RecordedRequest {
                 )
             })
             .collect();
-        let raw_body = if full_body {
-            match chunks {
-                [one] => one.clone(),
-                _ => Bytes::from(chunks.concat()),
-            }
-        } else {
-            Bytes::new()
+        let joined = match chunks {
+            [one] => one.clone(),
+            _ => Bytes::from(chunks.concat()),
         };
         let body = if full_body {
-            serde_json::from_slice(&raw_body).unwrap_or(Value::Null)
+            serde_json::from_slice(&joined).unwrap_or(Value::Null)
         } else {
             /// The fields the routes need, read without building the rest.
             #[derive(serde::Deserialize, serde::Serialize)]
@@ -63,11 +59,12 @@ impl RecordedRequest {
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 stream: Option<bool>,
             }
-            serde_json::from_reader::<_, Peek>(ChunkReader { chunks, pos: 0 })
+            serde_json::from_slice::<Peek>(&joined)
                 .ok()
                 .and_then(|p| serde_json::to_value(p).ok())
                 .unwrap_or(Value::Null)
         };
+        let raw_body = if full_body { joined } else { Bytes::new() };
         Self {
             method: method.as_str().to_owned(),
             path,
@@ -93,28 +90,6 @@ impl RecordedRequest {
     /// Whether this is a `POST /v1/messages` (query strings ignored).
     pub fn is_messages(&self) -> bool {
         self.method == "POST" && self.path_only() == "/v1/messages"
-    }
-}
-
-/// Reads chunks one after the other without joining them.
-struct ChunkReader<'a> {
-    chunks: &'a [Bytes],
-    pos: usize,
-}
-
-impl std::io::Read for ChunkReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while let Some((first, rest)) = self.chunks.split_first() {
-            if self.pos < first.len() {
-                let n = buf.len().min(first.len() - self.pos);
-                buf[..n].copy_from_slice(&first[self.pos..self.pos + n]);
-                self.pos += n;
-                return Ok(n);
-            }
-            self.chunks = rest;
-            self.pos = 0;
-        }
-        Ok(0)
     }
 }
 

@@ -32,8 +32,7 @@ struct MessagesCall {
     request_id: String,
 }
 
-/// The body's chunks as received (not joined: a large body is not copied when only a few of
-/// its fields are needed), its length, and whether it was cut at [`MAX_BODY_BYTES`].
+/// The body's chunks as received, its length, and whether it was cut at [`MAX_BODY_BYTES`].
 async fn read_body(body: Body) -> (Vec<Bytes>, usize, bool) {
     use futures::StreamExt;
     let mut stream = body.into_data_stream();
