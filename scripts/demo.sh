@@ -15,6 +15,7 @@ echo "--- before: bash test.sh" >&2
 (cd "$work" && bash test.sh >&2) || true
 echo "--- skiff -p" >&2
 ./target/release/skiff -p "The tests fail. Find the bug and fix it." \
-  --cwd "$work" --provider script --script examples/fix-bug.json "$@"
+  --cwd "$work" --provider script --script examples/fix-bug.json \
+  --permission-mode acceptEdits --allowedTools "Bash(bash test.sh)" "$@"
 echo "--- after: bash test.sh" >&2
 (cd "$work" && bash test.sh >&2)

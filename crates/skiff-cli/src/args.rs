@@ -115,8 +115,8 @@ pub struct Args {
     #[arg(long, num_args = 0.., value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
 
-    /// Permission mode (default "default"; full modes arrive with the permissions work).
-    #[arg(long)]
+    /// Permission mode: default, acceptEdits, plan, bypassPermissions or dontAsk.
+    #[arg(long, value_parser = parse_permission_mode)]
     pub permission_mode: Option<String>,
 
     /// Same as --permission-mode bypassPermissions.
@@ -222,6 +222,12 @@ pub fn split_rules(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// `--permission-mode`: one of Claude Code's mode names (an unknown one is a usage error).
+fn parse_permission_mode(text: &str) -> Result<String, String> {
+    text.parse::<skiff_core::PermissionMode>()
+        .map(|m| m.as_str().to_owned())
 }
 
 #[cfg(test)]

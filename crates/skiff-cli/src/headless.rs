@@ -48,18 +48,16 @@ pub async fn run_print(
             Event::Frame(SdkMessage::Result(r)) => Some(r.is_error),
             _ => None,
         };
-        if !reader_gone {
-            if let Err(e) = writer.event(&ev) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    session.interrupt();
-                    session.shutdown().await;
-                    return Err(e.into());
-                }
-                // Nobody reads the output any more: stop working for them.
-                tracing::info!("stdout was closed; stopping the run");
-                reader_gone = true;
+        if !reader_gone && let Err(e) = writer.event(&ev) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
                 session.interrupt();
+                session.shutdown().await;
+                return Err(e.into());
             }
+            // Nobody reads the output any more: stop working for them.
+            tracing::info!("stdout was closed; stopping the run");
+            reader_gone = true;
+            session.interrupt();
         }
         if let Some(err) = result {
             is_error = err;

@@ -168,10 +168,8 @@ impl<W: Write> OutputWriter<W> {
     fn text_result(&mut self, r: &ResultMessage, wrote_text: bool) -> std::io::Result<()> {
         if r.is_error {
             writeln!(self.out, "Error: {}", result_error(r))?;
-        } else if !wrote_text {
-            if let Some(text) = &r.result {
-                writeln!(self.out, "{text}")?;
-            }
+        } else if !wrote_text && let Some(text) = &r.result {
+            writeln!(self.out, "{text}")?;
         }
         self.at_line_start = true;
         self.col = 0;

@@ -6,14 +6,16 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use skiff_core::memory::{MemoryOptions, load_memory, memory_reminder};
-use skiff_core::permissions::{DenyRules, Rule};
+use skiff_core::permissions::{
+    PermissionEngine, Rule, RuleKind, RuleOrigin, RuleSet, Workspace, rule::home_dir,
+};
 use skiff_core::prompt::{EnvironmentInfo, SystemPromptOptions, build_system_prompt};
 use skiff_core::{Agent, AgentConfig, DeltaMode, PermissionMode};
 use skiff_llm::{AnthropicConfig, AnthropicProvider, Provider, ScriptedProvider};
 use skiff_tools::{ToolConfig, ToolContext, ToolRegistry};
 
 use crate::args::{Args, ProviderKind};
-use crate::settings::{Settings, Source};
+use crate::settings::{Layer, Settings, Source};
 
 /// Default model.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -57,15 +59,9 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
             _ => tools.retain(&names),
         }
     }
-    let mut deny = Vec::new();
-    for text in &settings.permissions.deny {
-        let rule = Rule::parse(&text.value);
-        match rule.bare_tool() {
-            Some(name) => {
-                tools.disable(name);
-            }
-            None => deny.push(rule),
-        }
+    let rules = rule_set(&settings, &cwd);
+    for name in rules.removed_tools() {
+        tools.disable(&name);
     }
 
     let session = crate::sessions::plan_session(args, &cwd)?;
@@ -111,6 +107,7 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
         .value
         .parse::<PermissionMode>()
         .map_err(|e| anyhow::anyhow!("{e} (from {})", settings.permissions.mode.source))?;
+    refuse_bypass_as_root(config.permission_mode)?;
     config.deltas = deltas;
     apply_context_settings(&settings, &mut config);
     tracing::info!(
@@ -120,13 +117,82 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
         cwd = %cwd.display(),
         "agent configured"
     );
-    let mut agent = Agent::new(config, provider, tools, ctx)
+    let engine = Arc::new(PermissionEngine::new(
+        rules,
+        Workspace::new(&cwd, &add_dirs),
+    ));
+    let agent = Agent::new(config, provider, tools, ctx)
         .with_session(session.store)
-        .with_history(session.history);
-    if !deny.is_empty() {
-        agent = agent.with_permissions(Arc::new(DenyRules::new(deny)));
-    }
+        .with_history(session.history)
+        .with_permissions(engine);
     Ok(agent)
+}
+
+/// The permission rules of every settings layer and the flags, pooled. A rule that does not
+/// parse is skipped with a warning naming where it came from.
+fn rule_set(settings: &Settings, cwd: &Path) -> RuleSet {
+    let home = home_dir();
+    let mut rules = RuleSet::default();
+    let p = &settings.permissions;
+    for (kind, list) in [
+        (RuleKind::Deny, &p.deny),
+        (RuleKind::Ask, &p.ask),
+        (RuleKind::Allow, &p.allow),
+    ] {
+        for text in list {
+            let origin = RuleOrigin {
+                root: rule_root(&text.source, cwd),
+                cwd: cwd.to_path_buf(),
+                home: home.clone(),
+            };
+            match Rule::parse(&text.value, &origin) {
+                Ok(rule) => rules.push(kind, rule),
+                Err(e) => eprintln!(
+                    "Warning: ignoring the {} rule {:?} ({}): {e}",
+                    kind.as_str(),
+                    text.value,
+                    text.source
+                ),
+            }
+        }
+    }
+    rules
+}
+
+/// Where `/path` rules of a settings file are anchored: the project root for project and local
+/// settings (the directory holding `.claude/`), the settings directory for user settings.
+fn rule_root(source: &Source, cwd: &Path) -> PathBuf {
+    match source {
+        Source::File {
+            layer: Layer::User,
+            path,
+        } => path
+            .parent()
+            .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
+        Source::File { path, .. } => path
+            .parent()
+            .and_then(Path::parent)
+            .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
+        _ => cwd.to_path_buf(),
+    }
+}
+
+/// `bypassPermissions` runs everything without asking: refused for root outside a recognised
+/// sandbox (a container, or `IS_SANDBOX=1`), as Claude Code does.
+fn refuse_bypass_as_root(mode: PermissionMode) -> anyhow::Result<()> {
+    if mode != PermissionMode::BypassPermissions || !nix::unistd::geteuid().is_root() {
+        return Ok(());
+    }
+    let sandbox = std::env::var("IS_SANDBOX").is_ok_and(|v| v == "1")
+        || Path::new("/.dockerenv").exists()
+        || Path::new("/run/.containerenv").exists();
+    if sandbox {
+        return Ok(());
+    }
+    bail!(
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons \
+         (set IS_SANDBOX=1 inside a sandbox)"
+    )
 }
 
 /// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`

@@ -13,6 +13,14 @@ use skiff_protocol::Usage;
 use skiff_protocol::script::{Script, ScriptBlock, ScriptTurn};
 use skiff_testkit::MockServer;
 
+/// What the fix-bug example needs granted: its edits, and running its test script.
+const FIX_BUG_GRANTS: [&str; 4] = [
+    "--permission-mode",
+    "acceptEdits",
+    "--allowedTools",
+    "Bash(bash test.sh)",
+];
+
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -275,6 +283,7 @@ fn scripted_model_fixes_the_bug_in_a_git_repo_and_json_lists_the_change() {
 
     let out = skiff(home.path())
         .current_dir(repo.path())
+        .args(FIX_BUG_GRANTS)
         .args([
             "-p",
             "The tests fail; fix the bug.",
@@ -336,6 +345,7 @@ fn json_verbose_is_an_array_and_text_mode_traces_on_stderr() {
     let script = repo_root().join("examples/fix-bug.json");
     let out = skiff(home.path())
         .current_dir(ws.path())
+        .args(FIX_BUG_GRANTS)
         .args([
             "-p",
             "fix",
@@ -360,6 +370,7 @@ fn json_verbose_is_an_array_and_text_mode_traces_on_stderr() {
     }
     let out = skiff(home.path())
         .current_dir(ws.path())
+        .args(FIX_BUG_GRANTS)
         .args(["-p", "fix", "--provider", "script", "--script"])
         .arg(&script)
         .output()

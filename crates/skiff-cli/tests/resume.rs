@@ -92,12 +92,11 @@ fn messages_of(req: &MessagesRequest) -> Vec<Message> {
     let mut v = serde_json::to_value(&req.messages).unwrap();
     strip_cache_control(&mut v);
     let mut msgs: Vec<Message> = serde_json::from_value(v).unwrap();
-    if let Some(last) = msgs.last_mut() {
-        if let MessageContent::Blocks(b) = &last.content {
-            if let [ContentBlock::Text(t)] = b.as_slice() {
-                last.content = MessageContent::Text(t.text.clone());
-            }
-        }
+    if let Some(last) = msgs.last_mut()
+        && let MessageContent::Blocks(b) = &last.content
+        && let [ContentBlock::Text(t)] = b.as_slice()
+    {
+        last.content = MessageContent::Text(t.text.clone());
     }
     msgs
 }
@@ -398,6 +397,8 @@ async fn a_session_killed_during_a_tool_run_resumes_with_a_valid_history() {
         .args([
             "-p",
             "sleep for me",
+            "--allowedTools",
+            "Bash",
             "--output-format",
             "stream-json",
             "--verbose",

@@ -108,14 +108,13 @@ impl Provider for Timed {
         };
         Box::pin(inner.inspect(move |item| {
             let _keep = &on_drop;
-            if let Ok(skiff_llm::ProviderEvent::Done(_)) = item {
-                if let Some(c) = calls
+            if let Ok(skiff_llm::ProviderEvent::Done(_)) = item
+                && let Some(c) = calls
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .get_mut(index)
-                {
-                    c.done = Some(Instant::now());
-                }
+            {
+                c.done = Some(Instant::now());
             }
         }))
     }

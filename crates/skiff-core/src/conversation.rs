@@ -110,17 +110,16 @@ impl Conversation {
         self.store
             .append(SessionEntry::Assistant { message: &message });
         let mut content = message.content;
-        if merge {
-            if let Some(last) = self
+        if merge
+            && let Some(last) = self
                 .messages
                 .last_mut()
                 .filter(|m| m.role == Role::Assistant)
-            {
-                let mut merged = take_blocks(&mut last.content);
-                merged.append(&mut content);
-                last.content = MessageContent::Blocks(merged);
-                return;
-            }
+        {
+            let mut merged = take_blocks(&mut last.content);
+            merged.append(&mut content);
+            last.content = MessageContent::Blocks(merged);
+            return;
         }
         if content.is_empty() {
             // The API rejects empty content and empty text blocks; keep the turn with a note.

@@ -435,15 +435,16 @@ fn strip_html_comments(text: &str) -> String {
         }
         let body = line.trim_start_matches(' ');
         let indent = line.len() - body.len();
-        if indent <= 3 && body.starts_with("<!--") {
-            if let Some((end_line, end)) = find_comment_end(&lines, i - 1, indent + 4) {
-                let rest = lines[end_line].get(end..).unwrap_or("");
-                if !rest.trim().is_empty() {
-                    out.push_str(rest);
-                }
-                i = end_line + 1;
-                continue;
+        if indent <= 3
+            && body.starts_with("<!--")
+            && let Some((end_line, end)) = find_comment_end(&lines, i - 1, indent + 4)
+        {
+            let rest = lines[end_line].get(end..).unwrap_or("");
+            if !rest.trim().is_empty() {
+                out.push_str(rest);
             }
+            i = end_line + 1;
+            continue;
         }
         out.push_str(line);
     }

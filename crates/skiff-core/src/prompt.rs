@@ -132,10 +132,10 @@ pub fn build_system_prompt(opts: &SystemPromptOptions, env: &EnvironmentInfo) ->
         Some(text) => parts.push(text.clone()),
     }
     parts.push(environment_block(env));
-    if let Some(text) = &opts.append {
-        if !text.trim().is_empty() {
-            parts.push(text.clone());
-        }
+    if let Some(text) = &opts.append
+        && !text.trim().is_empty()
+    {
+        parts.push(text.clone());
     }
     parts
 }

@@ -91,10 +91,10 @@ struct Withdraw<'a> {
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            if self.requester.lock().remove(&id).is_some() {
-                self.requester.sink.send(Event::RequestCancelled(id));
-            }
+        if let Some(id) = self.id.take()
+            && self.requester.lock().remove(&id).is_some()
+        {
+            self.requester.sink.send(Event::RequestCancelled(id));
         }
     }
 }

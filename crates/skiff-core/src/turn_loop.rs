@@ -96,10 +96,10 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
 async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut RunState) -> End {
     let (sink, cancel) = (io.sink, io.cancel);
     let mut blocks = Vec::new();
-    if core.conversation.take_memory_turn() {
-        if let Some(m) = &core.config.memory {
-            blocks.push(ContentBlock::text(m.clone()));
-        }
+    if core.conversation.take_memory_turn()
+        && let Some(m) = &core.config.memory
+    {
+        blocks.push(ContentBlock::text(m.clone()));
     }
     match core.hooks.user_prompt_submit(&input.text()).await {
         HookOutcome::Block { reason } => {
@@ -120,15 +120,15 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
             };
         }
         st.num_turns += 1;
-        if let Some(max) = core.config.max_turns {
-            if st.num_turns > max {
-                return End::MaxTurns;
-            }
+        if let Some(max) = core.config.max_turns
+            && st.num_turns > max
+        {
+            return End::MaxTurns;
         }
-        if let Some(budget) = core.config.max_budget_usd {
-            if core.costs.total_cost_usd >= budget {
-                return End::Budget(budget);
-            }
+        if let Some(budget) = core.config.max_budget_usd
+            && core.costs.total_cost_usd >= budget
+        {
+            return End::Budget(budget);
         }
         core.sync(&io.live.borrow());
         {

@@ -590,10 +590,10 @@ async fn interrupting_during_the_summary_keeps_everything() {
     let mut run = h.session.run("go");
     let mut events = Vec::new();
     while let Some(e) = run.next().await {
-        if let SdkMessage::System(SystemMessage::Informational(i)) = &e {
-            if i.kind == "compaction" {
-                run.interrupt();
-            }
+        if let SdkMessage::System(SystemMessage::Informational(i)) = &e
+            && i.kind == "compaction"
+        {
+            run.interrupt();
         }
         events.push(e);
     }

@@ -382,10 +382,10 @@ async fn gone(pid: i32) -> bool {
 
 async fn wait_for_pid(path: &std::path::Path) -> i32 {
     for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
-            }
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

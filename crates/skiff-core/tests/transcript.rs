@@ -232,10 +232,9 @@ async fn trims_are_rare_and_recorded_as_small_markers_that_reload_to_the_same_hi
         if let skiff_protocol::sdk::SdkMessage::System(
             skiff_protocol::sdk::SystemMessage::Informational(i),
         ) = &f
+            && i.kind == "trim"
         {
-            if i.kind == "trim" {
-                trims += 1;
-            }
+            trims += 1;
         }
     }
     drop(run);

@@ -138,16 +138,16 @@ impl StreamAccumulator {
                         index,
                     });
                 };
-                if let ContentBlock::ToolUse(tu) = &mut block {
-                    if !json.trim().is_empty() {
-                        match serde_json::from_str::<Value>(&json) {
-                            Ok(v) => tu.input = v,
-                            Err(e) => {
-                                // Keep the raw text: a max_tokens cut is legitimate and the loop decides.
-                                self.invalid_inputs
-                                    .push((index, tu.name.clone(), e.to_string()));
-                                tu.input = Value::String(json);
-                            }
+                if let ContentBlock::ToolUse(tu) = &mut block
+                    && !json.trim().is_empty()
+                {
+                    match serde_json::from_str::<Value>(&json) {
+                        Ok(v) => tu.input = v,
+                        Err(e) => {
+                            // Keep the raw text: a max_tokens cut is legitimate and the loop decides.
+                            self.invalid_inputs
+                                .push((index, tu.name.clone(), e.to_string()));
+                            tu.input = Value::String(json);
                         }
                     }
                 }
@@ -188,14 +188,14 @@ impl StreamAccumulator {
             return Err(StreamError::Truncated("no message_stop".into()));
         }
         let cut_by_max_tokens = msg.stop_reason == Some(StopReason::MaxTokens);
-        if let Some((index, name, message)) = self.invalid_inputs.into_iter().next() {
-            if !cut_by_max_tokens {
-                return Err(StreamError::InvalidToolInput {
-                    index,
-                    name,
-                    message,
-                });
-            }
+        if let Some((index, name, message)) = self.invalid_inputs.into_iter().next()
+            && !cut_by_max_tokens
+        {
+            return Err(StreamError::InvalidToolInput {
+                index,
+                name,
+                message,
+            });
         }
         let mut content = Vec::with_capacity(self.blocks.len());
         for (i, slot) in self.blocks.into_iter().enumerate() {

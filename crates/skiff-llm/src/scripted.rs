@@ -263,24 +263,21 @@ fn attempt(
         };
         let events = turn.to_stream_events(serial, &model, input_estimate);
         let limit = fault.as_ref().map_or(events.len(), |f| f.after_events);
-        if fault.is_none() {
-            if let Some(ms) = turn.delay_first_byte_ms {
-                if !pause(Duration::from_millis(ms), &cancel).await {
+        if fault.is_none()
+            && let Some(ms) = turn.delay_first_byte_ms
+                && !pause(Duration::from_millis(ms), &cancel).await {
                     yield Err(AttemptError::Cancelled);
                     return;
                 }
-            }
-        }
         let between = turn.delay_between_deltas_ms.filter(|_| fault.is_none());
         let mut acc = StreamAccumulator::new();
         let mut ready = Vec::new();
         for (i, event) in events.iter().take(limit).enumerate() {
-            if let Some(ms) = between.filter(|_| i > 0) {
-                if !pause(Duration::from_millis(ms), &cancel).await {
+            if let Some(ms) = between.filter(|_| i > 0)
+                && !pause(Duration::from_millis(ms), &cancel).await {
                     yield Err(AttemptError::Cancelled);
                     return;
                 }
-            }
             if cancel.is_cancelled() {
                 yield Err(AttemptError::Cancelled);
                 return;

@@ -74,10 +74,10 @@ impl<'a> RequestView<'a> {
     /// The same request as an owned [`MessagesRequest`] (with the breakpoint applied).
     pub fn to_request(&self) -> MessagesRequest {
         let mut messages = self.messages.to_vec();
-        if self.cache_last_message {
-            if let Some(last) = messages.last_mut() {
-                mark_last_block(last);
-            }
+        if self.cache_last_message
+            && let Some(last) = messages.last_mut()
+        {
+            mark_last_block(last);
         }
         let mut req = MessagesRequest::new(self.model, self.max_tokens, messages);
         req.system = self.system.cloned();
@@ -248,14 +248,13 @@ pub fn mark_last_block(msg: &mut Message) {
     if let MessageContent::Text(t) = &msg.content {
         msg.content = MessageContent::Blocks(vec![ContentBlock::text(t.clone())]);
     }
-    if let MessageContent::Blocks(blocks) = &mut msg.content {
-        if let Some(slot) = blocks
+    if let MessageContent::Blocks(blocks) = &mut msg.content
+        && let Some(slot) = blocks
             .iter_mut()
             .rev()
             .find_map(ContentBlock::cache_control_mut)
-        {
-            *slot = Some(CacheControl::ephemeral());
-        }
+    {
+        *slot = Some(CacheControl::ephemeral());
     }
 }
 

@@ -72,12 +72,11 @@ impl StreamPlan {
         } = self;
         async_stream::stream! {
             let _guard = guard;
-            if let Some(delay) = first_byte_delay.filter(|d| !d.is_zero()) {
-                if !pause(delay, &cancel).await {
+            if let Some(delay) = first_byte_delay.filter(|d| !d.is_zero())
+                && !pause(delay, &cancel).await {
                     yield Err(aborted("server shut down"));
                     return;
                 }
-            }
             match between_delay.filter(|d| !d.is_zero()) {
                 None => {
                     if !frames.is_empty() {

@@ -112,6 +112,11 @@ pub fn is_read_only_command(cmd: &str) -> bool {
     any
 }
 
+/// Whether one simple command (its words, quotes removed, no redirections) only reads.
+pub fn is_read_only_simple(words: &[String]) -> bool {
+    !words.is_empty() && simple_command_ok(words)
+}
+
 /// One simple command (words after redirections were removed).
 fn simple_command_ok(words: &[String]) -> bool {
     let Some(name) = words.first() else {

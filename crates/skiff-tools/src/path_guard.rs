@@ -109,6 +109,24 @@ impl PathGuard {
     }
 }
 
+/// Both forms of `input` (relative to `base`, or absolute) that permission rules are matched
+/// against: the lexical path (`.` and `..` applied, `//` collapsed) and the real one (symlinks
+/// of its existing part resolved; the lexical one when they loop). `None` for an empty path, a
+/// NUL byte, or `..` above `/`.
+pub fn path_forms(base: &Path, input: &str) -> Option<(PathBuf, PathBuf)> {
+    if input.is_empty() || input.contains('\0') {
+        return None;
+    }
+    let joined = if Path::new(input).is_absolute() {
+        PathBuf::from(input)
+    } else {
+        base.join(input)
+    };
+    let lexical = normalize(&joined)?;
+    let real = resolve_links(&lexical, 0).unwrap_or_else(|_| lexical.clone());
+    Some((lexical, real))
+}
+
 /// Lexical normalisation of an absolute path: drop `.`, apply `..`. `None` if `..` climbs
 /// above the filesystem root.
 fn normalize(p: &Path) -> Option<PathBuf> {

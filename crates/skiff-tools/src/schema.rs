@@ -32,12 +32,12 @@ fn tidy(v: &mut Value, root: bool) {
             }
             if let Some(Value::Array(alts)) = map.get_mut("anyOf") {
                 alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
-                if alts.len() == 1 {
-                    if let Some(Value::Object(only)) = alts.pop() {
-                        map.remove("anyOf");
-                        for (k, v) in only {
-                            map.entry(k).or_insert(v);
-                        }
+                if alts.len() == 1
+                    && let Some(Value::Object(only)) = alts.pop()
+                {
+                    map.remove("anyOf");
+                    for (k, v) in only {
+                        map.entry(k).or_insert(v);
                     }
                 }
             }

@@ -52,31 +52,30 @@ fn check(key: &str, prop: &Value, value: &Value) -> Option<String> {
             type_name(value)
         ));
     }
-    if let Some(options) = prop.get("enum").and_then(Value::as_array) {
-        if !options.contains(value) {
-            let list: Vec<String> = options.iter().map(Value::to_string).collect();
-            return Some(format!(
-                "The parameter `{key}` must be one of {}, but provided {value}",
-                list.join(", ")
-            ));
-        }
+    if let Some(options) = prop.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let list: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Some(format!(
+            "The parameter `{key}` must be one of {}, but provided {value}",
+            list.join(", ")
+        ));
     }
-    if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64()) {
-        if n < min {
-            return Some(format!(
-                "The parameter `{key}` must be at least {min}, but provided {value}"
-            ));
-        }
+    if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64())
+        && n < min
+    {
+        return Some(format!(
+            "The parameter `{key}` must be at least {min}, but provided {value}"
+        ));
     }
     if let (Some(min), Some(n)) = (
         prop.get("exclusiveMinimum").and_then(Value::as_f64),
         value.as_f64(),
-    ) {
-        if n <= min {
-            return Some(format!(
-                "The parameter `{key}` must be greater than {min}, but provided {value}"
-            ));
-        }
+    ) && n <= min
+    {
+        return Some(format!(
+            "The parameter `{key}` must be greater than {min}, but provided {value}"
+        ));
     }
     None
 }

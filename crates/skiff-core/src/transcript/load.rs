@@ -466,13 +466,13 @@ pub fn load_session(path: &Path) -> Result<LoadedSession, TranscriptError> {
         }
     }
     let messages = repair_history(entries, &mut warnings);
-    if !messages.is_empty() {
-        if let Err(e) = validate_history(&messages) {
-            return Err(TranscriptError::Invalid {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            });
-        }
+    if !messages.is_empty()
+        && let Err(e) = validate_history(&messages)
+    {
+        return Err(TranscriptError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        });
     }
     let first = chain.first().map(|&i| &records[i]);
     let last = chain.last().map(|&i| &records[i]);

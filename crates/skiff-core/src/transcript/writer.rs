@@ -78,10 +78,10 @@ impl Drop for Writer {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Cmd::Sync);
         }
-        if let Some(thread) = self.thread.take() {
-            if thread.join().is_err() {
-                tracing::error!("the transcript writer panicked");
-            }
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the transcript writer panicked");
         }
     }
 }

@@ -1,8 +1,15 @@
 //! The permission seam: a [`PermissionChecker`] decides allow / deny / ask before every tool
 //! call, given the session's [`PermissionMode`], and an [`Approver`] answers "ask" — by asking
 //! the session's client ([`AskClient`]: a request the client answers with a `Reply` op), by a
-//! fixed answer ([`DenyAsks`]), or by the library user's own code. This crate ships allow-all
-//! and a deny-rule checker for `--disallowedTools` patterns.
+//! fixed answer ([`DenyAsks`]), or by the library user's own code. [`PermissionEngine`] is
+//! Claude Code's rules and modes; [`AllowAll`] allows everything.
+
+mod engine;
+pub mod rule;
+pub mod shell;
+
+pub use engine::{PermissionEngine, READ_DENIED, RuleSet, Workspace};
+pub use rule::{Rule, RuleKind, RuleOrigin};
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,6 +69,9 @@ impl FromStr for PermissionMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "manual" {
+            return Ok(Self::Default);
+        }
         Self::ALL
             .into_iter()
             .find(|m| m.as_str() == s.trim())
@@ -86,7 +96,8 @@ pub enum PermissionDecision {
     },
     /// Ask the approver.
     Ask {
-        /// Why approval is needed.
+        /// Why approval is needed, in Claude Code's words ("Claude requested permissions to
+        /// …, but you haven't granted it yet."): the model gets it when nobody grants the call.
         message: String,
     },
 }
@@ -143,7 +154,11 @@ pub struct DenyAsks;
 #[async_trait]
 impl Approver for DenyAsks {
     async fn approve(&self, request: ApprovalRequest, _: &Requester) -> ApprovalAnswer {
-        ApprovalAnswer::deny(not_granted(&request.tool_name))
+        if request.reason.is_empty() {
+            ApprovalAnswer::deny(not_granted(&request.tool_name))
+        } else {
+            ApprovalAnswer::deny(request.reason)
+        }
     }
 }
 
@@ -170,121 +185,9 @@ impl Approver for AskClient {
     }
 }
 
-/// A permission rule: `Tool` or `Tool(specifier)`, where the specifier is an exact argument or a
-/// `prefix:*` pattern (Bash: the command; file tools: the path; others: the whole input JSON).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    tool: String,
-    specifier: Option<String>,
-}
-
-impl Rule {
-    /// Parse `Bash(git push:*)`, `Write`, `Read(./secrets/**)`.
-    pub fn parse(text: &str) -> Self {
-        let text = text.trim();
-        match (text.find('('), text.strip_suffix(')')) {
-            (Some(open), Some(inner)) if open > 0 => Self {
-                tool: text[..open].to_owned(),
-                specifier: Some(inner[open + 1..].to_owned()),
-            },
-            _ => Self {
-                tool: text.to_owned(),
-                specifier: None,
-            },
-        }
-    }
-
-    /// A bare tool name (no specifier): such a deny rule removes the tool entirely.
-    pub fn bare_tool(&self) -> Option<&str> {
-        self.specifier.is_none().then_some(self.tool.as_str())
-    }
-
-    /// Whether the rule covers this call.
-    pub fn matches(&self, tool: &str, input: &Value) -> bool {
-        if self.tool != tool {
-            return false;
-        }
-        let Some(spec) = &self.specifier else {
-            return true;
-        };
-        let arg = primary_argument(tool, input);
-        match spec.strip_suffix(":*") {
-            Some(prefix) => arg.starts_with(prefix),
-            None => match spec.strip_suffix("**") {
-                Some(prefix) => arg
-                    .trim_start_matches("./")
-                    .starts_with(prefix.trim_start_matches("./")),
-                None => arg == *spec,
-            },
-        }
-    }
-}
-
-fn primary_argument(tool: &str, input: &Value) -> String {
-    let field = match tool {
-        "Bash" => "command",
-        "Read" | "Write" | "Edit" => "file_path",
-        "Glob" | "Grep" => "pattern",
-        "LS" => "path",
-        _ => return input.to_string(),
-    };
-    input
-        .get(field)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
-}
-
-/// Denies calls matching any deny rule; allows the rest.
-#[derive(Debug, Default, Clone)]
-pub struct DenyRules {
-    rules: Vec<Rule>,
-}
-
-impl DenyRules {
-    /// A checker with these deny rules.
-    pub fn new(rules: Vec<Rule>) -> Self {
-        Self { rules }
-    }
-}
-
-#[async_trait]
-impl PermissionChecker for DenyRules {
-    async fn check(&self, q: &PermissionQuery<'_>) -> PermissionDecision {
-        let tool = q.tool;
-        match self.rules.iter().find(|r| r.matches(tool, q.input)) {
-            Some(_) => PermissionDecision::Deny {
-                message: format!(
-                    "Permission to use {tool} with this input has been denied by your permission settings."
-                ),
-            },
-            None => PermissionDecision::Allow,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn rules() {
-        let r = Rule::parse("Bash(git push:*)");
-        assert!(r.matches("Bash", &json!({"command":"git push origin main"})));
-        assert!(!r.matches("Bash", &json!({"command":"git status"})));
-        assert!(!r.matches("Read", &json!({"file_path":"git push"})));
-        assert_eq!(r.bare_tool(), None);
-        let w = Rule::parse("Write");
-        assert_eq!(w.bare_tool(), Some("Write"));
-        assert!(w.matches("Write", &json!({})));
-        let e = Rule::parse("Read(.env)");
-        assert!(e.matches("Read", &json!({"file_path":".env"})));
-        assert!(!e.matches("Read", &json!({"file_path":".env.example"})));
-        let s = Rule::parse("Read(./secrets/**)");
-        assert!(s.matches("Read", &json!({"file_path":"secrets/key.pem"})));
-    }
 
     #[test]
     fn modes_parse_by_their_claude_code_names_only() {

@@ -1,0 +1,621 @@
+//! Permission rules in Claude Code's grammar: `Tool` or `Tool(specifier)`.
+//!
+//! | Tool(s) | Specifier |
+//! |---|---|
+//! | `Bash` | command pattern: exact, `*` wildcards anywhere, trailing ` *` at a word boundary, legacy `:*` |
+//! | `Read`, `Edit` (`Write`, `NotebookEdit`) | gitignore-style path: `//abs`, `~/home`, `/settings-root`, `./cwd` or `relative` |
+//! | `WebFetch` | `domain:host`, `domain:*.example.com`, `domain:*` |
+//! | `mcp__server`, `mcp__server__tool`, `mcp__server__*` | none |
+//! | `Task` / `Agent` | subagent type |
+//! | any (deny/ask) | `param:value`, value with `*` |
+//!
+//! Path rules are compiled to absolute globs once, when the rule is read, so matching a call is
+//! a glob match of the call's resolved paths.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde_json::Value;
+
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleKind {
+    /// Runs without asking.
+    Allow,
+    /// Always asks.
+    Ask,
+    /// Never runs.
+    Deny,
+}
+
+impl RuleKind {
+    /// `allow`, `ask`, `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Ask => "ask",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+/// Where the relative forms of path rules are anchored.
+#[derive(Debug, Clone)]
+pub struct RuleOrigin {
+    /// `/path` rules: the settings file's root (the project for project settings, `~/.claude`
+    /// for user settings, the working directory for flags).
+    pub root: PathBuf,
+    /// `path` and `./path` rules: the working directory.
+    pub cwd: PathBuf,
+    /// `~/path` rules.
+    pub home: Option<PathBuf>,
+}
+
+impl RuleOrigin {
+    /// Rules given on the command line (or by a session): everything anchored at `cwd`.
+    pub fn at(cwd: &Path) -> Self {
+        Self {
+            root: cwd.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            home: home_dir(),
+        }
+    }
+}
+
+/// The user's home directory, canonical when it exists.
+pub fn home_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let home = PathBuf::from(home);
+    Some(std::fs::canonicalize(&home).unwrap_or(home))
+}
+
+/// Which tools a rule's tool name covers.
+#[derive(Debug, Clone)]
+enum ToolPattern {
+    /// One tool.
+    Exact(String),
+    /// Every tool of an MCP server (`mcp__server`, `mcp__server__*`).
+    Server(String),
+    /// A glob over tool names (`*`, `mcp__*`).
+    Glob(String),
+}
+
+/// What a rule's specifier means.
+#[derive(Debug, Clone)]
+enum Spec {
+    /// No specifier (or `*`): every call.
+    Any,
+    /// A Bash command pattern.
+    Command(Wildcard),
+    /// A path pattern (Read/Edit family).
+    Path(PathPattern),
+    /// `domain:…` of WebFetch.
+    Domain(String),
+    /// `param:value`.
+    Param(String, Wildcard),
+    /// Anything else: matched against the call's string inputs.
+    Text(Wildcard),
+}
+
+/// A parsed permission rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    text: String,
+    tool: ToolPattern,
+    spec: Spec,
+}
+
+/// The tools whose path rules are `Read` rules.
+pub const READ_TOOLS: &[&str] = &["Read", "Grep", "Glob", "LS", "NotebookRead"];
+/// The tools whose path rules are `Edit` rules.
+pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit", "MultiEdit"];
+
+/// Parameters of Bash that `param:value` rules may name (anything else with a colon is a
+/// command pattern: `Bash(npm run test:*)`).
+const BASH_PARAMS: &[&str] = &[
+    "command",
+    "timeout",
+    "description",
+    "run_in_background",
+    "dangerouslyDisableSandbox",
+];
+/// Parameters of the path tools that `param:value` rules may name.
+const PATH_PARAMS: &[&str] = &[
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "glob",
+    "type",
+    "output_mode",
+    "offset",
+    "limit",
+    "content",
+    "old_string",
+    "new_string",
+    "replace_all",
+];
+
+impl Rule {
+    /// Parse a rule written in Claude Code's grammar.
+    pub fn parse(text: &str, origin: &RuleOrigin) -> Result<Self, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err("an empty permission rule".into());
+        }
+        let (name, inner) = match text.find('(') {
+            Some(open) => {
+                let Some(inner) = text[open + 1..].strip_suffix(')') else {
+                    return Err(format!(
+                        "the permission rule {text:?} has no closing parenthesis"
+                    ));
+                };
+                (text[..open].trim(), Some(inner.trim()))
+            }
+            None => (text, None),
+        };
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '.'))
+        {
+            return Err(format!(
+                "the permission rule {text:?} does not start with a tool name"
+            ));
+        }
+        let tool = if name.contains('*') {
+            match name.strip_suffix("__*") {
+                Some(server) if is_server(server) => ToolPattern::Server(server.to_owned()),
+                _ => ToolPattern::Glob(name.to_owned()),
+            }
+        } else if is_server(name) {
+            ToolPattern::Server(name.to_owned())
+        } else {
+            ToolPattern::Exact(name.to_owned())
+        };
+        let spec = match inner {
+            None | Some("" | "*") => Spec::Any,
+            Some(spec) => parse_spec(name, spec, origin)?,
+        };
+        Ok(Self {
+            text: text.to_owned(),
+            tool,
+            spec,
+        })
+    }
+
+    /// The rule as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// A bare tool name (no specifier): such a deny rule removes the tool from the model's list.
+    pub fn bare_tool(&self) -> Option<&str> {
+        match (&self.tool, &self.spec) {
+            (ToolPattern::Exact(t), Spec::Any) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether the rule may be an allow rule: tool-name globs only after a literal
+    /// `mcp__server__`.
+    pub fn allowable(&self) -> bool {
+        !matches!(self.tool, ToolPattern::Glob(_))
+    }
+
+    /// Whether the rule is about this tool at all (specifier not considered). `Read` path rules
+    /// also cover the search tools and, for deny/ask, the edit tools.
+    pub fn names_tool(&self, tool: &str, kind: RuleKind) -> bool {
+        match &self.tool {
+            ToolPattern::Exact(name) => {
+                if name == tool {
+                    return true;
+                }
+                let path_rule = matches!(self.spec, Spec::Path(_));
+                match name.as_str() {
+                    "Read" if path_rule => {
+                        READ_TOOLS.contains(&tool)
+                            || (kind != RuleKind::Allow && EDIT_TOOLS.contains(&tool))
+                    }
+                    "Read" => tool == "NotebookRead",
+                    n if EDIT_TOOLS.contains(&n) => EDIT_TOOLS.contains(&tool),
+                    "Task" | "Agent" => matches!(tool, "Task" | "Agent"),
+                    _ => false,
+                }
+            }
+            ToolPattern::Server(server) => tool
+                .strip_prefix(server.as_str())
+                .is_some_and(|rest| rest.starts_with("__") && rest.len() > 2),
+            ToolPattern::Glob(pattern) => wildcard_match(pattern, tool),
+        }
+    }
+
+    /// Whether the rule covers a Bash command (one simple command, wrappers stripped).
+    pub fn matches_command(&self, command: &str) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Command(w) | Spec::Text(w) => w.matches(command),
+            _ => false,
+        }
+    }
+
+    /// Whether this is a Bash command rule (not a parameter rule).
+    pub fn is_command_rule(&self) -> bool {
+        matches!(self.spec, Spec::Any | Spec::Command(_) | Spec::Text(_))
+    }
+
+    /// Whether the rule covers a path (absolute, normalised).
+    pub fn matches_path(&self, path: &Path) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Path(p) => p.matches(path),
+            _ => false,
+        }
+    }
+
+    /// Whether the rule has a path specifier.
+    pub fn is_path_rule(&self) -> bool {
+        matches!(self.spec, Spec::Path(_))
+    }
+
+    /// Whether the rule covers a call of a tool it names, judged on the input alone (Bash
+    /// commands and paths are matched by the engine, which resolves them first).
+    pub fn matches_input(&self, tool: &str, input: &Value) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Param(name, value) => input.get(name).is_some_and(|v| match v {
+                Value::String(s) => value.matches(s),
+                other => value.matches(&other.to_string()),
+            }),
+            Spec::Domain(domain) => input
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(host_of)
+                .is_some_and(|host| domain_matches(domain, &host)),
+            Spec::Text(w) => match tool {
+                "Task" | "Agent" => input
+                    .get("subagent_type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| w.matches(t)),
+                _ => input
+                    .as_object()
+                    .is_some_and(|o| o.values().any(|v| v.as_str().is_some_and(|s| w.matches(s)))),
+            },
+            Spec::Command(_) | Spec::Path(_) => false,
+        }
+    }
+
+    /// Whether the specifier is a parameter rule (`param:value`).
+    pub fn is_param_rule(&self) -> bool {
+        matches!(self.spec, Spec::Param(..))
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn is_server(name: &str) -> bool {
+    name.strip_prefix("mcp__")
+        .is_some_and(|rest| !rest.is_empty() && !rest.contains("__") && !rest.contains('*'))
+}
+
+fn parse_spec(tool: &str, spec: &str, origin: &RuleOrigin) -> Result<Spec, String> {
+    if let Some((param, value)) = param_form(tool, spec) {
+        return Ok(Spec::Param(param.to_owned(), Wildcard::new(value)));
+    }
+    Ok(match tool {
+        "Bash" | "Monitor" => Spec::Command(Wildcard::command(spec)),
+        "Read" | "Edit" | "Write" | "NotebookEdit" | "MultiEdit" | "Grep" | "Glob" | "LS"
+        | "NotebookRead" => Spec::Path(PathPattern::new(spec, origin)?),
+        "WebFetch" => match spec.strip_prefix("domain:") {
+            Some(d) => Spec::Domain(d.trim().to_ascii_lowercase()),
+            None => Spec::Text(Wildcard::new(spec)),
+        },
+        _ => Spec::Text(Wildcard::new(spec)),
+    })
+}
+
+/// `name:value` where `name` is a parameter of the tool.
+fn param_form<'a>(tool: &str, spec: &'a str) -> Option<(&'a str, &'a str)> {
+    let (name, value) = spec.split_once(':')?;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let known = match tool {
+        "Bash" | "Monitor" => BASH_PARAMS.contains(&name) && !spec.ends_with(":*"),
+        "WebFetch" => name != "domain",
+        t if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => PATH_PARAMS.contains(&name),
+        _ => true,
+    };
+    known.then_some((name, value))
+}
+
+/// A `*` wildcard pattern (`*` spans anything, spaces included).
+#[derive(Debug, Clone)]
+pub struct Wildcard {
+    pattern: String,
+    /// A trailing ` *`: also matches the text without the space and the rest (`ls *` matches
+    /// `ls`, not `lsof`).
+    optional_tail: bool,
+}
+
+impl Wildcard {
+    /// A plain wildcard pattern.
+    pub fn new(pattern: &str) -> Self {
+        Self {
+            pattern: pattern.to_owned(),
+            optional_tail: false,
+        }
+    }
+
+    /// A Bash command pattern: legacy `prefix:*` and trailing ` *` match at a word boundary.
+    pub fn command(pattern: &str) -> Self {
+        let trimmed = pattern.trim();
+        if let Some(prefix) = trimmed.strip_suffix(":*") {
+            return Self {
+                pattern: format!("{} *", prefix.trim_end()),
+                optional_tail: true,
+            };
+        }
+        Self {
+            pattern: trimmed.to_owned(),
+            optional_tail: trimmed.ends_with(" *"),
+        }
+    }
+
+    /// Whether the whole text matches.
+    pub fn matches(&self, text: &str) -> bool {
+        if wildcard_match(&self.pattern, text) {
+            return true;
+        }
+        self.optional_tail
+            && self
+                .pattern
+                .strip_suffix(" *")
+                .is_some_and(|head| wildcard_match(head, text))
+    }
+}
+
+/// Whole-text match of a pattern where `*` matches any run of characters.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else {
+        return text.is_empty();
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        // No `*` at all: exact.
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// A compiled gitignore-style path pattern, anchored to an absolute directory.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    matcher: GlobMatcher,
+}
+
+impl PathPattern {
+    /// Compile `spec` with the origin's anchors.
+    pub fn new(spec: &str, origin: &RuleOrigin) -> Result<Self, String> {
+        let spec = spec.trim();
+        let (root, pattern, anchored): (PathBuf, &str, bool) =
+            if let Some(rest) = spec.strip_prefix("//") {
+                (PathBuf::from("/"), rest, true)
+            } else if spec == "~" || spec.starts_with("~/") {
+                let Some(home) = &origin.home else {
+                    return Err(format!(
+                        "the path rule {spec:?} needs a home directory (HOME is not set)"
+                    ));
+                };
+                (home.clone(), spec[1..].trim_start_matches('/'), true)
+            } else if let Some(rest) = spec.strip_prefix('/') {
+                (origin.root.clone(), rest, true)
+            } else if let Some(rest) = spec.strip_prefix("./") {
+                (origin.cwd.clone(), rest, true)
+            } else {
+                // gitignore: a pattern with a slash before its end is relative to the anchor;
+                // one without matches at any depth below it.
+                let anchored = spec.trim_end_matches('/').contains('/');
+                (origin.cwd.clone(), spec, anchored)
+            };
+        let pattern = pattern.trim_start_matches("./").trim_end_matches('/');
+        let mut glob = globset::escape(&root.to_string_lossy());
+        if !glob.ends_with('/') {
+            glob.push('/');
+        }
+        if !anchored && !pattern.starts_with("**") {
+            glob.push_str("**/");
+        }
+        glob.push_str(if pattern.is_empty() { "**" } else { pattern });
+        let matcher = GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("the path rule {spec:?} is not a valid pattern: {e}"))?
+            .compile_matcher();
+        Ok(Self { matcher })
+    }
+
+    /// Whether the path, or a directory it is in, matches.
+    pub fn matches(&self, path: &Path) -> bool {
+        path.ancestors()
+            .take_while(|p| p.parent().is_some())
+            .any(|p| self.matcher.is_match(p))
+    }
+}
+
+/// The host of a URL, lowercase.
+pub fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.trim_end_matches('.').to_ascii_lowercase())
+}
+
+fn domain_matches(pattern: &str, host: &str) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    match pattern.strip_prefix("*.") {
+        Some(base) => host.ends_with(&format!(".{base}")),
+        None => host == pattern,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn origin() -> RuleOrigin {
+        RuleOrigin {
+            root: PathBuf::from("/proj"),
+            cwd: PathBuf::from("/proj/sub"),
+            home: Some(PathBuf::from("/home/u")),
+        }
+    }
+
+    fn rule(text: &str) -> Rule {
+        Rule::parse(text, &origin()).unwrap()
+    }
+
+    #[test]
+    fn bash_patterns() {
+        let cases = [
+            ("Bash(npm run test:*)", "npm run test", true),
+            ("Bash(npm run test:*)", "npm run test --watch", true),
+            ("Bash(npm run test:*)", "npm run testx", false),
+            ("Bash(ls *)", "ls", true),
+            ("Bash(ls *)", "ls -la", true),
+            ("Bash(ls *)", "lsof", false),
+            ("Bash(ls*)", "lsof", true),
+            ("Bash(git * main)", "git push origin main", true),
+            ("Bash(git * main)", "git push origin dev", false),
+            ("Bash(* --version)", "node --version", true),
+            ("Bash(npm test)", "npm test", true),
+            ("Bash(npm test)", "npm test x", false),
+            ("Bash(rm:*)", "rm -rf /", true),
+            ("Bash(rm:*)", "rmdir x", false),
+            ("Bash", "anything at all", true),
+            ("Bash(*)", "anything", true),
+        ];
+        for (r, cmd, expected) in cases {
+            assert_eq!(rule(r).matches_command(cmd), expected, "{r} vs {cmd}");
+        }
+    }
+
+    #[test]
+    fn param_rules_and_legacy_prefix_are_told_apart() {
+        let r = rule("Bash(run_in_background:true)");
+        assert!(r.is_param_rule());
+        assert!(r.matches_input("Bash", &json!({"command":"x","run_in_background":true})));
+        assert!(!r.matches_input("Bash", &json!({"command":"x"})));
+        assert!(!rule("Bash(git:*)").is_param_rule());
+        let w = rule("WebFetch(url:*internal*)");
+        assert!(w.matches_input("WebFetch", &json!({"url":"http://internal.x"})));
+    }
+
+    #[test]
+    fn path_anchors() {
+        let cases = [
+            ("Read(./.env)", "/proj/sub/.env", true),
+            ("Read(./.env)", "/proj/sub/a/.env", false),
+            ("Read(.env)", "/proj/sub/a/.env", true),
+            ("Read(.env)", "/proj/.env", false),
+            ("Read(/.env)", "/proj/.env", true),
+            ("Read(//etc/passwd)", "/etc/passwd", true),
+            ("Read(~/.ssh/**)", "/home/u/.ssh/id_rsa", true),
+            ("Read(~/.ssh)", "/home/u/.ssh/id_rsa", true),
+            ("Read(./secrets/**)", "/proj/sub/secrets/a/b.pem", true),
+            ("Read(./secrets/*)", "/proj/sub/secrets/a/b.pem", true),
+            ("Read(./secrets/*.pem)", "/proj/sub/secrets/a/b.pem", false),
+            ("Read(*.pem)", "/proj/sub/x/y/z.pem", true),
+            ("Edit(src/**/*.rs)", "/proj/sub/src/a/b.rs", true),
+            ("Edit(src/**/*.rs)", "/proj/sub/lib/src/b.rs", false),
+            ("Read(./**)", "/proj/sub/anything", true),
+            ("Read(./**)", "/proj/other", false),
+        ];
+        for (r, path, expected) in cases {
+            assert_eq!(
+                rule(r).matches_path(Path::new(path)),
+                expected,
+                "{r} vs {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn tool_families() {
+        assert!(rule("Read(./x)").names_tool("Grep", RuleKind::Deny));
+        assert!(rule("Read(./x)").names_tool("Write", RuleKind::Deny));
+        assert!(!rule("Read(./x)").names_tool("Write", RuleKind::Allow));
+        assert!(rule("Edit(./x)").names_tool("Write", RuleKind::Allow));
+        assert!(rule("Edit(./x)").names_tool("NotebookEdit", RuleKind::Allow));
+        assert!(!rule("Edit(./x)").names_tool("Read", RuleKind::Deny));
+        assert!(rule("mcp__fs").names_tool("mcp__fs__read", RuleKind::Allow));
+        assert!(rule("mcp__fs__*").names_tool("mcp__fs__read", RuleKind::Allow));
+        assert!(!rule("mcp__fs").names_tool("mcp__fsx__read", RuleKind::Allow));
+        assert!(rule("mcp__fs__read").names_tool("mcp__fs__read", RuleKind::Allow));
+        assert!(!rule("mcp__fs__read").names_tool("mcp__fs__write", RuleKind::Allow));
+        assert!(rule("mcp__*").names_tool("mcp__a__b", RuleKind::Deny));
+        assert!(!rule("mcp__*").allowable());
+        assert!(rule("mcp__a__*").allowable());
+    }
+
+    #[test]
+    fn web_fetch_domains() {
+        let input = |u: &str| json!({"url": u, "prompt": "x"});
+        assert!(
+            rule("WebFetch(domain:Example.com)")
+                .matches_input("WebFetch", &input("https://example.COM/a"))
+        );
+        assert!(
+            !rule("WebFetch(domain:example.com)")
+                .matches_input("WebFetch", &input("https://example.com.evil.io/"))
+        );
+        assert!(
+            rule("WebFetch(domain:*.example.com)")
+                .matches_input("WebFetch", &input("https://docs.example.com/"))
+        );
+        assert!(
+            !rule("WebFetch(domain:example.com)")
+                .matches_input("WebFetch", &input("https://user@evil.io/?example.com"))
+        );
+        assert!(rule("WebFetch(domain:*)").matches_input("WebFetch", &input("http://x")));
+    }
+
+    #[test]
+    fn bad_rules_are_errors() {
+        for bad in ["", "Bash(ls", "(x)", "Bad Name"] {
+            assert!(Rule::parse(bad, &origin()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn agent_rules() {
+        let r = rule("Task(Explore)");
+        assert!(r.names_tool("Agent", RuleKind::Deny));
+        assert!(r.matches_input("Task", &json!({"subagent_type":"Explore"})));
+        assert!(!r.matches_input("Task", &json!({"subagent_type":"Plan"})));
+    }
+}
