@@ -68,8 +68,18 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
     let mut add_dirs = extra_dirs(&settings);
     // The model may Read/Grep the oversized tool results saved there.
     add_dirs.extend(session.tool_results_dir.clone());
-    let ctx = ToolContext::with_dirs(&cwd, &add_dirs, ToolConfig::default())
+    let mut ctx = ToolContext::with_dirs(&cwd, &add_dirs, ToolConfig::default())
         .context("cannot open an --add-dir directory")?;
+    let engine = Arc::new(PermissionEngine::new(
+        rules,
+        Workspace::new(&cwd, &add_dirs),
+    ));
+    // Grep, Glob and LS walks leave out what Read deny rules cover.
+    let hidden = {
+        let engine = Arc::clone(&engine);
+        skiff_tools::HiddenPaths::new(move |p| engine.read_denied(p))
+    };
+    ctx.guard = Arc::new((*ctx.guard).clone().with_hidden(hidden));
 
     let replace = match (&args.system_prompt, &args.system_prompt_file) {
         (Some(p), _) => Some(p.clone()),
@@ -117,10 +127,6 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
         cwd = %cwd.display(),
         "agent configured"
     );
-    let engine = Arc::new(PermissionEngine::new(
-        rules,
-        Workspace::new(&cwd, &add_dirs),
-    ));
     let agent = Agent::new(config, provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history)

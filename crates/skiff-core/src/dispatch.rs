@@ -380,7 +380,14 @@ fn finish(call: &ToolUseBlock, output: ToolOutput) -> CallResult {
 }
 
 fn denied(call: &ToolUseBlock, message: String) -> CallResult {
-    let mut r = finish(call, ToolOutput::error(message));
+    let output = match message
+        .strip_prefix("<tool_use_error>")
+        .and_then(|m| m.strip_suffix("</tool_use_error>"))
+    {
+        Some(inner) => ToolOutput::tool_use_error(inner),
+        None => ToolOutput::error(message),
+    };
+    let mut r = finish(call, output);
     r.denial = Some(PermissionDenial {
         tool_name: call.name.clone(),
         tool_use_id: call.id.clone(),

@@ -93,8 +93,10 @@ impl TypedTool for GlobTool {
         };
 
         let cancel = ctx.cancel.clone();
+        let guard = std::sync::Arc::clone(&ctx.guard);
         let walked =
-            tokio::task::spawn_blocking(move || find_matches(&base, &matcher, &cancel)).await;
+            tokio::task::spawn_blocking(move || find_matches(&base, &matcher, &guard, &cancel))
+                .await;
         let mut found = match walked {
             Ok(Some(found)) => found,
             Ok(None) => return ToolOutput::error("Glob was cancelled before it finished."),
@@ -170,6 +172,7 @@ fn split_literal_prefix(dir: &Path, pattern: &str) -> Result<(PathBuf, String), 
 fn find_matches(
     base: &Path,
     matcher: &GlobMatcher,
+    guard: &std::sync::Arc<crate::path_guard::PathGuard>,
     cancel: &CancellationToken,
 ) -> Option<Vec<(SystemTime, PathBuf)>> {
     if !base.is_dir() {
@@ -179,7 +182,10 @@ fn find_matches(
     WalkBuilder::new(base)
         .standard_filters(false)
         .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry({
+            let guard = std::sync::Arc::clone(guard);
+            move |e| e.file_name() != ".git" && !guard.is_hidden(e.path())
+        })
         .build_parallel()
         .run(|| {
             let found = &found;

@@ -313,6 +313,9 @@ impl Plan {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
                 };
+                if guard.is_hidden(entry.path()) {
+                    return WalkState::Skip;
+                }
                 let is_file = entry.file_type().is_some_and(|t| t.is_file())
                     || (target_is_file && entry.depth() == 0);
                 if !is_file {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 pub use changes::{ChangeKind, ChangeLog, CodeChange};
 pub use context::{ToolConfig, ToolContext};
-pub use path_guard::{PathError, PathGuard};
+pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use tool::{Tool, ToolOutput, Typed, TypedTool};
 pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};

@@ -68,7 +68,9 @@ impl TypedTool for LsTool {
 
         let cancel = ctx.cancel.clone();
         let walk_dir = dir.clone();
-        let walked = tokio::task::spawn_blocking(move || list(&walk_dir, skip, &cancel)).await;
+        let guard = std::sync::Arc::clone(&ctx.guard);
+        let walked =
+            tokio::task::spawn_blocking(move || list(&walk_dir, skip, &guard, &cancel)).await;
         let mut entries = match walked {
             Ok(Some(e)) => e,
             Ok(None) => return ToolOutput::error("LS was cancelled before it finished."),
@@ -138,16 +140,22 @@ fn ignore_set(patterns: &[String]) -> Result<GlobSet, String> {
 
 /// Every entry under `dir` (not `dir` itself) with whether it is a directory; `None` if
 /// cancelled.
-fn list(dir: &Path, skip: GlobSet, cancel: &CancellationToken) -> Option<Vec<(PathBuf, bool)>> {
+fn list(
+    dir: &Path,
+    skip: GlobSet,
+    guard: &std::sync::Arc<crate::path_guard::PathGuard>,
+    cancel: &CancellationToken,
+) -> Option<Vec<(PathBuf, bool)>> {
     let found = Mutex::new(Vec::new());
     let base = dir.to_path_buf();
+    let guard = std::sync::Arc::clone(guard);
     WalkBuilder::new(dir)
         .standard_filters(true)
         .hidden(false)
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |e| {
-            if e.file_name() == ".git" {
+            if e.file_name() == ".git" || (e.depth() > 0 && guard.is_hidden(e.path())) {
                 return false;
             }
             if skip.is_empty() || e.depth() == 0 {

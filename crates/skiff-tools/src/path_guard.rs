@@ -29,12 +29,30 @@ pub enum PathError {
     SymlinkLoop(String),
 }
 
+/// Paths the search tools leave out of their walks (files that Read deny rules cover).
+#[derive(Clone)]
+pub struct HiddenPaths(std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>);
+
+impl HiddenPaths {
+    /// Hide the paths for which `f` is true.
+    pub fn new(f: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for HiddenPaths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HiddenPaths(..)")
+    }
+}
+
 /// Resolves tool paths against the workspace root and rejects anything outside the allowed
 /// directories.
 #[derive(Debug, Clone)]
 pub struct PathGuard {
     root: PathBuf,
     allowed: Vec<PathBuf>,
+    hidden: Option<HiddenPaths>,
 }
 
 impl PathGuard {
@@ -50,7 +68,22 @@ impl PathGuard {
             };
             allowed.push(std::fs::canonicalize(&dir)?);
         }
-        Ok(Self { root, allowed })
+        Ok(Self {
+            root,
+            allowed,
+            hidden: None,
+        })
+    }
+
+    /// Leave the paths `hidden` covers out of the search tools' walks.
+    pub fn with_hidden(mut self, hidden: HiddenPaths) -> Self {
+        self.hidden = Some(hidden);
+        self
+    }
+
+    /// Whether a walk must skip this path (and, for a directory, what is in it).
+    pub fn is_hidden(&self, path: &Path) -> bool {
+        self.hidden.as_ref().is_some_and(|h| (h.0)(path))
     }
 
     /// The canonical workspace root.
