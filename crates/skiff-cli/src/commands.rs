@@ -2,7 +2,7 @@
 //! (/compact, /resume, ...) slot in as rows. Handlers see the session's [`Status`] and say
 //! what to do; the REPL does it through the session.
 
-use skiff_core::Status;
+use skiff_core::{PermissionMode, Status};
 
 /// What the REPL does after a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,10 @@ pub enum Action {
     Clear,
     /// Switch to this model and show the text.
     SetModel(String, String),
+    /// Switch the permission mode.
+    SetMode(PermissionMode),
+    /// Show the permission mode and rules.
+    Permissions,
 }
 
 /// One slash command.
@@ -70,6 +74,18 @@ pub const COMMANDS: &[Command] = &[
         args: "[name]",
         help: "show or switch the model",
         run: model,
+    },
+    Command {
+        name: "permissions",
+        args: "",
+        help: "show the permission mode and the allow / ask / deny rules",
+        run: |_, _| Action::Permissions,
+    },
+    Command {
+        name: "mode",
+        args: "[default|acceptEdits|plan|dontAsk|bypassPermissions]",
+        help: "show or switch the permission mode",
+        run: mode,
     },
     Command {
         name: "tools",
@@ -175,6 +191,20 @@ fn model(status: &Status, args: &str) -> Action {
     };
     let text = format!("Model set to {resolved}{note}.");
     Action::SetModel(resolved, text)
+}
+
+fn mode(status: &Status, args: &str) -> Action {
+    if args.is_empty() {
+        return Action::Output(format!(
+            "Permission mode: {} (modes: {})",
+            status.permission_mode,
+            PermissionMode::ALL.map(PermissionMode::as_str).join(", ")
+        ));
+    }
+    match args.parse::<PermissionMode>() {
+        Ok(m) => Action::SetMode(m),
+        Err(e) => Action::Output(e),
+    }
 }
 
 fn tools(status: &Status, _: &str) -> Action {

@@ -1,6 +1,7 @@
 //! The `skiff` binary: argument parsing, agent set-up, then either the headless print mode
 //! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
+mod approval;
 mod args;
 mod commands;
 mod config_cmd;
@@ -66,9 +67,9 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 }
 
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
-    let agent = setup::build_agent(args, skiff_core::DeltaMode::Raw)?;
+    let (agent, engine) = setup::build(args, skiff_core::DeltaMode::Raw)?;
     let history = settings::skiff_home().map(|home| home.join("history"));
-    repl::run_repl(runtime, args, agent, history)
+    repl::run_repl(runtime, args, agent, engine, history)
 }
 
 async fn run(mut args: Args) -> anyhow::Result<ExitCode> {

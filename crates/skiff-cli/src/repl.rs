@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reedline::{
@@ -13,11 +14,13 @@ use reedline::{
     PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
     Validator, default_emacs_keybindings,
 };
+use skiff_core::permissions::{AskClient, PermissionEngine, Rule, RuleKind, RuleOrigin};
 use skiff_core::{
     Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, Request, RequestKind, Session,
 };
 use skiff_protocol::sdk::SdkMessage;
 
+use crate::approval::{self, Choice};
 use crate::commands::{self, Action};
 use crate::render::Renderer;
 
@@ -50,6 +53,9 @@ impl Prompt for Question {
 struct Input {
     editor: Reedline,
     plain: bool,
+    /// The rules "always" adds to, and the workspace whose local settings keep them.
+    engine: Arc<PermissionEngine>,
+    cwd: PathBuf,
 }
 
 impl Input {
@@ -132,8 +138,10 @@ pub fn run_repl(
     rt: &tokio::runtime::Runtime,
     args: &crate::args::Args,
     agent: Agent,
+    engine: Arc<PermissionEngine>,
     history: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    let agent = agent.with_approver(Arc::new(AskClient));
     let first_prompt = args.prompt.clone();
     let color = use_color();
     let mut renderer = Renderer::new(std::io::stdout(), color);
@@ -156,6 +164,8 @@ pub fn run_repl(
     let mut input = Input {
         editor: editor(history),
         plain: false,
+        engine,
+        cwd: cwd.clone(),
     };
     if let Some(p) = first_prompt {
         renderer.say(&format!("you> {p}"));
@@ -234,9 +244,18 @@ pub fn run_repl(
                     renderer.say(&text);
                 }
             }
+            Some(Action::SetMode(mode)) => {
+                if session.handle().set_permission_mode(mode).is_ok() {
+                    renderer.say(&format!("Permission mode set to {mode}."));
+                }
+            }
+            Some(Action::Permissions) => {
+                renderer.say(&permissions_text(status.permission_mode, &input.engine));
+            }
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
-                if let Some(resumed) = resume(args, &cwd, &mut renderer, id) {
+                if let Some((resumed, engine)) = resume(args, &cwd, &mut renderer, id) {
+                    input.engine = engine;
                     let old = std::mem::replace(&mut session, {
                         let _rt = rt.enter();
                         resumed.spawn()
@@ -248,6 +267,28 @@ pub fn run_repl(
     }
     rt.block_on(session.shutdown());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `/permissions`: the mode and every rule, by kind.
+fn permissions_text(mode: skiff_core::PermissionMode, engine: &PermissionEngine) -> String {
+    let rules = engine.rules();
+    let mut out = format!("Permission mode: {mode} (switch with /mode NAME)\n");
+    for (name, list) in [
+        ("deny", &rules.deny),
+        ("ask", &rules.ask),
+        ("allow", &rules.allow),
+    ] {
+        if list.is_empty() {
+            out.push_str(&format!("{name}: (none)\n"));
+        } else {
+            out.push_str(&format!("{name}:\n"));
+            for r in list {
+                out.push_str(&format!("  {r}\n"));
+            }
+        }
+    }
+    out.push_str("Read-only tools and read-only commands (ls, cat, git status, …) inside the workspace run without asking.");
+    out
 }
 
 /// Plain line input: prompt, read one line from stdin; end of input is Ctrl-D.
@@ -326,7 +367,7 @@ fn resume(
     cwd: &std::path::Path,
     renderer: &mut Renderer<std::io::Stdout>,
     id: Option<String>,
-) -> Option<Agent> {
+) -> Option<(Agent, Arc<PermissionEngine>)> {
     let Some(home) = skiff_core::transcript::default_skiff_home() else {
         renderer.say("No SKIFF_HOME or HOME: sessions are not saved.");
         return None;
@@ -365,14 +406,14 @@ fn resume(
     resumed_args.fork_session = false;
     resumed_args.session_id = None;
     resumed_args.prompt = None;
-    match crate::setup::build_agent(&resumed_args, DeltaMode::Raw) {
-        Ok(a) => {
+    match crate::setup::build(&resumed_args, DeltaMode::Raw) {
+        Ok((a, engine)) => {
             renderer.say(&format!(
                 "Resumed session {} ({} messages).",
                 a.config().session_id,
                 a.history().len()
             ));
-            Some(a)
+            Some((a.with_approver(Arc::new(AskClient)), engine))
         }
         Err(e) => {
             renderer.say(&format!("Cannot resume: {e:#}"));
@@ -422,35 +463,88 @@ fn run_turn(
     });
 }
 
-/// Ask the user about a request on the terminal (the session waits meanwhile). Ctrl-C or
-/// Ctrl-D denies and interrupts the turn.
+/// Ask the user about a request on the terminal (the session waits meanwhile): the call, a
+/// diff for edits, then yes / always (adds an allow rule to `.skiff/settings.local.json`) / no
+/// (anything else typed is feedback for the model). Ctrl-C or Ctrl-D denies and interrupts.
 fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Request) -> Answer {
     let RequestKind::Approval(a) = &request.kind else {
         return Answer::Json(serde_json::json!({}));
     };
+    if a.tool_name == "ExitPlanMode" {
+        return plan_approval(renderer, input, a);
+    }
     let call = format!(
         "{}({})",
         a.tool_name,
         crate::view::tool_summary(&a.tool_name, &a.input)
     );
-    renderer.say(&format!("{call} needs your approval: {}", a.reason));
-    let question = "Allow it? [y/N] ";
+    renderer.say(&format!("{call} needs your approval."));
+    let preview = approval::preview(a, &input.cwd, 40);
+    if !preview.is_empty() {
+        renderer.say(&preview.join("\n"));
+    }
+    let rule = approval::suggested_rule(a, &input.cwd);
+    let question = format!(
+        "Allow it? [y]es / [a]lways: allow {rule} from now on / [n]o, or tell the model what to do instead: "
+    );
+    let answer = input.read(&Question(question.clone()), &question);
+    match answer {
+        Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
+            Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
+            Choice::Always => {
+                match Rule::parse(&rule, &RuleOrigin::at(&input.cwd)) {
+                    Ok(r) => input.engine.add_rule(RuleKind::Allow, r),
+                    Err(e) => renderer.say(&format!("(cannot add the rule {rule}: {e})")),
+                }
+                match approval::persist_allow_rule(&input.cwd, &rule) {
+                    Ok(path) => renderer.say(&format!("Added {rule} to {}.", path.display())),
+                    Err(e) => renderer.say(&format!(
+                        "Allowed {rule} for this session; not saved: {e:#}"
+                    )),
+                }
+                Answer::Approval(ApprovalAnswer::allow())
+            }
+            Choice::No => Answer::Approval(approval::reject(None)),
+            Choice::Feedback(text) => Answer::Approval(approval::reject(Some(&text))),
+        },
+        Ok(_) => Answer::Approval(approval::reject(None)),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
+            Answer::Approval(approval::reject(None))
+        }
+    }
+}
+
+/// The model asks to leave plan mode with a plan: show it; yes switches the session to
+/// `acceptEdits` (or `default` with `d`), anything else keeps planning.
+fn plan_approval(
+    renderer: &mut Renderer<std::io::Stdout>,
+    input: &mut Input,
+    a: &skiff_core::ApprovalRequest,
+) -> Answer {
+    let plan = a
+        .input
+        .get("plan")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("(no plan given)");
+    renderer.say(&format!("The model's plan:\n{plan}"));
+    let question = "Start on it? [y]es, accepting edits / [d]efault: ask before edits / [n]o, keep planning (or say what to change): ";
     let answer = input.read(&Question(question.to_owned()), question);
-    let deny = |interrupt| {
-        Answer::Approval(ApprovalAnswer::Deny {
-            message: skiff_core::permissions::not_granted(&a.tool_name),
-            interrupt,
+    let allow_with = |mode: &str| {
+        Answer::Approval(ApprovalAnswer::Allow {
+            updated_input: Some(serde_json::json!({ "plan": plan, "mode": mode })),
         })
     };
     match answer {
-        Ok(Signal::Success(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") => {
-            Answer::Approval(ApprovalAnswer::allow())
-        }
-        Ok(Signal::Success(_)) => deny(false),
-        Ok(_) => deny(true),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
-            deny(false)
-        }
+        Ok(Signal::Success(line)) => match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => allow_with("acceptEdits"),
+            "d" | "default" => allow_with("default"),
+            "" | "n" | "no" => Answer::Approval(ApprovalAnswer::Deny {
+                message: "The user doesn't want to proceed with this plan yet. Stay in plan mode and wait for the user.".into(),
+                interrupt: true,
+            }),
+            _ => Answer::Approval(approval::reject(Some(line.trim()))),
+        },
+        _ => Answer::Approval(approval::reject(None)),
     }
 }

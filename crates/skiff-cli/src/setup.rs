@@ -25,6 +25,12 @@ pub const DEFAULT_MAX_TURNS: u32 = 100;
 /// Build the agent for these arguments; `deltas` says how the front end wants the answer's
 /// stream events.
 pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
+    build(args, deltas).map(|(agent, _)| agent)
+}
+
+/// [`build_agent`], and the permission engine it uses (front ends that add rules while the
+/// session runs keep it).
+pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<PermissionEngine>)> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -130,8 +136,10 @@ pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
     let agent = Agent::new(config, provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history)
-        .with_permissions(engine);
-    Ok(agent)
+        .with_permissions(
+            Arc::clone(&engine) as Arc<dyn skiff_core::permissions::PermissionChecker>
+        );
+    Ok((agent, engine))
 }
 
 /// The permission rules of every settings layer and the flags, pooled. A rule that does not

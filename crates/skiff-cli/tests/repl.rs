@@ -137,3 +137,84 @@ async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
         serde_json::from_value(reqs[1].body.clone()).unwrap();
     skiff_protocol::validate_history(&req.messages).unwrap();
 }
+
+/// Wait for an approval question (read by the line editor too, after the call is shown).
+fn question(s: &mut Session, text: &str) {
+    s.expect("needs your approval.").unwrap();
+    s.expect("\x1b[6n").unwrap();
+    s.send("\x1b[1;1R").unwrap();
+    s.expect(text).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_yes_always_and_no_with_feedback() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::tool_use(
+            "Bash",
+            json!({"command": "touch one"}),
+        ))
+        .turn(ScriptTurn::tool_use(
+            "Bash",
+            json!({"command": "touch two"}),
+        ))
+        .turn(ScriptTurn::tool_use(
+            "Bash",
+            json!({"command": "touch two"}),
+        ))
+        .turn(ScriptTurn::tool_use(
+            "Write",
+            json!({"file_path": "w.txt", "content": "new line\n"}),
+        ))
+        .turn(ScriptTurn::text("all done"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = spawn_repl(&url, &home_p, &ws_p);
+        prompt(&mut s);
+        s.send_line("make files").unwrap();
+        question(&mut s, "Allow it?");
+        s.send_line("y").unwrap();
+        question(&mut s, "[a]lways: allow Bash(touch two)");
+        s.send_line("a").unwrap();
+        s.expect("Added Bash(touch two)").unwrap();
+        // The third call is the same command: not asked again. The Write shows its diff.
+        s.expect("Write(w.txt) needs your approval.").unwrap();
+        s.expect("+new line").unwrap();
+        s.expect("\x1b[6n").unwrap();
+        s.send("\x1b[1;1R").unwrap();
+        s.expect("Allow it?").unwrap();
+        s.send_line("put it in other.txt instead").unwrap();
+        s.expect("all done").unwrap();
+        prompt(&mut s);
+        s.send_line("/permissions").unwrap();
+        s.expect("Bash(touch two)").unwrap();
+        prompt(&mut s);
+        s.send_line("/mode plan").unwrap();
+        s.expect("Permission mode set to plan").unwrap();
+        prompt(&mut s);
+        s.send(ControlCode::EndOfTransmission).unwrap();
+        s.get_process_mut().wait().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(status, expectrl::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+    assert!(ws.path().join("one").exists() && ws.path().join("two").exists());
+    assert!(!ws.path().join("w.txt").exists());
+    let local = std::fs::read_to_string(ws.path().join(".skiff/settings.local.json")).unwrap();
+    assert!(local.contains("\"Bash(touch two)\""), "{local}");
+    let reqs = server.messages_requests();
+    assert_eq!(reqs.len(), 5);
+    let last = reqs[4].body["messages"].to_string();
+    assert!(
+        last.contains("To tell you how to proceed, the user said:\\nput it in other.txt instead"),
+        "{last}"
+    );
+}

@@ -60,6 +60,8 @@ pub struct Dispatcher<'a> {
     pub max_parallel: usize,
     /// Where results cut by truncation are saved whole (None: not saved).
     pub results_dir: Option<&'a Path>,
+    /// Set when the user approved an `ExitPlanMode` plan: the mode the session switches to.
+    pub switched_mode: std::sync::Mutex<Option<PermissionMode>>,
 }
 
 /// The outcome of one call.
@@ -170,6 +172,9 @@ impl Dispatcher<'_> {
                         if let Some(updated) = updated_input {
                             input = updated;
                         }
+                        if call.name == "ExitPlanMode" {
+                            self.leave_plan_mode(&mut input);
+                        }
                     }
                     ApprovalAnswer::Deny { message, interrupt } => {
                         if interrupt {
@@ -189,6 +194,28 @@ impl Dispatcher<'_> {
             ));
         }
         Plan::Run(input)
+    }
+
+    /// An approved plan: the session leaves plan mode for the mode the approver chose
+    /// (`mode` in the updated input, a client's extension; `default` otherwise).
+    fn leave_plan_mode(&self, input: &mut Value) {
+        let chosen = input
+            .as_object_mut()
+            .and_then(|o| o.remove("mode"))
+            .and_then(|m| m.as_str().and_then(|m| m.parse::<PermissionMode>().ok()));
+        if self.mode != PermissionMode::Plan && chosen.is_none() {
+            return;
+        }
+        let mode = chosen.unwrap_or(PermissionMode::Default);
+        let mode = if mode == PermissionMode::Plan {
+            PermissionMode::Default
+        } else {
+            mode
+        };
+        match self.switched_mode.lock() {
+            Ok(mut m) => *m = Some(mode),
+            Err(p) => *p.into_inner() = Some(mode),
+        }
     }
 
     /// Phase 2 for a batch: run its calls concurrently (at most `max_parallel` at a time),

@@ -28,6 +28,9 @@ pub const COMPAT_VERSION: &str = "2.1.0";
 const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
 Continue exactly where it stopped, without repeating anything.";
 
+/// Sent with each prompt while the session is in plan mode.
+const PLAN_MODE_REMINDER: &str = "<system-reminder>\nPlan mode is active. The user indicated that they do not want you to execute yet -- you MUST NOT make any edits, run any non-readonly tools (including changing configs or making commits), or otherwise make any changes to the system. Research with read-only tools, then present your plan by calling the ExitPlanMode tool; the user approves it before anything is changed.\n</system-reminder>";
+
 /// What a turn talks through besides its core.
 pub(crate) struct TurnIo<'a> {
     /// Events out.
@@ -36,8 +39,9 @@ pub(crate) struct TurnIo<'a> {
     pub cancel: &'a CancellationToken,
     /// Questions to the client.
     pub requester: &'a Requester,
-    /// Settings changed while the turn runs.
-    pub live: &'a watch::Receiver<Live>,
+    /// Settings changed while the turn runs (by the client, or by the turn itself when an
+    /// approved plan leaves plan mode).
+    pub live: &'a watch::Sender<Live>,
 }
 
 /// Per-run counters.
@@ -109,6 +113,9 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
         }
         HookOutcome::AddContext(ctx) => blocks.push(ContentBlock::text(ctx)),
         HookOutcome::Continue => {}
+    }
+    if core.config.permission_mode == crate::PermissionMode::Plan {
+        blocks.push(ContentBlock::text(PLAN_MODE_REMINDER));
     }
     blocks.extend(input.into_blocks());
     core.conversation.push_user(blocks, &[]);
@@ -225,8 +232,22 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
                     progress_interval: core.config.progress_interval,
                     max_parallel: core.config.max_parallel_tools,
                     results_dir: core.config.tool_results_dir.as_deref(),
+                    switched_mode: std::sync::Mutex::new(None),
                 };
                 let results = dispatcher.run_all(&tool_uses, cancel).await;
+                let switched = dispatcher
+                    .switched_mode
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if let Some(mode) = switched {
+                    io.live.send_modify(|l| l.mode = mode);
+                    core.sync(&io.live.borrow());
+                    sink.notice(
+                        "permission_mode",
+                        "info",
+                        format!("The plan was approved: permission mode is now {mode}."),
+                    );
+                }
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {

@@ -669,3 +669,56 @@ async fn hook_callbacks_are_requests_the_client_answers_by_id() {
     assert!(res[1].1 && res[1].0.contains("not this one"), "{res:?}");
     session.shutdown().await;
 }
+
+#[tokio::test]
+async fn plan_mode_blocks_edits_until_the_user_approves_the_plan() {
+    let s = setup(vec![
+        ScriptTurn::tool_use("Write", json!({"file_path": "plan.txt", "content": "x"})),
+        ScriptTurn::tool_use("ExitPlanMode", json!({"plan": "1. write plan.txt"})),
+        ScriptTurn::tool_use("Write", json!({"file_path": "plan.txt", "content": "x"})),
+        ScriptTurn::text("written"),
+    ])
+    .await;
+    let root = s.dir.path().to_path_buf();
+    let engine = Arc::new(skiff_core::permissions::PermissionEngine::new(
+        skiff_core::permissions::RuleSet::default(),
+        skiff_core::permissions::Workspace::new(&root, &[]),
+    ));
+    let mut session = s
+        .agent(ToolRegistry::with_builtins())
+        .with_permissions(engine)
+        .with_approver(Arc::new(AskClient))
+        .spawn();
+    session
+        .handle()
+        .set_permission_mode(PermissionMode::Plan)
+        .unwrap();
+    session.send_message("plan, then write").unwrap();
+    let mut plans = Vec::new();
+    let (events, _) = results(&mut session, 1, |kind| {
+        let RequestKind::Approval(a) = kind else {
+            panic!("unexpected request {kind:?}");
+        };
+        assert_eq!(a.tool_name, "ExitPlanMode", "only the plan is asked about");
+        plans.push(a.input["plan"].as_str().unwrap().to_owned());
+        Answer::Approval(ApprovalAnswer::Allow {
+            updated_input: Some(json!({"plan": a.input["plan"], "mode": "acceptEdits"})),
+        })
+    })
+    .await;
+    assert_eq!(plans, ["1. write plan.txt"]);
+    let res = tool_results(&events);
+    assert!(res[0].1 && res[0].0.contains("plan mode"), "{:?}", res[0]);
+    assert_eq!(
+        res[1],
+        (skiff_tools::exit_plan::PLAN_APPROVED.to_owned(), false)
+    );
+    assert!(!res[2].1, "{:?}", res[2]);
+    assert!(root.join("plan.txt").exists());
+    let status = session.status().await.unwrap();
+    assert_eq!(status.permission_mode, PermissionMode::AcceptEdits);
+    // The model was told it is in plan mode.
+    let first = &s.server.messages_requests()[0];
+    assert!(first.body.to_string().contains("Plan mode is active"));
+    session.shutdown().await;
+}

@@ -8,6 +8,7 @@ pub mod bash_readonly;
 pub mod changes;
 pub mod context;
 pub mod edit;
+pub mod exit_plan;
 pub mod file_state;
 pub mod glob;
 pub mod grep;
@@ -36,6 +37,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(Typed::new(bash::BashTool)),
         Arc::new(Typed::new(edit::EditTool)),
+        Arc::new(Typed::new(exit_plan::ExitPlanModeTool)),
         Arc::new(Typed::new(glob::GlobTool)),
         Arc::new(Typed::new(grep::GrepTool)),
         Arc::new(Typed::new(ls::LsTool)),

@@ -269,7 +269,9 @@ impl PermissionEngine {
         let rules = self.read();
         let verdict = match q.tool {
             "Bash" => self.bash(&rules, q),
-            "ExitPlanMode" => Verdict::Allow,
+            // Leaving plan mode is the user's call, whatever the rules say.
+            "ExitPlanMode" if q.mode == PermissionMode::BypassPermissions => Verdict::Allow,
+            "ExitPlanMode" => return self.ask(q),
             t if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => self.file_tool(&rules, q),
             _ => self.other_tool(&rules, q),
         };

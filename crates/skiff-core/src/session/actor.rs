@@ -174,7 +174,7 @@ impl Actor {
                     sink: &self.sink.clone(),
                     cancel: &cancel,
                     requester: &self.requester.clone(),
-                    live: &self.live_rx.clone(),
+                    live: &self.live.clone(),
                 };
                 let turn = run_turn(core, input, &io);
                 self.drive(turn, &cancel).await;

@@ -1,0 +1,270 @@
+//! Approval prompts of the REPL: what the call would do (a diff for Edit and Write), the
+//! user's answer (yes / always / no, with optional feedback for the model), and the allow rule
+//! that "always" writes to `.skiff/settings.local.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use skiff_core::event::{ApprovalAnswer, ApprovalRequest};
+
+/// What the model is told when the user rejects a call without saying why.
+pub const REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// What the model is told when the user rejects a call and says how to proceed.
+pub fn rejected_with(feedback: &str) -> String {
+    format!(
+        "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n{feedback}"
+    )
+}
+
+/// The user's answer to an approval prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// Run it once.
+    Yes,
+    /// Run it and add an allow rule so it is not asked again.
+    Always,
+    /// Don't run it; stop the turn.
+    No,
+    /// Don't run it; tell the model this.
+    Feedback(String),
+}
+
+/// Read an answer line: `y`/`yes`, `a`/`always`, `n`/`no`/empty; anything else is feedback.
+pub fn parse_choice(line: &str) -> Choice {
+    let t = line.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Choice::Yes,
+        "a" | "always" | "yes, always" | "don't ask again" => Choice::Always,
+        "" | "n" | "no" => Choice::No,
+        _ => Choice::Feedback(t.to_owned()),
+    }
+}
+
+/// The approval answer for a rejection.
+pub fn reject(feedback: Option<&str>) -> ApprovalAnswer {
+    match feedback {
+        Some(f) => ApprovalAnswer::Deny {
+            message: rejected_with(f),
+            interrupt: false,
+        },
+        None => ApprovalAnswer::Deny {
+            message: REJECTED.to_owned(),
+            interrupt: true,
+        },
+    }
+}
+
+/// The allow rule "always" adds for this call: the exact command for Bash, the file for edits,
+/// the domain for WebFetch, the tool otherwise.
+pub fn suggested_rule(a: &ApprovalRequest, cwd: &Path) -> String {
+    let s = |k: &str| a.input.get(k).and_then(Value::as_str);
+    match a.tool_name.as_str() {
+        "Bash" => match s("command") {
+            Some(c) if !c.contains(['(', ')']) && !c.contains('\n') => {
+                format!("Bash({})", c.trim())
+            }
+            _ => "Bash".to_owned(),
+        },
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            match s("file_path").or_else(|| s("notebook_path")) {
+                Some(p) => {
+                    let abs = cwd.join(p);
+                    match abs.strip_prefix(cwd) {
+                        Ok(rel) => format!("Edit(./{})", rel.display()),
+                        Err(_) => format!("Edit(/{})", abs.display()),
+                    }
+                }
+                None => "Edit".to_owned(),
+            }
+        }
+        "WebFetch" => match s("url").and_then(skiff_core::permissions::rule::host_of) {
+            Some(host) => format!("WebFetch(domain:{host})"),
+            None => "WebFetch".to_owned(),
+        },
+        other => other.to_owned(),
+    }
+}
+
+/// Add `rule` to `permissions.allow` of `<cwd>/.skiff/settings.local.json`, keeping everything
+/// else in the file. A file that is not a JSON object is left alone (an error).
+pub fn persist_allow_rule(cwd: &Path, rule: &str) -> anyhow::Result<PathBuf> {
+    let dir = cwd.join(".skiff");
+    let path = dir.join("settings.local.json");
+    let mut root: Map<String, Value> = match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim().is_empty() => Map::new(),
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(m)) => m,
+            _ => anyhow::bail!(
+                "{} is not a JSON object; not changed (add {rule:?} to permissions.allow by hand)",
+                path.display()
+            ),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let permissions = root.entry("permissions").or_insert_with(|| json!({}));
+    if !permissions.is_object() {
+        *permissions = json!({});
+    }
+    let allow = permissions
+        .as_object_mut()
+        .map(|p| p.entry("allow").or_insert_with(|| json!([])));
+    if let Some(allow) = allow {
+        if !allow.is_array() {
+            *allow = json!([]);
+        }
+        if let Some(list) = allow.as_array_mut()
+            && !list.iter().any(|r| r.as_str() == Some(rule))
+        {
+            list.push(Value::String(rule.to_owned()));
+        }
+    }
+    std::fs::create_dir_all(&dir)?;
+    let text = serde_json::to_string_pretty(&Value::Object(root))?;
+    let tmp = dir.join(".settings.local.json.tmp");
+    std::fs::write(&tmp, format!("{text}\n"))?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// Lines shown above the question: for Edit and Write a unified diff of the change (at most
+/// `max_lines`), for Bash the whole command.
+pub fn preview(a: &ApprovalRequest, cwd: &Path, max_lines: usize) -> Vec<String> {
+    let s = |k: &str| a.input.get(k).and_then(Value::as_str);
+    let (old, new, path) = match a.tool_name.as_str() {
+        "Edit" => (
+            s("old_string").unwrap_or("").to_owned(),
+            s("new_string").unwrap_or("").to_owned(),
+            s("file_path"),
+        ),
+        "Write" => {
+            let path = s("file_path");
+            let old = path
+                .map(|p| cwd.join(p))
+                .filter(|p| p.is_file())
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .unwrap_or_default();
+            (old, s("content").unwrap_or("").to_owned(), path)
+        }
+        "Bash" => {
+            return s("command")
+                .map(|c| {
+                    c.lines()
+                        .take(max_lines)
+                        .map(|l| format!("  {l}"))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        _ => return Vec::new(),
+    };
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    let name = path.unwrap_or("file");
+    let text = diff
+        .unified_diff()
+        .context_radius(2)
+        .header(name, name)
+        .to_string();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    if lines.len() > max_lines {
+        let more = lines.len() - max_lines;
+        lines.truncate(max_lines);
+        lines.push(format!("… {more} more lines"));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(tool: &str, input: Value) -> ApprovalRequest {
+        ApprovalRequest {
+            tool_name: tool.into(),
+            input,
+            tool_use_id: "t".into(),
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn choices() {
+        assert_eq!(parse_choice("Y"), Choice::Yes);
+        assert_eq!(parse_choice(" always "), Choice::Always);
+        assert_eq!(parse_choice(""), Choice::No);
+        assert_eq!(
+            parse_choice("use the other file"),
+            Choice::Feedback("use the other file".into())
+        );
+        let ApprovalAnswer::Deny { message, interrupt } = reject(Some("try B")) else {
+            panic!()
+        };
+        assert!(message.ends_with("the user said:\ntry B") && !interrupt);
+        assert!(matches!(
+            reject(None),
+            ApprovalAnswer::Deny {
+                interrupt: true,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn rules_for_always() {
+        let cwd = Path::new("/w");
+        assert_eq!(
+            suggested_rule(&req("Bash", json!({"command":"cargo test -q"})), cwd),
+            "Bash(cargo test -q)"
+        );
+        assert_eq!(
+            suggested_rule(&req("Write", json!({"file_path":"src/a.rs"})), cwd),
+            "Edit(./src/a.rs)"
+        );
+        assert_eq!(
+            suggested_rule(&req("WebFetch", json!({"url":"https://Docs.rs/x"})), cwd),
+            "WebFetch(domain:docs.rs)"
+        );
+        assert_eq!(
+            suggested_rule(&req("mcp__a__b", json!({})), cwd),
+            "mcp__a__b"
+        );
+    }
+
+    #[test]
+    fn the_rule_is_added_to_the_local_settings_keeping_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".skiff")).unwrap();
+        std::fs::write(
+            dir.path().join(".skiff/settings.local.json"),
+            r#"{"model":"x","permissions":{"allow":["Read"],"deny":["WebFetch"]}}"#,
+        )
+        .unwrap();
+        let path = persist_allow_rule(dir.path(), "Bash(ls)").unwrap();
+        persist_allow_rule(dir.path(), "Bash(ls)").unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert_eq!(v["model"], "x");
+        assert_eq!(v["permissions"]["allow"], json!(["Read", "Bash(ls)"]));
+        assert_eq!(v["permissions"]["deny"], json!(["WebFetch"]));
+        std::fs::write(dir.path().join(".skiff/settings.local.json"), "not json").unwrap();
+        assert!(persist_allow_rule(dir.path(), "Bash(ls)").is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".skiff/settings.local.json")).unwrap(),
+            "not json"
+        );
+    }
+
+    #[test]
+    fn edit_previews_are_diffs() {
+        let lines = preview(
+            &req(
+                "Edit",
+                json!({"file_path":"a.rs","old_string":"let x = 1;\n","new_string":"let x = 2;\n"}),
+            ),
+            Path::new("/nonexistent"),
+            40,
+        );
+        assert!(lines.iter().any(|l| l == "-let x = 1;"), "{lines:?}");
+        assert!(lines.iter().any(|l| l == "+let x = 2;"), "{lines:?}");
+    }
+}
