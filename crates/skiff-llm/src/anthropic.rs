@@ -180,6 +180,7 @@ impl AnthropicProvider {
             .tcp_nodelay(true)
             .pool_idle_timeout(Duration::from_secs(90))
             .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))?;
         let mut headers = HeaderMap::new();
@@ -469,8 +470,46 @@ fn transport_error(e: &reqwest::Error) -> AttemptError {
     }
 }
 
+/// Redirects are followed only within the origin of the request: the API key and the headers
+/// go with every request, so a redirect to another host would hand them over.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same {
+            attempt.stop()
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
     let status = resp.status().as_u16();
+    if resp.status().is_redirection() {
+        let to = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|l| resp.url().join(l).ok())
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_else(|| "another address".to_owned());
+        return AttemptError::Http {
+            status,
+            kind: "redirect".to_owned(),
+            message: format!(
+                "the server redirected the request to {to}; skiff does not follow redirects to \
+                 another host, because the API key would go with them. Set ANTHROPIC_BASE_URL to \
+                 the final address if you trust it"
+            ),
+            retry_after: None,
+            should_retry: Some(false),
+        };
+    }
     let retry_after = retry::retry_after(resp.headers(), SystemTime::now());
     let should_retry = retry::should_retry(resp.headers());
     let text = match tokio::time::timeout(idle, resp.text()).await {

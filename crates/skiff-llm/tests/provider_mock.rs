@@ -590,3 +590,46 @@ async fn the_api_key_never_appears_in_debug_errors_or_logs() {
     assert!(!shown.contains("SUPERSECRET"), "the key leaked:\n{shown}");
     assert!(shown.contains("[redacted]"));
 }
+
+/// A server that answers every request with a 307 to `location`.
+async fn redirector(location: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let location = location.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = sock.read(&mut buf).await;
+                let resp = format!(
+                    "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_host_is_not_followed_with_the_key() {
+    let other = MockServer::builder()
+        .turn(ScriptTurn::text("you should never see this"))
+        .start()
+        .await
+        .unwrap();
+    let url = redirector(format!(
+        "{}/v1/messages",
+        other.url().replace("127.0.0.1", "localhost")
+    ))
+    .await;
+    let mut cfg = AnthropicConfig::new(Credential::api_key(KEY));
+    cfg.base_url = url;
+    cfg.retry = fast_retries(2);
+    let p = AnthropicProvider::new(cfg).unwrap();
+    let (_, err) = collect(&p).await;
+    let err = err.expect("the redirect is an error").to_string();
+    assert!(err.contains("redirected"), "{err}");
+    assert_eq!(other.request_count(), 0, "the other host got the request");
+}
