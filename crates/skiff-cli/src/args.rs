@@ -83,6 +83,16 @@ pub struct Args {
     #[arg(long = "add-dir", num_args = 1.., value_delimiter = ',')]
     pub add_dir: Vec<PathBuf>,
 
+    /// Trust this workspace: use its project settings' env, allow rules, hooks and extra
+    /// directories and its .env (also SKIFF_TRUST_WORKSPACE=1; the REPL asks once).
+    #[arg(long)]
+    pub trust: bool,
+
+    /// Send the API key to this host although the base URL comes from the workspace's own
+    /// files (the REPL asks instead).
+    #[arg(long, value_name = "HOST")]
+    pub trust_base_url: Option<String>,
+
     /// Workspace directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,

@@ -14,6 +14,7 @@ mod repl;
 mod sessions;
 mod settings;
 mod setup;
+mod trust;
 mod view;
 
 use std::io::{IsTerminal, Read};
@@ -67,9 +68,108 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 }
 
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
-    let (agent, engine) = setup::build(args, skiff_core::DeltaMode::Raw)?;
+    let mut args = args.clone();
+    args.trust |= ask_trust(&args);
+    let (agent, engine) = loop {
+        match setup::build(&args, skiff_core::DeltaMode::Raw) {
+            Ok(built) => break built,
+            Err(e) => match e.downcast_ref::<setup::UnconfirmedBaseUrl>() {
+                Some(u) if confirm_base_url(&args, u) => {
+                    args.trust_base_url = Some(u.host.clone());
+                }
+                _ => return Err(e),
+            },
+        }
+    };
+    let args = &args;
     let history = settings::skiff_home().map(|home| home.join("history"));
     repl::run_repl(runtime, args, agent, engine, history)
+}
+
+/// The workspace directory, canonical.
+fn workspace_dir(args: &Args) -> Option<std::path::PathBuf> {
+    let dir = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().ok()?,
+    };
+    std::fs::canonicalize(dir).ok()
+}
+
+/// Ask one line on the terminal before the REPL starts; `true` for yes.
+fn ask_yes_no(question: &str) -> bool {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout();
+    let _ = out.write_all(question.as_bytes());
+    let _ = out.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// First start in a workspace with its own settings or `.env`: ask once whether to trust it,
+/// and record the answer "yes" in the trust store. `true` when the user trusted it now.
+fn ask_trust(args: &Args) -> bool {
+    let Some(cwd) = workspace_dir(args) else {
+        return false;
+    };
+    let Ok(settings) = settings::Settings::load(args, &cwd) else {
+        return false;
+    };
+    let found = trust::project_config_files(&cwd);
+    if settings.trusted || found.is_empty() {
+        return false;
+    }
+    let names: Vec<String> = found
+        .iter()
+        .map(|p| p.strip_prefix(&cwd).unwrap_or(p).display().to_string())
+        .collect();
+    let question = format!(
+        "Do you trust the files in {}?\nIt has {}. A trusted workspace may set the API endpoint and \
+         credentials, environment variables, allow rules, hooks, MCP servers and extra \
+         directories; an untrusted one may not.\nTrust this folder? [y/N] ",
+        cwd.display(),
+        names.join(", ")
+    );
+    if !ask_yes_no(&question) {
+        eprintln!(
+            "Not trusted: its settings' env, allow rules, hooks and extra directories are ignored."
+        );
+        return false;
+    }
+    match settings.skiff_home.as_deref() {
+        Some(home) => match trust::Store::update(home, &cwd, |r| r.trusted = true) {
+            Ok(path) => eprintln!("Trusted; recorded in {}.", path.display()),
+            Err(e) => eprintln!("Trusted for this run; not recorded: {e:#}"),
+        },
+        None => eprintln!("Trusted for this run (no skiff home to record it in)."),
+    }
+    true
+}
+
+/// The workspace sets the API base URL while the key comes from elsewhere: show the host and
+/// ask; "yes" is recorded for this workspace and host.
+fn confirm_base_url(args: &Args, u: &setup::UnconfirmedBaseUrl) -> bool {
+    let question = format!(
+        "The workspace sets the API base URL (in {}) to host {}.\nYour API key would be sent to \
+         {}. Send it there? [y/N] ",
+        u.file, u.host, u.host
+    );
+    if !ask_yes_no(&question) {
+        return false;
+    }
+    if let (Some(home), Some(cwd)) = (settings::skiff_home(), workspace_dir(args)) {
+        let host = u.host.clone();
+        if let Err(e) = trust::Store::update(&home, &cwd, |r| {
+            if !r.base_url_hosts.contains(&host) {
+                r.base_url_hosts.push(host);
+            }
+        }) {
+            eprintln!("(not recorded: {e:#})");
+        }
+    }
+    true
 }
 
 async fn run(mut args: Args) -> anyhow::Result<ExitCode> {

@@ -286,6 +286,10 @@ pub struct FileStatus {
 /// The effective configuration. No `Debug`: `env` and `lookup` may hold secrets.
 #[derive(Clone)]
 pub struct Settings {
+    /// The workspace is trusted (see [`crate::trust`]).
+    pub trusted: bool,
+    /// What an untrusted workspace's files tried to set and was ignored, one line per file.
+    pub trust_warnings: Vec<String>,
     /// The workspace directory.
     pub cwd: PathBuf,
     /// `$SKIFF_HOME`, or `~/.skiff`.
@@ -377,6 +381,15 @@ impl Settings {
             candidates.push((layer, cwd.join(".skiff").join(file)));
         }
 
+        let trusted = args.trust
+            || penv("SKIFF_TRUST_WORKSPACE")
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
+            || crate::trust::Store::load(skiff_home.as_deref()).trusts(&cwd)
+            || penv("CLAUDE_CONFIG_DIR")
+                .map(|d| PathBuf::from(d).join(".claude.json"))
+                .or_else(|| home.as_ref().map(|h| h.join(".claude.json")))
+                .is_some_and(|cfg| crate::trust::claude_code_trusts(&cfg, &cwd));
+        let mut trust_warnings = Vec::new();
         let mut merged = Merged::default();
         let mut files = Vec::new();
         for (layer, path) in candidates {
@@ -393,11 +406,19 @@ impl Settings {
                             layer,
                             path: path.clone(),
                         };
-                        let doc = parse_json(
+                        let mut doc = parse_json(
                             &text,
                             &format!("settings file {}", path.display()),
                             "Fix the JSON, or leave the file out with --setting-sources",
                         )?;
+                        let workspace_file = layer != Layer::User
+                            && Some(&path) != user_path(&claude_dir, &skiff_home, &path).as_ref();
+                        if workspace_file && !trusted {
+                            let removed = crate::trust::strip_untrusted(&mut doc);
+                            if !removed.is_empty() {
+                                trust_warnings.push(crate::trust::ignored_warning(&path, &removed));
+                            }
+                        }
                         merged.apply(&doc, &source)?;
                         tracing::debug!(path = %path.display(), %layer, "loaded settings file");
                         FileState::Loaded
@@ -419,8 +440,23 @@ impl Settings {
         let workspace_env = cwd.join(".env");
         let home_env = skiff_home.as_ref().map(|h| h.join(".env"));
         let mut dotenvs = Vec::new();
-        for path in std::iter::once(workspace_env).chain(home_env) {
-            let vars = env_lookup::read_dotenv(&path)?;
+        for path in std::iter::once(workspace_env.clone()).chain(home_env) {
+            let mut vars = env_lookup::read_dotenv(&path)?;
+            if path == workspace_env
+                && !trusted
+                && let Some(found) = vars.take()
+            {
+                let used = crate::trust::skiff_variables(&found);
+                if !used.is_empty() {
+                    trust_warnings.push(crate::trust::ignored_warning(&path, &used));
+                }
+                dotenv_files.push(FileStatus {
+                    label: ".env",
+                    path: path.clone(),
+                    state: FileState::Skipped,
+                });
+                continue;
+            }
             dotenv_files.push(FileStatus {
                 label: ".env",
                 path: path.clone(),
@@ -436,7 +472,7 @@ impl Settings {
         }
         let lookup = EnvLookup::build(&inputs.process_env, &dotenvs, &merged.env);
 
-        resolve(
+        let mut settings = resolve(
             merged,
             &lookup,
             args,
@@ -445,7 +481,10 @@ impl Settings {
             files,
             dotenv_files,
             skiff_home,
-        )
+        )?;
+        settings.trusted = trusted;
+        settings.trust_warnings = trust_warnings;
+        Ok(settings)
     }
 
     /// Apply the values `AgentConfig` has fields for (model alias resolved).
@@ -456,6 +495,20 @@ impl Settings {
         config.max_tool_result_chars = self.max_tool_result_chars.value;
         config.prompt_caching = self.prompt_caching.value;
     }
+}
+
+/// When the workspace is the home directory, its `.claude/settings.json` is the user's own file:
+/// the path of that user file if `path` is one.
+fn user_path(
+    claude_dir: &Option<PathBuf>,
+    skiff_home: &Option<PathBuf>,
+    path: &Path,
+) -> Option<PathBuf> {
+    [claude_dir, skiff_home]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("settings.json"))
+        .find(|p| p == path)
 }
 
 /// `$SKIFF_HOME`, or `~/.skiff`, from the process environment.

@@ -38,6 +38,9 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
     let settings = Settings::load(args, &cwd)?;
+    for warning in &settings.trust_warnings {
+        eprintln!("{warning}");
+    }
     let model = skiff_llm::resolve_alias(&settings.model.value);
 
     let (provider, key_source): (Arc<dyn Provider>, String) = match args.provider {
@@ -52,6 +55,7 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         }
         ProviderKind::Anthropic => {
             let cfg = anthropic_config(&settings)?;
+            check_workspace_base_url(&settings, args, &cfg, &cwd)?;
             let source = cfg.credential.source_name().to_owned();
             (Arc::new(AnthropicProvider::new(cfg)?), source)
         }
@@ -207,6 +211,80 @@ fn refuse_bypass_as_root(mode: PermissionMode) -> anyhow::Result<()> {
         "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons \
          (set IS_SANDBOX=1 inside a sandbox)"
     )
+}
+
+/// A base URL the workspace's own files set, while the key comes from elsewhere.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the workspace sets the API base URL (in {file}) to host {host}, but your API key comes from \
+     elsewhere: skiff would send your key to {host}. If you trust that host, confirm with \
+     --trust-base-url {host} (the REPL asks), or remove ANTHROPIC_BASE_URL from {file}"
+)]
+pub struct UnconfirmedBaseUrl {
+    /// The host the key would go to.
+    pub host: String,
+    /// The workspace file that sets it.
+    pub file: String,
+}
+
+/// The workspace file a setting comes from, if it comes from the workspace's own files (its
+/// `.env`, or project / local settings).
+fn workspace_file(source: &Source, cwd: &Path) -> Option<PathBuf> {
+    match source {
+        Source::Env {
+            origin: crate::settings::EnvOrigin::DotEnv(path),
+            ..
+        } if path.starts_with(cwd) => Some(path.clone()),
+        Source::Env {
+            origin: crate::settings::EnvOrigin::Settings(inner),
+            ..
+        } => workspace_file(inner, cwd),
+        Source::File {
+            layer: Layer::Project | Layer::Local,
+            path,
+        } => Some(path.clone()),
+        _ => None,
+    }
+}
+
+/// Refuse a workspace-set base URL when the key comes from elsewhere, unless the user confirmed
+/// the host (`--trust-base-url HOST`, or the REPL's question recorded in the trust store).
+fn check_workspace_base_url(
+    settings: &Settings,
+    args: &Args,
+    cfg: &AnthropicConfig,
+    cwd: &Path,
+) -> anyhow::Result<()> {
+    let Some(url_file) = settings
+        .lookup
+        .source("ANTHROPIC_BASE_URL")
+        .and_then(|s| workspace_file(&s, cwd))
+    else {
+        return Ok(());
+    };
+    let key_var = cfg.credential.source_name();
+    let key_from_workspace = settings
+        .lookup
+        .source(key_var)
+        .and_then(|s| workspace_file(&s, cwd))
+        .is_some();
+    if key_from_workspace {
+        return Ok(());
+    }
+    let host = skiff_core::permissions::rule::host_of(&cfg.base_url).unwrap_or_default();
+    let confirmed = args
+        .trust_base_url
+        .as_deref()
+        .is_some_and(|h| h.eq_ignore_ascii_case(&host))
+        || crate::trust::Store::load(settings.skiff_home.as_deref()).confirmed_host(cwd, &host);
+    if confirmed {
+        return Ok(());
+    }
+    Err(UnconfirmedBaseUrl {
+        host,
+        file: url_file.display().to_string(),
+    }
+    .into())
 }
 
 /// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`

@@ -85,6 +85,8 @@ async fn run_leak_check(key_in_dotenv: bool, skiff_log: &str) {
         ]);
     if key_in_dotenv {
         std::fs::write(project.join(".env"), format!("ANTHROPIC_API_KEY={KEY}\n")).unwrap();
+        // Only a trusted workspace's .env may provide credentials.
+        cmd.arg("--trust");
     } else {
         cmd.env("ANTHROPIC_API_KEY", KEY);
     }

@@ -52,6 +52,8 @@ impl Env {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("SKIFF_HOME", self.skiff_home())
+            // The project's own settings are what these tests are about: trust it.
+            .env("SKIFF_TRUST_WORKSPACE", "1")
             .current_dir(&self.project);
         c
     }

@@ -229,6 +229,8 @@ pub(super) fn resolve(
         files,
         dotenv_files,
         lookup: lookup.clone(),
+        trusted: false,
+        trust_warnings: Vec::new(),
     })
 }
 
