@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use skiff_core::memory::{MemoryOptions, load_memory, memory_reminder};
+use skiff_core::memory::{MemoryOptions, load_memory_checked, memory_reminder};
 use skiff_core::permissions::{
     PermissionEngine, Rule, RuleKind, RuleOrigin, RuleSet, Workspace, rule::home_dir,
 };
@@ -107,7 +107,18 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
     };
     let env = EnvironmentInfo::detect(&cwd, &model);
     let system_prompt = build_system_prompt(&SystemPromptOptions { replace, append }, &env);
-    let memory = memory_reminder(&load_memory(&cwd, &MemoryOptions::from_env()));
+    let mut memory_options = MemoryOptions::from_env();
+    if !settings.trusted {
+        let mut roots = vec![cwd.clone()];
+        roots.extend(memory_options.user_dir.clone());
+        roots.extend(memory_options.skiff_home.clone());
+        memory_options.import_roots = Some(roots);
+    }
+    let (memory_files, skipped) = load_memory_checked(&cwd, &memory_options);
+    for warning in skipped {
+        eprintln!("{warning}");
+    }
+    let memory = memory_reminder(&memory_files);
 
     let mut config = AgentConfig {
         system_prompt,

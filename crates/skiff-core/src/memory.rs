@@ -7,8 +7,8 @@
 
 use skiff_protocol::ContentBlock;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{ErrorKind, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Largest part of a memory file that is loaded; longer files are cut with a note.
@@ -83,6 +83,10 @@ pub struct MemoryOptions {
     pub load_local: bool,
     /// Load a directory's `AGENTS.md` when it has neither `CLAUDE.md` nor `.claude/CLAUDE.md`.
     pub agents_md: bool,
+    /// `Some(dirs)`: `@imports` may only name files inside these directories (an untrusted
+    /// workspace: the workspace and the user's own skiff / Claude directories); others are
+    /// skipped with a warning. `None`: any file the user can read.
+    pub import_roots: Option<Vec<PathBuf>>,
 }
 
 impl Default for MemoryOptions {
@@ -96,6 +100,7 @@ impl Default for MemoryOptions {
             load_project: true,
             load_local: true,
             agents_md: true,
+            import_roots: None,
         }
     }
 }
@@ -148,11 +153,24 @@ pub fn default_managed_file() -> Option<PathBuf> {
 /// [`MAX_IMPORT_DEPTH`] hops). A file appears at most once; files empty after stripping HTML
 /// block comments are left out (their imports too).
 pub fn load_memory(cwd: &Path, opts: &MemoryOptions) -> Vec<MemoryFile> {
+    load_memory_checked(cwd, opts).0
+}
+
+/// [`load_memory`], and a warning for each import that was skipped (outside the allowed
+/// directories of an untrusted workspace, or a special file).
+pub fn load_memory_checked(cwd: &Path, opts: &MemoryOptions) -> (Vec<MemoryFile>, Vec<String>) {
     let cwd = normalize(&std::path::absolute(cwd).unwrap_or_else(|_| cwd.to_path_buf()));
+    let roots = opts.import_roots.as_ref().map(|dirs| {
+        dirs.iter()
+            .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| normalize(d)))
+            .collect()
+    });
     let mut loader = Loader {
         home: opts.home_dir.clone().or_else(home_from_env),
         seen: HashSet::new(),
         out: Vec::new(),
+        roots,
+        skipped: Vec::new(),
     };
 
     if let Some(managed) = &opts.managed_file {
@@ -179,7 +197,7 @@ pub fn load_memory(cwd: &Path, opts: &MemoryOptions) -> Vec<MemoryFile> {
             }
         }
     }
-    loader.out
+    (loader.out, loader.skipped)
 }
 
 /// Renders the memory files as the `<system-reminder>` text block sent before the first prompt,
@@ -219,6 +237,10 @@ struct Loader {
     seen: HashSet<PathBuf>,
     /// Files in order.
     out: Vec<MemoryFile>,
+    /// Where imports may come from (`None`: anywhere).
+    roots: Option<Vec<PathBuf>>,
+    /// Warnings about skipped imports.
+    skipped: Vec<String>,
 }
 
 impl Loader {
@@ -291,11 +313,40 @@ impl Loader {
         });
         let base = path.parent().unwrap_or(path).to_path_buf();
         for import in imports {
-            if let Some(target) = self.resolve_import(&import, &base) {
+            if let Some(target) = self.resolve_import(&import, &base)
+                && self.import_allowed(&import, &target, path)
+            {
                 self.load_at(&target, label, Kind::Plain, depth + 1);
             }
         }
         true
+    }
+
+    /// Whether an import may be read: never a special file (`/proc`, `/sys`, `/dev`, anything
+    /// not a regular file), and inside the allowed directories when they are limited.
+    fn import_allowed(&mut self, import: &str, target: &Path, from: &Path) -> bool {
+        let real = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+        let special = ["/proc", "/sys", "/dev"]
+            .iter()
+            .any(|p| real.starts_with(p) || target.starts_with(p))
+            || std::fs::metadata(&real).is_ok_and(|m| !m.is_file());
+        let why = if special {
+            "it is not a regular file"
+        } else if self
+            .roots
+            .as_ref()
+            .is_some_and(|roots| !roots.iter().any(|r| real.starts_with(r)))
+        {
+            "it is outside the workspace and this workspace is not trusted"
+        } else {
+            return true;
+        };
+        tracing::warn!(import, from = %from.display(), why, "memory import skipped");
+        self.skipped.push(format!(
+            "Warning: {} imports @{import}, which was not read: {why}.",
+            from.display()
+        ));
+        false
     }
 
     /// The absolute path an `@import` names, relative to `base` (`~/` is the home directory).
@@ -323,7 +374,24 @@ enum ReadOutcome {
 
 /// Reads at most [`MAX_MEMORY_FILE_BYTES`] of `path` as UTF-8 (a leading BOM is dropped).
 fn read_memory_text(path: &Path) -> ReadOutcome {
-    let file = match File::open(path) {
+    // Look before opening: opening a FIFO for reading waits for a writer.
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            tracing::warn!(path = %path.display(), "skipping memory file that is not a regular file");
+            return ReadOutcome::Unusable;
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return ReadOutcome::Missing;
+        }
+        Err(_) => {}
+    }
+    // Non-blocking, in case the file was swapped for a FIFO since.
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
         Ok(file) => file,
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             return ReadOutcome::Missing;
@@ -680,5 +748,78 @@ mod tests {
             normalize(Path::new("/a/./b/../c.md")),
             PathBuf::from("/a/c.md")
         );
+    }
+}
+
+#[cfg(test)]
+mod import_safety {
+    use super::*;
+
+    fn opts(roots: Option<Vec<PathBuf>>) -> MemoryOptions {
+        MemoryOptions {
+            managed_file: None,
+            load_user: false,
+            import_roots: roots,
+            ..MemoryOptions::default()
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret"), "TOP SECRET").unwrap();
+        std::fs::write(ws.join("inside.md"), "inside text").unwrap();
+        std::fs::write(
+            ws.join("CLAUDE.md"),
+            "rules\n@inside.md\n@../outside/secret\n@/proc/self/environ\n",
+        )
+        .unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn an_untrusted_workspace_imports_only_from_inside_and_never_special_files() {
+        let (_dir, ws) = setup();
+        let (files, skipped) = load_memory_checked(&ws, &opts(Some(vec![ws.clone()])));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(text.contains("inside text"));
+        assert!(!text.contains("TOP SECRET"));
+        assert!(!text.contains("PATH="));
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert!(skipped[0].contains("../outside/secret") && skipped[0].contains("not trusted"));
+        assert!(skipped[1].contains("/proc/self/environ"));
+    }
+
+    #[test]
+    fn a_trusted_workspace_imports_outside_but_still_no_special_files() {
+        let (_dir, ws) = setup();
+        let (files, skipped) = load_memory_checked(&ws, &opts(None));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(text.contains("TOP SECRET"));
+        assert!(!text.contains("PATH="));
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+    }
+
+    #[test]
+    fn a_fifo_claude_md_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("CLAUDE.md");
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(rc, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(load_memory_checked(&d, &opts(None)).0.len());
+        });
+        let n = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("loading memory blocked on a FIFO");
+        assert_eq!(n, 0);
     }
 }
