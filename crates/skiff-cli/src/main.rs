@@ -5,6 +5,7 @@ mod approval;
 mod args;
 mod commands;
 mod config_cmd;
+mod env_guard;
 mod headless;
 mod logging;
 mod markdown;
@@ -25,6 +26,8 @@ use clap::Parser;
 use crate::args::{Args, InputFormat, OutputFormat};
 
 fn main() -> ExitCode {
+    // Before anything else runs (and before any thread starts): credentials out of reach.
+    env_guard::capture_and_scrub();
     let mut args = Args::parse();
     args.normalize();
     // Held until exit: dropping it flushes the log file.

@@ -532,9 +532,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// The process environment (variables whose name and value are UTF-8).
 fn process_env() -> HashMap<String, String> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
+    crate::env_guard::process_env()
 }
 
 /// A file's text, or `None` when it does not exist.

@@ -124,3 +124,54 @@ async fn settings_env_of_an_untrusted_workspace_is_ignored_in_every_project_file
     assert_eq!(evil.request_count(), 0);
     assert_eq!(own.request_count(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_cannot_read_the_key_headers_or_url_password_from_skiff_or_their_env() {
+    let command = "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo ---; env";
+    let server = MockServer::builder()
+        .turn(ScriptTurn::tool_use(
+            "Bash",
+            serde_json::json!({ "command": command }),
+        ))
+        .turn(ScriptTurn::text("done"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let base = server
+        .url()
+        .replace("http://", "http://gwuser:gw-PASSWORD-77@");
+    let out = skiff(home.path(), ws.path())
+        .env("ANTHROPIC_BASE_URL", &base)
+        .env(
+            "ANTHROPIC_CUSTOM_HEADERS",
+            "x-gateway-token: HEADER-SECRET-99",
+        )
+        .args([
+            "-p",
+            "look",
+            "--allowedTools",
+            "Bash",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The requests still carried the credentials.
+    let reqs = server.messages_requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].header("x-api-key"), Some(KEY));
+    assert_eq!(reqs[0].header("x-gateway-token"), Some("HEADER-SECRET-99"));
+    // The tool's output (what the model saw) has none of them.
+    let result = reqs[1].body["messages"].to_string();
+    assert!(result.contains("---"), "the command ran: {result}");
+    assert!(
+        result.contains("PATH="),
+        "the environment was printed: {result}"
+    );
+    for secret in [KEY, "HEADER-SECRET-99", "gw-PASSWORD-77"] {
+        assert!(!result.contains(secret), "{secret} leaked: {result}");
+    }
+}

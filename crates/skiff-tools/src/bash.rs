@@ -222,6 +222,13 @@ fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io:
     for name in &ctx.config.bash_env_remove {
         cmd.env_remove(name);
     }
+    // A base URL with `user:password@` is a credential too.
+    if let Some(url) = std::env::var_os("ANTHROPIC_BASE_URL")
+        && let Some(url) = url.to_str()
+        && url_has_userinfo(url)
+    {
+        cmd.env_remove("ANTHROPIC_BASE_URL");
+    }
     cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
     // `cmd` (and its copies of the write end) is dropped on return.
     cmd.spawn()
@@ -430,6 +437,15 @@ fn exit_code(status: ExitStatus) -> i32 {
         (None, Some(signal)) => 128 + signal,
         (None, None) => -1,
     }
+}
+
+/// Whether a URL carries `user:password@`.
+fn url_has_userinfo(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .contains('@')
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ impl Default for ToolConfig {
             bash_env_remove: [
                 "ANTHROPIC_API_KEY",
                 "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_CUSTOM_HEADERS",
                 "OPENAI_API_KEY",
                 "SKIFF_API_KEY",
                 "CLAUDE_CODE_OAUTH_TOKEN",
