@@ -149,6 +149,19 @@ impl Dispatcher<'_> {
         let Some(tool) = self.tools.get(&call.name) else {
             return Plan::Done(finish(call, skiff_tools::unknown_tool(&call.name)));
         };
+        if !call.input.is_object() {
+            let raw = call.input.as_str().unwrap_or_default();
+            let excerpt: String = raw.chars().take(200).collect();
+            return Plan::Done(finish(
+                call,
+                ToolOutput::tool_use_error(format!(
+                    "InputValidationError: the input of {} is not valid JSON: {excerpt}{}. Call \
+                     the tool again with its input as a JSON object.",
+                    call.name,
+                    if raw.chars().count() > 200 { "…" } else { "" }
+                )),
+            ));
+        }
         let query = PermissionQuery {
             tool: &call.name,
             input: &call.input,

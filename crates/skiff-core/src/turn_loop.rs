@@ -212,6 +212,17 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
             ));
         }
 
+        // A tool input that is not a JSON object (the model wrote invalid JSON) goes to the
+        // dispatcher as it is, which answers it with an error result; the history keeps `{}`
+        // so that the next request is valid.
+        let mut msg = msg;
+        for block in &mut msg.content {
+            if let ContentBlock::ToolUse(t) = block
+                && !t.input.is_object()
+            {
+                t.input = Value::Object(serde_json::Map::new());
+            }
+        }
         let assistant_text = msg.text();
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;

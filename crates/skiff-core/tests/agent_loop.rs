@@ -498,6 +498,28 @@ async fn unknown_tool_is_an_error_result_and_the_loop_goes_on() {
 }
 
 #[tokio::test]
+async fn invalid_tool_input_json_is_an_error_result_and_the_loop_goes_on() {
+    let mut h = harness(vec![
+        turn(vec![
+            tool("Bash", json!("{\"command\": \"echo hi")),
+            tool("Bash", json!({"command": "echo still-runs"})),
+        ]),
+        ScriptTurn::text("Fixed it."),
+    ])
+    .await;
+    let (events, r) = h.run("hi").await;
+    assert!(!r.is_error, "{r:?}");
+    let res = tool_results(&events);
+    assert!(res[0].1, "{res:?}");
+    assert!(res[0].2.contains("not valid JSON"), "{}", res[0].2);
+    assert!(!res[1].1 && res[1].2.contains("still-runs"), "{res:?}");
+    // The next request carried a valid history (the mock checks every request): the broken
+    // call's input went back as an object.
+    let second = &h.server.messages_requests()[1];
+    assert_eq!(second.body["messages"][1]["content"][0]["input"], json!({}));
+}
+
+#[tokio::test]
 async fn message_ordering() {
     let mut h = harness(vec![
         turn(vec![

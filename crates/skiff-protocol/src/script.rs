@@ -62,7 +62,8 @@ pub enum ScriptBlock {
         /// The text.
         text: String,
     },
-    /// A tool call; its input JSON is streamed in fragments.
+    /// A tool call; its input JSON is streamed in fragments (an input given as a JSON string
+    /// is streamed verbatim, so it may be invalid JSON).
     ToolUse {
         /// Tool-use id; generated (`toolu_<turn>_<index>`) when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,7 +252,12 @@ impl ScriptTurn {
                         .collect::<Vec<_>>(),
                 ),
                 ContentBlock::ToolUse(t) => {
-                    let json = t.input.to_string();
+                    // An input given as a string is streamed verbatim: scripts can reproduce a
+                    // model that writes invalid JSON.
+                    let json = match &t.input {
+                        Value::String(raw) => raw.clone(),
+                        other => other.to_string(),
+                    };
                     let mut deltas = vec![Delta::InputJsonDelta {
                         partial_json: String::new(),
                     }];

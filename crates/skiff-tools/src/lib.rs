@@ -10,6 +10,7 @@ pub mod context;
 pub mod edit;
 pub mod exit_plan;
 pub mod file_state;
+pub mod fs_safe;
 pub mod glob;
 pub mod grep;
 pub mod ls;

@@ -61,6 +61,11 @@ impl TypedTool for LsTool {
                 return ToolOutput::tool_use_error(format!("Directory does not exist: {given}"));
             }
         }
+        // The walk skips what it cannot read; a directory that cannot be read at all is an
+        // error, not an empty listing.
+        if let Err(e) = std::fs::read_dir(&dir) {
+            return ToolOutput::error(format!("Cannot list {given}: {e}"));
+        }
         let skip = match ignore_set(input.ignore.as_deref().unwrap_or_default()) {
             Ok(s) => s,
             Err(e) => return ToolOutput::tool_use_error(e),

@@ -137,6 +137,11 @@ impl PathGuard {
         }
     }
 
+    /// Whether an absolute, real path lies inside an allowed directory.
+    pub fn contains(&self, p: &Path) -> bool {
+        self.is_allowed(p)
+    }
+
     fn is_allowed(&self, p: &Path) -> bool {
         self.allowed.iter().any(|a| p.starts_with(a))
     }

@@ -92,8 +92,23 @@ impl TypedTool for ReadTool {
                 group(meta.len() as usize)
             ));
         }
-        let bytes = match tokio::fs::read(&path).await {
-            Ok(b) => b,
+        if let Some(kind) = crate::fs_safe::special_kind(&meta.file_type()) {
+            return ToolOutput::error(format!(
+                "{} is {kind}, not a regular file; Read reads regular files only.",
+                input.file_path
+            ));
+        }
+        let guard = std::sync::Arc::clone(&ctx.guard);
+        let target = path.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            crate::fs_safe::read_regular(&target, &guard, MAX_FILE_BYTES)
+        })
+        .await;
+        let (bytes, meta) = match read {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                return ToolOutput::error(format!("Cannot read {}: {e}", input.file_path));
+            }
             Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", input.file_path)),
         };
         if let Some(media_type) = image_type(&bytes) {

@@ -51,9 +51,25 @@ pub(crate) async fn load_for_change(
             "{file_path} is a directory, not a file."
         )));
     }
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?;
+    if let Some(kind) = crate::fs_safe::special_kind(&meta.file_type()) {
+        return Err(ToolOutput::error(format!(
+            "{file_path} is {kind}, not a regular file; Write and Edit change regular files only."
+        )));
+    }
+    if let Err(why) = crate::fs_safe::check_writable(path) {
+        return Err(ToolOutput::error(format!(
+            "Cannot change {file_path}: {why}. It was left as it is; change its permissions \
+             first if it should be edited."
+        )));
+    }
+    let guard = std::sync::Arc::clone(&ctx.guard);
+    let target = path.to_path_buf();
+    let (bytes, meta) = tokio::task::spawn_blocking(move || {
+        crate::fs_safe::read_regular(&target, &guard, u64::MAX)
+    })
+    .await
+    .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?
+    .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?;
     ctx.files
         .check(path, &bytes, &meta)
         .map_err(|stale| ToolOutput::tool_use_error(stale.message()))?;

@@ -343,3 +343,74 @@ async fn changes_are_tracked_against_the_first_version() {
     assert_eq!(n.kind, ChangeKind::Created);
     assert!(n.diff.contains("+# notes"));
 }
+
+fn mkfifo(path: &std::path::Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo failed");
+}
+
+#[tokio::test]
+async fn special_files_are_refused_without_blocking() {
+    let ws = Ws::new();
+    let fifo = ws.path("pipe");
+    mkfifo(&fifo);
+    let sock_path = ws.path("sock");
+    let _sock = std::os::unix::net::UnixListener::bind(&sock_path).unwrap();
+    let cases = [("pipe", "FIFO"), ("sock", "socket")];
+    for (name, kind) in cases {
+        let fut = async {
+            let r = ws.read(json!({"file_path": name})).await;
+            let w = ws.write(json!({"file_path": name, "content": "x"})).await;
+            let e = ws
+                .edit(json!({"file_path": name, "old_string": "a", "new_string": "b"}))
+                .await;
+            (r, w, e)
+        };
+        let (r, w, e) = tokio::time::timeout(std::time::Duration::from_secs(10), fut)
+            .await
+            .expect("a tool blocked on a special file");
+        for out in [r, w, e] {
+            assert!(out.is_error, "{name}: {}", text(&out));
+            assert!(text(&out).contains(kind), "{name}: {}", text(&out));
+        }
+    }
+    // The FIFO is still a FIFO (not replaced by a regular file).
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[tokio::test]
+async fn a_device_reached_through_a_symlink_is_refused() {
+    let ws = Ws::new();
+    std::os::unix::fs::symlink("/dev/zero", ws.path("zero")).unwrap();
+    // The guard refuses /dev (outside the workspace) already; the message is an error either way.
+    let out = ws.read(json!({"file_path": "zero"})).await;
+    assert!(out.is_error, "{}", text(&out));
+}
+
+#[tokio::test]
+async fn write_and_edit_leave_a_read_only_file_alone() {
+    let ws = Ws::new();
+    let p = ws.path("locked.txt");
+    std::fs::write(&p, "original\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let r = ws.read(json!({"file_path": "locked.txt"})).await;
+    assert!(!r.is_error);
+    let w = ws
+        .write(json!({"file_path": "locked.txt", "content": "replaced\n"}))
+        .await;
+    assert!(w.is_error && text(&w).contains("read-only"), "{}", text(&w));
+    let e = ws
+        .edit(json!({"file_path": "locked.txt", "old_string": "original", "new_string": "x"}))
+        .await;
+    assert!(e.is_error, "{}", text(&e));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "original\n");
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+}
