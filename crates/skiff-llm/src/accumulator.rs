@@ -266,6 +266,7 @@ fn apply_delta(
 mod tests {
     use super::*;
     use serde_json::json;
+    use skiff_protocol::StopReason;
 
     fn ev(v: serde_json::Value) -> StreamEvent {
         serde_json::from_value(v).unwrap()

@@ -337,23 +337,31 @@ fn word_value(
         ));
     };
     let mut dynamic = false;
+    let mut found_substitution = false;
     for part in parts {
         match &part.kind {
             NodeKind::WordLiteral { .. } => {}
             NodeKind::CommandSubstitution { command, .. }
             | NodeKind::ProcessSubstitution { command, .. } => {
                 dynamic = true;
+                found_substitution = true;
                 walk(command, out, depth + 1)?;
             }
             NodeKind::ParamExpansion { arg, .. } => {
                 dynamic = true;
                 // `${X:-$(cmd)}`: the argument can run commands too.
                 if let Some(arg) = arg {
+                    found_substitution |= runs_something(arg);
                     nested(arg, out, depth)?;
                 }
             }
             _ => dynamic = true,
         }
+    }
+    // Deep inside substitutions the parser leaves some words unexpanded (their parts are one
+    // literal): parse such a word again on its own, so nothing it runs is missed.
+    if !found_substitution && runs_something(value) {
+        nested(value, out, depth + 1)?;
     }
     // `$(( … ))` that is not plain arithmetic is a command substitution of a subshell to bash.
     if let Some(pos) = value.find("$((") {
