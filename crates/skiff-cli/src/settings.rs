@@ -288,7 +288,8 @@ pub struct FileStatus {
 pub struct Settings {
     /// The workspace is trusted (see [`crate::trust`]).
     pub trusted: bool,
-    /// What an untrusted workspace's files tried to set and was ignored, one line per file.
+    /// Warnings to show once: what an untrusted workspace's files tried to set and was
+    /// ignored (one line per file), `.env` lines that were skipped.
     pub trust_warnings: Vec<String>,
     /// The workspace directory.
     pub cwd: PathBuf,
@@ -441,7 +442,15 @@ impl Settings {
         let home_env = skiff_home.as_ref().map(|h| h.join(".env"));
         let mut dotenvs = Vec::new();
         for path in std::iter::once(workspace_env.clone()).chain(home_env) {
-            let mut vars = env_lookup::read_dotenv(&path)?;
+            let mut vars = match env_lookup::read_dotenv(&path)? {
+                Some(parsed) => {
+                    if trusted || path != workspace_env {
+                        trust_warnings.extend(parsed.warnings);
+                    }
+                    Some(parsed.vars)
+                }
+                None => None,
+            };
             if path == workspace_env
                 && !trusted
                 && let Some(found) = vars.take()
