@@ -129,6 +129,12 @@ pub struct Args {
     #[arg(long, value_parser = parse_permission_mode)]
     pub permission_mode: Option<String>,
 
+    /// Who answers approvals in print mode: `stdio` (the Agent SDK's control protocol) or an
+    /// MCP tool. Accepted for compatibility; until those land, calls that need approval are
+    /// denied as without it.
+    #[arg(long, value_name = "TOOL")]
+    pub permission_prompt_tool: Option<String>,
+
     /// Same as --permission-mode bypassPermissions.
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
