@@ -230,6 +230,10 @@ fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io:
         cmd.env_remove("ANTHROPIC_BASE_URL");
     }
     cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
+    // git without the programs the repository's own config names (see `git_guard`).
+    if let Some(path) = crate::git_guard::guarded_path(std::env::var_os("PATH").as_deref()) {
+        cmd.env("PATH", path);
+    }
     // `cmd` (and its copies of the write end) is dropped on return.
     cmd.spawn()
 }

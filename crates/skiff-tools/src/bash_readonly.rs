@@ -4,6 +4,15 @@
 
 /// Commands that only read, with no arguments that make them write or run other programs
 /// (those are checked per command in [`args_ok`]).
+///
+/// None of them runs a program named by configuration in the working directory or by the
+/// environment a repository controls: `find` loses `-exec`/`-ok`/`-delete`/`-fprint*`; `sort`
+/// loses `-o` and `--compress-program`; `rg` loses `--pre` (its config file comes from
+/// `RIPGREP_CONFIG_PATH` in the user's own environment, never from the workspace); `file`
+/// reads magic *data* and loses `-C`; `tree` loses `-o`; `env` and `date` only print; `diff`
+/// and `cmp` run no helper; `git` runs through skiff's wrapper (`git_guard`), which switches
+/// off fsmonitor, external diff, textconv, signature checking, pagers and attribute drivers.
+/// Pagers (`less`, `more`, `man`) are deliberately absent: `LESSOPEN` and friends run programs.
 const READERS: &[&str] = &[
     "ls",
     "cat",

@@ -11,6 +11,7 @@ pub mod edit;
 pub mod exit_plan;
 pub mod file_state;
 pub mod fs_safe;
+pub mod git_guard;
 pub mod glob;
 pub mod grep;
 pub mod ls;

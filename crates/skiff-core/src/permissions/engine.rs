@@ -115,7 +115,7 @@ fn unsafe_variable(name: &str) -> bool {
             | "GIT_EDITOR"
     ) || name.starts_with("LD_")
         || name.starts_with("DYLD_")
-        || name.starts_with("GIT_CONFIG")
+        || name.starts_with("GIT_")
         || name.starts_with("BASH_FUNC_")
 }
 

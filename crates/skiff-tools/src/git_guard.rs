@@ -1,0 +1,158 @@
+//! Git without the programs a repository's own configuration names.
+//!
+//! `git status`, `diff`, `log` and `show` run without approval (they only read), but git runs
+//! programs that `.git/config` and `.gitattributes` name: `core.fsmonitor` (on status and
+//! diff), `diff.external` and `diff.<driver>.command` (diff, log -p, show),
+//! `diff.<driver>.textconv`, `gpg.program` when `log.showSignature` is set, `core.pager` and
+//! `pager.<cmd>`, and the `filter.<driver>` programs. A repository received from someone else
+//! would get its programs run by a "read-only" command.
+//!
+//! Commands run by the Bash tool find a `git` wrapper first on their `PATH`. It runs the real
+//! git with `-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat`, reads
+//! attributes from the empty tree (`--attr-source`, so `.gitattributes` names no driver, filter
+//! or textconv), and adds `--no-ext-diff --no-textconv` to `diff`, `log`, `show`, `whatchanged`
+//! and `blame` (`--no-textconv` only there). `safe.directory` rules are untouched. Commands the
+//! user approved get the same git: its output is the same, only repository programs do not run.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// git's empty tree: reading attributes from it means there are none.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// The directory holding the wrapper, created once per process; `None` when git is not
+/// installed or the wrapper cannot be written (then git runs as it is).
+pub fn wrapper_dir() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let real = find_real_git()?;
+        match write_wrapper(&real) {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot write the git wrapper; git runs unguarded");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// `PATH` for a command: the wrapper's directory first.
+pub fn guarded_path(path: Option<&std::ffi::OsStr>) -> Option<std::ffi::OsString> {
+    let dir = wrapper_dir()?;
+    let mut parts = vec![dir.to_path_buf()];
+    if let Some(p) = path {
+        parts.extend(std::env::split_paths(p).filter(|d| d != dir));
+    }
+    std::env::join_paths(parts).ok()
+}
+
+fn find_real_git() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether this git understands `--attr-source` (2.42 and later).
+fn supports_attr_source(real: &Path) -> bool {
+    let Ok(out) = std::process::Command::new(real).arg("--version").output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut nums = text
+        .split_whitespace()
+        .nth(2)
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (nums.next().unwrap_or(0), nums.next().unwrap_or(0));
+    (major, minor) >= (2, 42)
+}
+
+fn write_wrapper(real: &Path) -> std::io::Result<PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    // In skiff's home (the user's own directory); a private temporary one without it.
+    let home = std::env::var_os("SKIFF_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".skiff"))
+        });
+    let base = match home {
+        Some(h) => h.join("bin"),
+        None => std::env::temp_dir().join(format!(
+            "skiff-git-{}-{}",
+            nix::unistd::getuid(),
+            std::process::id()
+        )),
+    };
+    std::fs::create_dir_all(&base)?;
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))?;
+    let attr = if supports_attr_source(real) {
+        format!("--attr-source={EMPTY_TREE} ")
+    } else {
+        String::new()
+    };
+    let script = format!(
+        r#"#!/bin/sh
+# skiff's git wrapper: the real git without the programs a repository's config names.
+real='{real}'
+sub=""
+skip=0
+for a in "$@"; do
+  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  case "$a" in
+    -c|-C|--git-dir|--work-tree|--namespace|--exec-path|--super-prefix|--config-env) skip=1 ;;
+    -*) ;;
+    *) sub="$a"; break ;;
+  esac
+done
+case "$sub" in
+  diff|log|show|whatchanged) extra="--no-ext-diff --no-textconv" ;;
+  blame|annotate) extra="--no-textconv" ;;
+  *) extra="" ;;
+esac
+if [ -n "$extra" ]; then
+  done_sub=0
+  n=$#
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    a="$1"; shift; i=$((i + 1))
+    set -- "$@" "$a"
+    if [ "$done_sub" = 0 ] && [ "$a" = "$sub" ]; then
+      done_sub=1
+      for e in $extra; do set -- "$@" "$e"; done
+    fi
+  done
+fi
+exec "$real" {attr}-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat "$@"
+"#,
+        real = real.display().to_string().replace('\'', r"'\''"),
+        attr = attr,
+    );
+    let path = base.join("git");
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == script) {
+        return Ok(base);
+    }
+    let tmp = base.join(format!(".git.{}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o755)
+            .open(&tmp)?;
+        f.write_all(script.as_bytes())?;
+    }
+    std::fs::rename(&tmp, &path)?;
+    Ok(base)
+}
