@@ -313,9 +313,14 @@ fn anthropic_config(settings: &Settings) -> anyhow::Result<AnthropicConfig> {
             } else {
                 ""
             };
+            let untrusted = if settings.trusted {
+                ""
+            } else {
+                " (a workspace .env counts only once the workspace is trusted: --trust)"
+            };
             bail!(
                 "no API key found{helper}. Set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`), \
-                 or put it in {} or {home_env}; ANTHROPIC_AUTH_TOKEN for a bearer token",
+                 or put it in {home_env} or {}{untrusted}; ANTHROPIC_AUTH_TOKEN for a bearer token",
                 settings.cwd.join(".env").display()
             );
         }
