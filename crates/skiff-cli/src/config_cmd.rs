@@ -67,6 +67,18 @@ pub fn render(s: &Settings) -> String {
         "# key = value  (source); later sources win: default < user < project < local < --settings < env < flags\n",
     );
     let _ = writeln!(out, "workspace = {}", s.cwd.display());
+    let _ = writeln!(
+        out,
+        "workspace.trusted = {}",
+        if s.trusted {
+            "yes"
+        } else {
+            "no  (its settings' env, allow rules, hooks, extra directories and its .env are ignored; --trust)"
+        }
+    );
+    for w in &s.trust_warnings {
+        let _ = writeln!(out, "# {w}");
+    }
     for f in s.files.iter().chain(&s.dotenv_files) {
         let state = match f.state {
             FileState::Loaded => "loaded",
