@@ -204,6 +204,10 @@ impl Args {
         if let Some(t) = &mut self.tools {
             split(t);
         }
+        // `--script FILE` means the scripted provider.
+        if self.script.is_some() {
+            self.provider = ProviderKind::Script;
+        }
         // `skiff --debug "fix the bug"`: a filter has no spaces, so that was the prompt.
         if self.prompt.is_none() && self.debug.as_deref().is_some_and(|d| d.contains(' ')) {
             self.prompt = self.debug.replace(String::new());

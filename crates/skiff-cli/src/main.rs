@@ -65,7 +65,11 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "exiting with an error");
             eprintln!("Error: {e:#}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<setup::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

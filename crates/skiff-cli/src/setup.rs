@@ -43,6 +43,33 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
     }
     let model = skiff_llm::resolve_alias(&settings.model.value);
 
+    let mut tools = ToolRegistry::with_builtins();
+    if let Some(list) = &args.tools {
+        let names: Vec<&str> = list
+            .iter()
+            .map(|n| n.trim())
+            .filter(|n| !n.is_empty())
+            .collect();
+        if names != ["default"] {
+            let mut keep = Vec::new();
+            for name in names {
+                match tools.closest(name) {
+                    Some(canonical) => keep.push(canonical.to_owned()),
+                    None => {
+                        let mut all = tools.names();
+                        all.sort();
+                        return Err(UsageError(format!(
+                            "--tools: unknown tool {name:?}; the built-in tools are {} (or \"default\", or \"\" for none)",
+                            all.join(", ")
+                        ))
+                        .into());
+                    }
+                }
+            }
+            let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+            tools.retain(&keep);
+        }
+    }
     let (provider, key_source): (Arc<dyn Provider>, String) = match args.provider {
         ProviderKind::Script => {
             let Some(path) = &args.script else {
@@ -61,14 +88,6 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         }
     };
 
-    let mut tools = ToolRegistry::with_builtins();
-    if let Some(list) = &args.tools {
-        let names: Vec<&str> = list.iter().map(String::as_str).collect();
-        match names.as_slice() {
-            ["default"] => {}
-            _ => tools.retain(&names),
-        }
-    }
     let rules = rule_set(&settings, &cwd);
     for name in rules.removed_tools() {
         tools.disable(&name);
@@ -223,6 +242,11 @@ fn refuse_bypass_as_root(mode: PermissionMode) -> anyhow::Result<()> {
          (set IS_SANDBOX=1 inside a sandbox)"
     )
 }
+
+/// A mistake on the command line: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// A base URL the workspace's own files set, while the key comes from elsewhere.
 #[derive(Debug, thiserror::Error)]

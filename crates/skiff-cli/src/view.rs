@@ -249,7 +249,14 @@ pub fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultConte
     if tool == "Read" && !is_error && text.starts_with("1\t") {
         return format!("Read {lines} lines");
     }
-    let first = one_line(text.lines().next().unwrap_or(""), 100);
+    let first_line = text.lines().next().unwrap_or("");
+    // Results that already say "Error: …" are not prefixed twice.
+    let first_line = if is_error {
+        first_line.strip_prefix("Error: ").unwrap_or(first_line)
+    } else {
+        first_line
+    };
+    let first = one_line(first_line, 100);
     let more = if lines > 1 {
         format!(" (+{} lines)", lines - 1)
     } else {

@@ -287,3 +287,51 @@ fn project_rules_with_anchors_apply() {
     assert!(res[1].0, "{:?}", res[1]);
     assert!(!ws.path().join("deep/Cargo.lock").exists());
 }
+
+#[test]
+fn tool_names_match_case_insensitively_and_unknown_ones_are_usage_errors() {
+    let (ws, home) = workspace();
+    let out = skiff(home.path())
+        .current_dir(ws.path())
+        .args(["-p", "x", "--tools", "Bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Bogus") && err.contains("Bash, Edit"), "{err}");
+
+    // `--script` alone means the scripted provider; `bash,read` are Bash and Read; a call of
+    // `bash` is told the right name.
+    let script = script(home.path(), &[("bash", json!({"command": "ls"}))]);
+    let out = skiff(home.path())
+        .current_dir(ws.path())
+        .args([
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--tools",
+            "bash,read",
+        ])
+        .arg("--script")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
+    assert_eq!(init["tools"], json!(["Bash", "Read"]));
+    let res = results(&frames);
+    assert!(
+        res[0].0 && res[0].1.contains("Did you mean Bash?"),
+        "{res:?}"
+    );
+}

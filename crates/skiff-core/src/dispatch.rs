@@ -147,7 +147,7 @@ impl Dispatcher<'_> {
     /// Phase 1 for one call: may it run, and with which input?
     async fn decide(&self, call: &ToolUseBlock, cancel: &CancellationToken) -> Plan {
         let Some(tool) = self.tools.get(&call.name) else {
-            return Plan::Done(finish(call, skiff_tools::unknown_tool(&call.name)));
+            return Plan::Done(finish(call, self.tools.unknown(&call.name)));
         };
         if !call.input.is_object() {
             let raw = call.input.as_str().unwrap_or_default();

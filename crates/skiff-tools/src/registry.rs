@@ -101,6 +101,24 @@ impl ToolRegistry {
     pub async fn call(&self, name: &str, input: Value, ctx: &ToolContext) -> ToolOutput {
         match self.tools.get(name) {
             Some(t) => t.call(input, ctx).await,
+            None => self.unknown(name),
+        }
+    }
+
+    /// The registered name `name` most likely means: the same letters in another case.
+    pub fn closest(&self, name: &str) -> Option<&str> {
+        self.tools
+            .keys()
+            .find(|k| k.eq_ignore_ascii_case(name))
+            .map(String::as_str)
+    }
+
+    /// Claude Code's result for an unknown tool, naming a close match when there is one.
+    pub fn unknown(&self, name: &str) -> ToolOutput {
+        match self.closest(name) {
+            Some(near) => ToolOutput::tool_use_error(format!(
+                "Error: No such tool available: {name}. Did you mean {near}? Tool names are case-sensitive."
+            )),
             None => unknown_tool(name),
         }
     }
