@@ -135,10 +135,16 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
     };
     let model = forced_model.unwrap_or_else(|| call.model.clone());
     match step {
+        // A client error, not a server fault: clients must not retry it. The same error the
+        // scripted provider gives.
         Step::Exhausted { turns } => error_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "api_error",
-            &format!("mock script exhausted after {turns} turns"),
+            StatusCode::BAD_REQUEST,
+            "script_exhausted",
+            &format!(
+                "the model script is exhausted after {turns} turn{}; add turns to the script, or \
+                 set \"repeat\": true to play it in a loop",
+                if turns == 1 { "" } else { "s" }
+            ),
             &call.request_id,
         ),
         Step::Fault {

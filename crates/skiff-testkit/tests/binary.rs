@@ -59,7 +59,7 @@ async fn serves_a_script_file_and_prints_its_url_first() {
     assert_eq!(msg.model, "file-model");
     assert_eq!(
         post_messages(&url, false).await.status(),
-        500,
+        400,
         "script exhausted"
     );
 }

@@ -205,7 +205,7 @@ async fn stream_faults_on_non_streaming_requests_are_500() {
 }
 
 #[tokio::test]
-async fn exhausted_script_answers_500() {
+async fn exhausted_script_answers_400_script_exhausted_like_the_scripted_provider() {
     let server = MockServer::builder()
         .turn(ScriptTurn::text("one"))
         .turn(ScriptTurn::text("two"))
@@ -216,10 +216,16 @@ async fn exhausted_script_answers_500() {
     assert_eq!(post_messages(&server.url(), false).await.status(), 200);
     for _ in 0..2 {
         let resp = post_messages(&server.url(), true).await;
-        assert_eq!(resp.status(), 500);
+        assert_eq!(resp.status(), 400);
         let err: ErrorResponse = resp.json().await.unwrap();
-        assert_eq!(err.error.kind, "api_error");
-        assert_eq!(err.error.message, "mock script exhausted after 2 turns");
+        assert_eq!(err.error.kind, "script_exhausted");
+        assert!(
+            err.error
+                .message
+                .starts_with("the model script is exhausted after 2 turns"),
+            "{}",
+            err.error.message
+        );
     }
 }
 
