@@ -82,6 +82,13 @@ impl RetryPolicy {
                     self.base_delay
                 }
             }
+            // A host name that does not resolve is not a passing fault: one more try at most.
+            AttemptError::Connect(msg) if is_dns_failure(msg) => {
+                if retry > 1 {
+                    return None;
+                }
+                self.base_delay
+            }
             AttemptError::Connect(_) | AttemptError::Transport(_) => self.base_delay,
             AttemptError::Stream(crate::StreamError::Truncated(_)) => self.base_delay,
             AttemptError::ErrorEvent { kind, .. } => match kind.as_str() {
@@ -103,6 +110,16 @@ impl RetryPolicy {
         let capped = exp.min(self.max_delay);
         capped.saturating_sub(capped.mul_f64(fastrand::f64() * 0.25))
     }
+}
+
+/// Whether a connection error says the host name could not be resolved.
+fn is_dns_failure(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("dns error")
+        || m.contains("failed to lookup address")
+        || m.contains("name or service not known")
+        || m.contains("no address associated")
+        || m.contains("nodename nor servname")
 }
 
 /// The events of one attempt of a model call.
@@ -255,6 +272,16 @@ mod tests {
                 .is_some()
         );
         assert!(p.next_delay(&AttemptError::Cancelled, 1).is_none());
+        // A name that does not resolve: one retry, not five.
+        let dns = AttemptError::Connect(
+            "error sending request: client error (Connect): dns error: failed to lookup address information".into(),
+        );
+        assert!(p.next_delay(&dns, 1).is_some());
+        assert!(p.next_delay(&dns, 2).is_none());
+        assert!(
+            p.next_delay(&AttemptError::Connect("refused".into()), 2)
+                .is_some()
+        );
         let overloaded = AttemptError::ErrorEvent {
             kind: "overloaded_error".into(),
             message: String::new(),
