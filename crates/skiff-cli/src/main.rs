@@ -188,7 +188,7 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.output_format == OutputFormat::StreamJson && args.print && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
-        return Ok(ExitCode::FAILURE);
+        return Ok(ExitCode::from(2));
     }
     let prompt = match &args.prompt {
         Some(p) => p.clone(),

@@ -47,8 +47,11 @@ pub fn plan_session(args: &Args, cwd: &Path) -> anyhow::Result<SessionPlan> {
         bail!("--fork-session needs --continue or --resume ID");
     }
     if let Some(id) = &args.session_id {
-        if !transcript::is_valid_session_id(id) {
-            bail!("invalid --session-id {id:?}: use a UUID (letters, digits, '-' and '_' only)");
+        if !transcript::is_valid_session_id(id) || uuid::Uuid::parse_str(id).is_err() {
+            return Err(crate::setup::UsageError(format!(
+                "invalid --session-id {id:?}: it must be a UUID such as 2a7c1a3e-9f3b-4c1d-8e2f-0123456789ab"
+            ))
+            .into());
         }
         if resuming && !args.fork_session {
             bail!(

@@ -35,8 +35,29 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let cwd = std::fs::canonicalize(&cwd)
-        .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
+    let cwd = match std::fs::canonicalize(&cwd) {
+        Ok(c) if c.is_dir() => c,
+        Ok(_) => {
+            return Err(UsageError(format!("--cwd {}: not a directory", cwd.display())).into());
+        }
+        Err(e) => {
+            return Err(UsageError(format!(
+                "the workspace directory {} does not exist ({e})",
+                cwd.display()
+            ))
+            .into());
+        }
+    };
+    for dir in &args.add_dir {
+        let full = cwd.join(dir);
+        if !full.is_dir() {
+            return Err(UsageError(format!(
+                "--add-dir {}: not an existing directory",
+                dir.display()
+            ))
+            .into());
+        }
+    }
     let settings = Settings::load(args, &cwd)?;
     for warning in &settings.trust_warnings {
         eprintln!("{warning}");

@@ -335,3 +335,29 @@ fn tool_names_match_case_insensitively_and_unknown_ones_are_usage_errors() {
         "{res:?}"
     );
 }
+
+#[test]
+fn usage_errors_exit_2_and_name_what_is_wrong() {
+    let (ws, home) = workspace();
+    let script = script(home.path(), &[]);
+    let cases: &[(&[&str], &str)] = &[
+        (&["--session-id", "not-a-uuid"], "UUID"),
+        (&["--cwd", "/etc/passwd"], "not a directory"),
+        (&["--cwd", "/no/such/dir"], "/no/such/dir"),
+        (&["--add-dir", "/no/such/extra"], "/no/such/extra"),
+        (&["--output-format", "stream-json"], "--verbose"),
+        (&["--permission-mode", "yolo"], "yolo"),
+    ];
+    for (flags, needle) in cases {
+        let out = skiff(home.path())
+            .current_dir(ws.path())
+            .args(["-p", "x", "--script"])
+            .arg(&script)
+            .args(*flags)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(needle), "{flags:?}: {err}");
+    }
+}

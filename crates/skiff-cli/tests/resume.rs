@@ -307,8 +307,11 @@ async fn session_id_flag_names_a_new_session() {
     let out = env.run(&server, &["--session-id", sid, "hi"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already in use"));
-    let out = env.run(&server, &["--session-id", "../../x", "hi"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    for bad in ["../../x", "not-a-uuid"] {
+        let out = env.run(&server, &["--session-id", bad, "hi"]).await;
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("UUID"));
+    }
     assert!(server.messages_requests().is_empty());
 }
 
