@@ -172,6 +172,11 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);
+    // A scripted run is not a Sonnet run: it shows as `scripted` and costs nothing, unless a
+    // model was asked for.
+    if args.provider == ProviderKind::Script && matches!(settings.model.source, Source::Default) {
+        config.model = skiff_llm::SCRIPTED_MODEL.to_owned();
+    }
     config.permission_mode = settings
         .permissions
         .mode

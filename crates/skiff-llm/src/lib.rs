@@ -17,7 +17,9 @@ pub use anthropic::{
 };
 pub use credential::Credential;
 pub use error::LlmError;
-pub use pricing::{DEFAULT_CONTEXT_WINDOW, ModelInfo, cost_usd, model_info, resolve_alias};
+pub use pricing::{
+    DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, cost_usd, model_info, resolve_alias,
+};
 pub use provider::{EventStream, Provider, ProviderEvent, RetryNotice, complete};
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptError, ScriptedProvider};

@@ -54,6 +54,11 @@ const fn info(id: &'static str, input: f64, output: f64, max_output_tokens: u64)
     }
 }
 
+/// The model name of scripted runs (`--provider script`): free, Sonnet's limits.
+pub const SCRIPTED_MODEL: &str = "scripted";
+
+static SCRIPTED: ModelInfo = info(SCRIPTED_MODEL, 0.0, 0.0, 64_000);
+
 /// List prices as published by Anthropic (standard tier, prompts up to 200K tokens).
 static TABLE: &[Entry] = &[
     Entry {
@@ -130,6 +135,9 @@ pub fn resolve_alias(model: &str) -> String {
 /// the table is priced like the newest known one (so budgets never count it as free); an
 /// unknown model is `None`.
 pub fn model_info(model: &str) -> Option<&'static ModelInfo> {
+    if model == SCRIPTED_MODEL {
+        return Some(&SCRIPTED);
+    }
     let (family, version) = parse(&resolve_alias(model))?;
     if let Some(e) = TABLE
         .iter()
