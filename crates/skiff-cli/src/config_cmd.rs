@@ -120,7 +120,7 @@ pub fn render(s: &Settings) -> String {
         s.temperature
             .as_ref()
             .map(|t| (t.value.to_string(), t.source.clone())),
-        "unset (API default)",
+        "the API's default",
     );
     line("skiff.temperature", v, &src, "");
     line(
@@ -129,41 +129,48 @@ pub fn render(s: &Settings) -> String {
         &s.max_tool_result_chars.source,
         "",
     );
-    let not_wired = "  [not applied yet: arrives with context management]";
+    let defaults = skiff_core::compaction::CompactionConfig::default();
+    let threshold_default = match defaults.threshold {
+        skiff_core::compaction::CompactionThreshold::Percent(p) => format!("\"{p}%\""),
+        skiff_core::compaction::CompactionThreshold::Tokens(n) => n.to_string(),
+    };
     let (v, src) = show(
         s.max_conversation_messages
             .as_ref()
             .map(|t| (t.value.to_string(), t.source.clone())),
-        "unset (no cap)",
+        "no cap",
     );
-    line("skiff.maxConversationMessages", v, &src, not_wired);
+    line("skiff.maxConversationMessages", v, &src, "");
     let c = &s.compaction;
     let (v, src) = show(
         c.strategy
             .as_ref()
             .map(|t| (t.value.to_string(), t.source.clone())),
-        "unset",
+        "summarize",
     );
-    line("skiff.compaction.strategy", v, &src, not_wired);
+    line("skiff.compaction.strategy", v, &src, "");
     let (v, src) = show(
         c.threshold
             .as_ref()
             .map(|t| (quoted(&t.value.to_string()), t.source.clone())),
-        "unset",
+        &format!("{threshold_default} of the context window"),
     );
-    line("skiff.compaction.threshold", v, &src, not_wired);
+    line("skiff.compaction.threshold", v, &src, "");
     let (v, src) = show(
         c.keep_recent
             .as_ref()
             .map(|t| (t.value.to_string(), t.source.clone())),
-        "unset",
+        &defaults.keep_recent.to_string(),
     );
-    line("skiff.compaction.keepRecent", v, &src, not_wired);
+    line("skiff.compaction.keepRecent", v, &src, "");
     let (v, src) = show(
         s.max_turns
             .as_ref()
             .map(|t| (t.value.to_string(), t.source.clone())),
-        &format!("unset ({} in print mode)", crate::setup::DEFAULT_MAX_TURNS),
+        &format!(
+            "{} in print mode, none in the REPL",
+            crate::setup::DEFAULT_MAX_TURNS
+        ),
     );
     line("skiff.maxTurns", v, &src, "");
     line(
@@ -188,13 +195,9 @@ pub fn render(s: &Settings) -> String {
         "",
     );
     let rule_lists: [(&str, &Vec<Sourced<String>>, &str); 3] = [
-        (
-            "permissions.allow",
-            &p.allow,
-            "  [recorded; not enforced yet]",
-        ),
+        ("permissions.allow", &p.allow, ""),
         ("permissions.deny", &p.deny, ""),
-        ("permissions.ask", &p.ask, "  [recorded; not enforced yet]"),
+        ("permissions.ask", &p.ask, ""),
     ];
     for (key, list, note) in rule_lists {
         if list.is_empty() {
