@@ -89,11 +89,7 @@ fn write_wrapper(real: &Path) -> std::io::Result<PathBuf> {
         });
     let base = match home {
         Some(h) => h.join("bin"),
-        None => std::env::temp_dir().join(format!(
-            "skiff-git-{}-{}",
-            nix::unistd::getuid(),
-            std::process::id()
-        )),
+        None => std::env::temp_dir().join(format!("skiff-git-{}", std::process::id())),
     };
     std::fs::create_dir_all(&base)?;
     std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))?;

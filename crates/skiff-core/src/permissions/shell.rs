@@ -438,7 +438,8 @@ fn nested(text: &str, out: &mut Vec<SimpleCommand>, depth: usize) -> Result<(), 
 /// command runs (`$…` or backticks outside single quotes).
 fn unquote(raw: &str) -> (String, bool) {
     let mut out = String::with_capacity(raw.len());
-    let mut dynamic = false;
+    // An unquoted leading `~` is the home directory, known only when the command runs.
+    let mut dynamic = raw.starts_with('~');
     let mut chars = raw.chars().peekable();
     let mut in_double = false;
     while let Some(c) = chars.next() {

@@ -216,6 +216,8 @@ fn read_only_commands_run_without_asking_inside_the_workspace() {
         outside.as_str(),
         "cat out/secret",
         "cat $F",
+        "cat ~/.ssh/id_rsa",
+        "head ~root/.bashrc",
         "echo hi > a.txt",
         "rm a.txt",
     ] {
