@@ -495,7 +495,9 @@ impl PermissionEngine {
             return part.safe_assignments;
         }
         if part.read_only(&self.workspace) {
-            return true;
+            // A recursive search could read what a Read deny rule covers inside a directory:
+            // with such rules, it asks.
+            return !(part.searches_recursively() && has_read_deny_rules(rules));
         }
         if mode == PermissionMode::Plan {
             return false;
@@ -600,6 +602,13 @@ impl PermissionChecker for PermissionEngine {
 /// A bare `Bash` (or `Bash(*)`) allow rule: every command, redirections included.
 fn all_bash_allowed(rules: &RuleSet) -> bool {
     rules.allow.iter().any(|r| r.bare_tool() == Some("Bash"))
+}
+
+fn has_read_deny_rules(rules: &RuleSet) -> bool {
+    rules
+        .deny
+        .iter()
+        .any(|r| r.is_path_rule() && r.names_tool("Read", RuleKind::Deny))
 }
 
 fn rules_match_command(rules: &RuleSet, kind: RuleKind, text: &str) -> bool {
@@ -708,6 +717,22 @@ impl Part {
         let mut out = vec![self.text()];
         out.extend(self.alt.iter().cloned());
         out
+    }
+
+    /// `rg`, or `grep` with a recursive option: it reads whole directory trees.
+    fn searches_recursively(&self) -> bool {
+        match self.words.first().map(String::as_str) {
+            Some("rg") => true,
+            Some("grep") => self.words[1..].iter().any(|a| {
+                a == "--recursive"
+                    || a == "--dereference-recursive"
+                    || a.starts_with("--directories=recurse")
+                    || (a.starts_with('-')
+                        && !a.starts_with("--")
+                        && (a.contains('r') || a.contains('R')))
+            }),
+            _ => false,
+        }
     }
 
     /// Read-only by the classifier, naming only files inside the working directories.

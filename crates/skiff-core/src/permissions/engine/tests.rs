@@ -127,6 +127,17 @@ fn a_read_deny_rule_cannot_be_dodged_by_path_forms_or_symlinks() {
     ] {
         assert!(is_deny(&bash(&e, Dflt, cmd)), "{cmd}");
     }
+    // A recursive search would read it too: it asks while Read deny rules exist.
+    for cmd in [
+        "grep -r KEY .",
+        "grep -rn KEY",
+        "rg KEY",
+        "grep --recursive KEY sub",
+    ] {
+        assert!(is_ask(&bash(&e, Dflt, cmd)), "{cmd}");
+    }
+    let plain = f.engine(&[], &[], &[]);
+    assert!(is_allow(&bash(&plain, Dflt, "grep -rn KEY .")));
 }
 
 #[test]
