@@ -38,12 +38,7 @@ fn live_env() -> HashMap<String, String> {
         .collect()
 }
 
-/// Whether a URL carries `user:password@`.
-pub fn has_userinfo(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    authority.contains('@')
-}
+pub use skiff_tools::bash::url_has_userinfo as has_userinfo;
 
 /// Snapshot the environment, then wipe the credentials from it. Must run before any other
 /// thread starts (first thing in `main`).

@@ -34,16 +34,6 @@ pub enum StreamError {
         /// Block index.
         index: usize,
     },
-    /// The joined tool-input JSON does not parse and the message was not cut by max_tokens.
-    #[error("tool `{name}` (block {index}) has invalid input JSON: {message}")]
-    InvalidToolInput {
-        /// Block index.
-        index: usize,
-        /// Tool name.
-        name: String,
-        /// Parser message.
-        message: String,
-    },
     /// The stream ended before `message_stop`.
     #[error("stream ended before message_stop ({0})")]
     Truncated(String),
@@ -63,8 +53,6 @@ enum Slot {
 pub struct StreamAccumulator {
     message: Option<MessageResponse>,
     blocks: Vec<Option<Slot>>,
-    /// Tool blocks whose JSON did not parse: (index, name, parser message).
-    invalid_inputs: Vec<(usize, String, String)>,
     stopped: bool,
 }
 
@@ -144,9 +132,9 @@ impl StreamAccumulator {
                     match serde_json::from_str::<Value>(&json) {
                         Ok(v) => tu.input = v,
                         Err(e) => {
-                            // Keep the raw text: a max_tokens cut is legitimate and the loop decides.
-                            self.invalid_inputs
-                                .push((index, tu.name.clone(), e.to_string()));
+                            // Kept as its raw text (a JSON string): the loop answers the call
+                            // with an error result, or asks again when max_tokens cut it.
+                            tracing::warn!(index, tool = %tu.name, error = %e, "tool input is not valid JSON");
                             tu.input = Value::String(json);
                         }
                     }
@@ -186,11 +174,6 @@ impl StreamAccumulator {
         };
         if !self.stopped {
             return Err(StreamError::Truncated("no message_stop".into()));
-        }
-        // An invalid tool input is kept as its raw text (a JSON string): the loop answers the
-        // call with an error result, or asks again when the output limit cut it.
-        for (index, name, message) in &self.invalid_inputs {
-            tracing::warn!(index, tool = %name, error = %message, "tool input is not valid JSON");
         }
         let mut content = Vec::with_capacity(self.blocks.len());
         for (i, slot) in self.blocks.into_iter().enumerate() {

@@ -443,8 +443,8 @@ fn exit_code(status: ExitStatus) -> i32 {
     }
 }
 
-/// Whether a URL carries `user:password@`.
-fn url_has_userinfo(url: &str) -> bool {
+/// Whether a URL carries `user:password@` (such a URL is a credential).
+pub fn url_has_userinfo(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.split(['/', '?', '#'])
         .next()
