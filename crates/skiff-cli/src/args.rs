@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Output format of print mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,19 +36,57 @@ pub enum ProviderKind {
     Script,
 }
 
+/// Commands other than running the agent.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Show the effective configuration: settings files, model, provider, permissions, trust.
+    Config {
+        /// Any of skiff's flags, to see their effect (`skiff config --model opus --settings
+        /// FILE`).
+        #[arg(
+            value_name = "FLAGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        flags: Vec<String>,
+    },
+    /// List the saved sessions of this workspace (resume one with `skiff --resume ID`).
+    Sessions,
+    /// Print a shell completion script: `skiff completions bash > ~/.local/share/bash-completion/completions/skiff`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `skiff man > skiff.1; man ./skiff.1`.
+    Man,
+}
+
 /// skiff: an agentic coding assistant.
+///
+/// Without a prompt on a terminal skiff starts the interactive REPL; `skiff -p "task"` (or a
+/// prompt on stdin) answers once and exits.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "skiff", version, about, long_about = None)]
+#[command(
+    name = "skiff",
+    version,
+    about,
+    after_help = "Examples:\n  skiff                                  the interactive REPL\n  skiff -p \"fix the failing test\"         answer once and exit\n  skiff -c                               continue the last session here\n  skiff config                           where each setting comes from\n  skiff help sessions                    the help of a command"
+)]
 pub struct Args {
     /// The prompt. With -p it is answered once and skiff exits.
     pub prompt: Option<String>,
+
+    /// A command instead of a prompt.
+    #[command(subcommand)]
+    pub command: Option<Command>,
 
     /// Print mode: answer the prompt (argument or stdin) non-interactively and exit.
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
     /// Output format of print mode.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", global = true)]
     pub output_format: OutputFormat,
 
     /// Input format of print mode.
@@ -85,7 +123,7 @@ pub struct Args {
 
     /// Trust this workspace: use its project settings' env, allow rules, hooks and extra
     /// directories and its .env (also SKIFF_TRUST_WORKSPACE=1; the REPL asks once).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub trust: bool,
 
     /// Send the API key to this host although the base URL comes from the workspace's own
@@ -94,7 +132,7 @@ pub struct Args {
     pub trust_base_url: Option<String>,
 
     /// Workspace directory (default: the current directory).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub cwd: Option<PathBuf>,
 
     /// Replace the default system prompt.
@@ -174,16 +212,16 @@ pub struct Args {
     pub no_prompt_caching: bool,
 
     /// Extra settings: a JSON file or a JSON string (above the settings files).
-    #[arg(long, value_name = "FILE|JSON")]
+    #[arg(long, value_name = "FILE|JSON", global = true)]
     pub settings: Option<String>,
 
     /// Which settings files load: comma list of user, project, local ("" = none).
-    #[arg(long, value_name = "SOURCES")]
+    #[arg(long, value_name = "SOURCES", global = true)]
     pub setting_sources: Option<String>,
 
     /// Debug logging, mirrored to stderr; optional filter: "api,tools" or tracing directives
     /// (write `--debug=FILTER` before a prompt).
-    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
+    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "", global = true)]
     pub debug: Option<String>,
 
     /// Max turns when neither settings, SKIFF_MAX_TURNS nor --max-turns set one (print mode
@@ -193,6 +231,23 @@ pub struct Args {
 }
 
 impl Args {
+    /// `skiff config FLAGS…`: the command line with the `config` token removed, so the flags
+    /// after it parse as they would for a run. `raw` is the whole command line and the last
+    /// `n` words are the flags clap left to `config`.
+    pub fn without_config_token(
+        mut raw: Vec<std::ffi::OsString>,
+        n: usize,
+    ) -> Vec<std::ffi::OsString> {
+        let last = raw.len().saturating_sub(n + 1);
+        if let Some(at) = (1..=last)
+            .rev()
+            .find(|&i| raw.get(i).is_some_and(|w| w == "config"))
+        {
+            raw.remove(at);
+        }
+        raw
+    }
+
     /// Split rule and tool lists given as one comma- or space-separated token (as the SDKs
     /// send them), keeping separators inside parentheses (`Bash(git push:*)`).
     pub fn normalize(&mut self) {
@@ -253,6 +308,26 @@ fn parse_permission_mode(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_flags_reparse_as_a_run() {
+        let raw = |words: &[&str]| {
+            words
+                .iter()
+                .map(Into::into)
+                .collect::<Vec<std::ffi::OsString>>()
+        };
+        let argv = raw(&["skiff", "--cwd", "/x", "config", "--model", "opus"]);
+        let parsed = Args::try_parse_from(&argv).unwrap();
+        let Some(Command::Config { flags }) = &parsed.command else {
+            panic!("not config: {parsed:?}");
+        };
+        assert_eq!(flags, &["--model", "opus"]);
+        let again = Args::try_parse_from(Args::without_config_token(argv, flags.len())).unwrap();
+        assert!(again.command.is_none() && again.prompt.is_none());
+        assert_eq!(again.model.as_deref(), Some("opus"));
+        assert_eq!(again.cwd.as_deref(), Some(std::path::Path::new("/x")));
+    }
 
     #[test]
     fn rule_lists() {

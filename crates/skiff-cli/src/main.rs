@@ -21,9 +21,9 @@ mod view;
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use crate::args::{Args, InputFormat, OutputFormat};
+use crate::args::{Args, Command, InputFormat, OutputFormat};
 
 fn main() -> ExitCode {
     // Before anything else runs (and before any thread starts): credentials out of reach.
@@ -32,11 +32,20 @@ fn main() -> ExitCode {
     args.normalize();
     // Held until exit: dropping it flushes the log file.
     let _log = logging::init_from_args(&args);
-    if !args.print && args.prompt.as_deref() == Some("config") {
-        return report(config_cmd::run_config(&args));
-    }
-    if !args.print && args.prompt.as_deref() == Some("sessions") {
-        return report(sessions::run_sessions(&args));
+    match &args.command {
+        Some(Command::Config { flags }) if flags.is_empty() => {
+            return report(config_cmd::run_config(&args));
+        }
+        Some(Command::Config { flags }) => {
+            let argv = Args::without_config_token(std::env::args_os().collect(), flags.len());
+            let mut run_args = Args::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+            run_args.normalize();
+            return report(config_cmd::run_config(&run_args));
+        }
+        Some(Command::Sessions) => return report(sessions::run_sessions(&args)),
+        Some(Command::Completions { shell }) => return report(print_completions(*shell)),
+        Some(Command::Man) => return report(print_man_page()),
+        None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -56,6 +65,32 @@ fn main() -> ExitCode {
         runtime.block_on(run(args))
     };
     report(outcome)
+}
+
+/// `skiff completions SHELL`: the completion script on stdout.
+fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Args::command(), "skiff", &mut buf);
+    write_stdout(&buf)
+}
+
+/// `skiff man`: the man page (roff) on stdout.
+fn print_man_page() -> anyhow::Result<ExitCode> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Args::command()).render(&mut buf)?;
+    write_stdout(&buf)
+}
+
+/// Write to stdout; a closed pipe (`skiff man | head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing to stdout"))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Print a top-level error as one line and exit 1.

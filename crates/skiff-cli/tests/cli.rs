@@ -37,6 +37,87 @@ fn version_and_help() {
         .stdout(predicate::str::contains("--print"));
 }
 
+/// `skiff` with no environment at all (no key): commands other than a prompt need none.
+fn bare() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd
+}
+
+#[test]
+fn help_lists_the_commands_and_each_has_its_own_help() {
+    let top = bare().arg("--help").assert().success();
+    let text = String::from_utf8(top.get_output().stdout.clone()).unwrap();
+    for cmd in ["config", "sessions", "completions", "man"] {
+        assert!(text.contains(&format!("  {cmd} ")), "{cmd} missing: {text}");
+    }
+    for cmd in ["config", "sessions", "completions", "man"] {
+        for args in [vec!["help", cmd], vec![cmd, "--help"]] {
+            bare()
+                .args(&args)
+                .assert()
+                .success()
+                .stdout(predicate::str::contains(format!("Usage: skiff {cmd}")))
+                .stdout(predicate::str::contains("--print").not());
+        }
+    }
+    // `skiff help` is the top-level help, not a prompt (no API key asked for).
+    bare()
+        .arg("help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Usage: skiff"))
+        .stderr(predicate::str::contains("API").not());
+}
+
+#[test]
+fn workspace_flags_work_after_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    bare()
+        .env("SKIFF_HOME", home.path())
+        .args(["sessions", "--output-format", "json", "--cwd"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("["));
+    bare()
+        .env("SKIFF_HOME", home.path())
+        .args(["config", "--cwd", "/definitely/not/here"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("/definitely/not/here"));
+}
+
+#[test]
+fn shell_completions_and_man_page() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef skiff"),
+        ("fish", "complete -c skiff"),
+    ] {
+        bare()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(marker))
+            .stdout(predicate::str::contains("permission-mode"));
+    }
+    bare()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bash"));
+    bare()
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(".TH skiff 1"))
+        .stdout(predicate::str::contains("permission\\-mode"))
+        .stdout(predicate::str::contains("sessions"));
+}
+
 #[test]
 fn missing_api_key_is_actionable_and_exits_1() {
     assert_cmd::Command::new(env!("CARGO_BIN_EXE_skiff"))
