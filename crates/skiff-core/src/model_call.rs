@@ -29,6 +29,9 @@ pub async fn call_model(
     let started = Instant::now();
     let mut stream = provider.stream(request, cancel.clone());
     let mut shell: Option<MessageResponse> = None;
+    // Tool calls are shown once the message is complete: a message cut in the middle of a
+    // call is asked again, and its calls must never reach clients without a result.
+    let mut held_calls: Vec<SdkMessage> = Vec::new();
     while let Some(item) = stream.next().await {
         let elapsed = || started.elapsed().as_millis() as u64;
         match item {
@@ -45,10 +48,16 @@ pub async fn call_model(
                 let mut message = shell
                     .clone()
                     .unwrap_or_else(|| MessageResponse::new("", request.model));
+                let is_call = matches!(block, skiff_protocol::ContentBlock::ToolUse(_));
                 message.content = vec![block];
                 message.stop_reason = None;
                 message.stop_sequence = None;
-                sink.emit(assistant_frame(message, None, JsonMap::new(), sink));
+                let frame = assistant_frame(message, None, JsonMap::new(), sink);
+                if is_call {
+                    held_calls.push(frame);
+                } else {
+                    sink.emit(frame);
+                }
             }
             Ok(ProviderEvent::Retry(n)) => {
                 sink.emit(SdkMessage::System(SystemMessage::ApiRetry(ApiRetry {
@@ -62,8 +71,19 @@ pub async fn call_model(
                     uuid: new_uuid(),
                 })));
                 shell = None;
+                held_calls.clear();
             }
             Ok(ProviderEvent::Done(message)) => {
+                if crate::transcript::is_cut_tool_call(&message) {
+                    tracing::debug!(
+                        calls = held_calls.len(),
+                        "tool calls cut at max_tokens withheld"
+                    );
+                } else {
+                    for frame in held_calls.drain(..) {
+                        sink.emit(frame);
+                    }
+                }
                 return Ok(ModelReply {
                     message,
                     api_ms: elapsed(),

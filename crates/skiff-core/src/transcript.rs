@@ -466,7 +466,7 @@ impl SessionStore for JsonlTranscript {
 }
 
 /// The loop's own rule: a max_tokens reply whose tool call input was cut is retried, not kept.
-fn is_cut_tool_call(message: &MessageResponse) -> bool {
+pub(crate) fn is_cut_tool_call(message: &MessageResponse) -> bool {
     message.stop_reason == Some(StopReason::MaxTokens)
         && message
             .content

@@ -227,8 +227,18 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
 
+        if tool_uses.is_empty() && stop == StopReason::ToolUse {
+            // The model asked for a tool and no call came (a server that lost it): never a
+            // success with nothing run.
+            return End::Failed(
+                "the model stopped to use a tool (stop_reason tool_use) but the response had no \
+                 tool call; the server may not support tool calls with this model"
+                    .to_owned(),
+            );
+        }
         match stop {
-            StopReason::ToolUse | StopReason::MaxTokens if !tool_uses.is_empty() => {
+            // Calls are run whatever the stop reason says (some servers end with end_turn).
+            _ if !tool_uses.is_empty() => {
                 let mode = io.live.borrow().mode;
                 let dispatcher = Dispatcher {
                     tools: &core.tools,

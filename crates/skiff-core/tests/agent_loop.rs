@@ -468,16 +468,15 @@ async fn stream_events_come_before_their_assistant_frame() {
 }
 
 #[tokio::test]
-async fn empty_tool_use_ends_the_run() {
+async fn a_tool_stop_without_a_call_ends_the_run_as_an_error() {
     let mut h = harness(vec![ScriptTurn {
         stop_reason: Some(StopReason::ToolUse),
         ..ScriptTurn::text("I wanted a tool but named none.")
     }])
     .await;
     let (_, r) = h.run("hi").await;
-    assert!(!r.is_error);
+    assert!(r.is_error, "{r:?}");
     assert_eq!(r.num_turns, 1);
-    assert_eq!(r.result.as_deref(), Some("I wanted a tool but named none."));
 }
 
 #[tokio::test]
@@ -970,4 +969,71 @@ async fn a_tool_call_cut_by_max_tokens_is_asked_again_with_more_room_or_fails_cl
         r.errors
     );
     validate_history(&agent.history().await.unwrap()).unwrap();
+}
+
+fn tool_use_frames(events: &[SdkMessage]) -> usize {
+    events
+        .iter()
+        .filter(|e| {
+            matches!(e, SdkMessage::Assistant(a)
+                if a.message.content.iter().any(|b| matches!(b, ContentBlock::ToolUse(_))))
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn calls_of_a_reply_cut_by_max_tokens_never_reach_clients() {
+    let cut = ScriptTurn {
+        content: vec![
+            tool("Bash", json!({"command": "echo 1"})),
+            // Streamed verbatim: invalid JSON, as a reply cut mid-call is.
+            tool("Bash", json!("{\"command\": \"ec")),
+        ],
+        stop_reason: Some(StopReason::MaxTokens),
+        ..ScriptTurn::default()
+    };
+    let mut h = harness(vec![
+        cut,
+        turn(vec![tool("Bash", json!({"command": "echo whole"}))]),
+        ScriptTurn::text("done"),
+    ])
+    .await;
+    let (events, result) = h.run("go").await;
+    assert!(!result.is_error, "{result:?}");
+    // Only the call of the retried reply is shown, and it has its result.
+    assert_eq!(tool_use_frames(&events), 1);
+    assert_eq!(tool_results(&events).len(), 1);
+}
+
+#[tokio::test]
+async fn calls_run_whatever_the_stop_reason_and_a_tool_stop_without_calls_is_an_error() {
+    // A server that ends a reply with calls as end_turn: the calls still run.
+    let end_turn_calls = ScriptTurn {
+        content: vec![tool("Bash", json!({"command": "echo ran"}))],
+        stop_reason: Some(StopReason::EndTurn),
+        ..ScriptTurn::default()
+    };
+    let mut h = harness(vec![end_turn_calls, ScriptTurn::text("done")]).await;
+    let (events, result) = h.run("go").await;
+    assert!(!result.is_error, "{result:?}");
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].2.contains("ran"), "{results:?}");
+
+    // stop_reason tool_use and no call: an error the user sees, never a success.
+    let lost = ScriptTurn {
+        content: vec![ScriptBlock::Text {
+            text: "I will run it".into(),
+        }],
+        stop_reason: Some(StopReason::ToolUse),
+        ..ScriptTurn::default()
+    };
+    let mut h = harness(vec![lost]).await;
+    let (_, result) = h.run("go").await;
+    assert!(result.is_error, "{result:?}");
+    assert!(
+        result.errors.iter().any(|e| e.contains("no tool call")),
+        "{:?}",
+        result.errors
+    );
 }

@@ -54,11 +54,13 @@ fn sse_throughput() {
         let mut dec = SseDecoder::new();
         let mut acc = StreamAccumulator::new();
         let mut out = Vec::new();
+        let mut done = Vec::new();
         for piece in one.chunks(chunk) {
             dec.feed(piece, &mut out);
             for raw in out.drain(..) {
-                let ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
-                acc.apply(&ev).unwrap();
+                let mut ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
+                acc.apply(&mut ev, &mut done).unwrap();
+                done.clear();
                 total_events += 1;
             }
         }

@@ -49,10 +49,18 @@ enum Slot {
 }
 
 /// Applies stream events in order and assembles the final message.
+///
+/// Tolerant of what Anthropic-compatible servers (llama.cpp, Ollama, LM Studio, gateways) send:
+/// a `tool_use` start without `input`, a block index used again after its block stopped
+/// (llama.cpp numbers a text block after a tool call 0 again), and blocks never stopped before
+/// `message_stop`. Block indexes are renumbered densely in order of their start, and the events
+/// are rewritten to those numbers, so everything downstream sees one consistent numbering.
 #[derive(Debug, Default)]
 pub struct StreamAccumulator {
     message: Option<MessageResponse>,
-    blocks: Vec<Option<Slot>>,
+    blocks: Vec<Slot>,
+    /// The server's index of each open or last-started block → our index.
+    indexes: std::collections::HashMap<usize, usize>,
     stopped: bool,
 }
 
@@ -72,75 +80,63 @@ impl StreamAccumulator {
         self.message.as_ref().map(|m| m.id.as_str())
     }
 
-    /// Apply one event. Returns the completed block when the event is a `content_block_stop`.
-    /// `error` events are not handled here (the caller maps them to its own error type).
+    /// Apply one event, rewriting its block index to skiff's numbering. Blocks completed by
+    /// the event (a `content_block_stop`, or a `message_stop` closing blocks the server never
+    /// stopped) are pushed on `completed`. `error` events are not handled here (the caller
+    /// maps them to its own error type).
     pub fn apply(
         &mut self,
-        event: &StreamEvent,
-    ) -> Result<Option<(usize, ContentBlock)>, StreamError> {
+        event: &mut StreamEvent,
+        completed: &mut Vec<(usize, ContentBlock)>,
+    ) -> Result<(), StreamError> {
         match event {
             StreamEvent::MessageStart { message } => {
                 if self.message.is_some() {
                     return Err(StreamError::DuplicateStart);
                 }
-                self.message = Some(message.clone());
+                let mut message = message.clone();
+                // Servers that echo content in message_start: the blocks come as events.
+                message.content.clear();
+                self.message = Some(message);
             }
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,
             } => {
                 self.started("content_block_start")?;
-                let index = *index;
-                if self.blocks.len() <= index {
-                    self.blocks.resize_with(index + 1, || None);
+                if let Some(&ours) = self.indexes.get(index)
+                    && matches!(self.blocks.get(ours), Some(Slot::Open { .. }))
+                {
+                    return Err(StreamError::DuplicateBlock(*index));
                 }
-                if self.blocks[index].is_some() {
-                    return Err(StreamError::DuplicateBlock(index));
+                let ours = self.blocks.len();
+                self.indexes.insert(*index, ours);
+                *index = ours;
+                if let ContentBlock::ToolUse(tu) = content_block
+                    && tu.input.is_null()
+                {
+                    tu.input = Value::Object(serde_json::Map::new());
                 }
-                self.blocks[index] = Some(Slot::Open {
+                self.blocks.push(Slot::Open {
                     block: content_block.clone(),
                     json: String::new(),
                 });
             }
             StreamEvent::ContentBlockDelta { index, delta } => {
                 self.started("content_block_delta")?;
-                let Some(Some(Slot::Open { block, json })) = self.blocks.get_mut(*index) else {
-                    return Err(StreamError::BlockNotOpen {
-                        event: "content_block_delta",
-                        index: *index,
-                    });
-                };
-                apply_delta(block, json, delta, *index)?;
+                let ours = self.open_index(*index, "content_block_delta")?;
+                *index = ours;
+                if let Some(Slot::Open { block, json }) = self.blocks.get_mut(ours) {
+                    apply_delta(block, json, delta, ours)?;
+                }
             }
             StreamEvent::ContentBlockStop { index } => {
                 self.started("content_block_stop")?;
-                let index = *index;
-                let slot = self.blocks.get_mut(index).and_then(Option::take);
-                let Some(Slot::Open { mut block, json }) = slot else {
-                    // Put back a closed block we took by mistake.
-                    if let Some(s @ Slot::Closed(_)) = slot {
-                        self.blocks[index] = Some(s);
-                    }
-                    return Err(StreamError::BlockNotOpen {
-                        event: "content_block_stop",
-                        index,
-                    });
-                };
-                if let ContentBlock::ToolUse(tu) = &mut block
-                    && !json.trim().is_empty()
-                {
-                    match serde_json::from_str::<Value>(&json) {
-                        Ok(v) => tu.input = v,
-                        Err(e) => {
-                            // Kept as its raw text (a JSON string): the loop answers the call
-                            // with an error result, or asks again when max_tokens cut it.
-                            tracing::warn!(index, tool = %tu.name, error = %e, "tool input is not valid JSON");
-                            tu.input = Value::String(json);
-                        }
-                    }
+                let ours = self.open_index(*index, "content_block_stop")?;
+                *index = ours;
+                if let Some(block) = self.close(ours) {
+                    completed.push((ours, block));
                 }
-                self.blocks[index] = Some(Slot::Closed(block.clone()));
-                return Ok(Some((index, block)));
             }
             StreamEvent::MessageDelta { delta, usage } => {
                 let msg = self.started_mut("message_delta")?;
@@ -159,15 +155,56 @@ impl StreamAccumulator {
             }
             StreamEvent::MessageStop => {
                 self.started("message_stop")?;
+                // Blocks the server never stopped end with the message.
+                for i in 0..self.blocks.len() {
+                    if matches!(self.blocks.get(i), Some(Slot::Open { .. }))
+                        && let Some(block) = self.close(i)
+                    {
+                        tracing::debug!(index = i, "content block closed by message_stop");
+                        completed.push((i, block));
+                    }
+                }
                 self.stopped = true;
             }
             StreamEvent::Ping | StreamEvent::Error { .. } | StreamEvent::Unknown(_) => {}
         }
-        Ok(None)
+        Ok(())
     }
 
-    /// The assembled message. Fails when the stream was cut short or a tool input is invalid
-    /// for any reason other than a `max_tokens` stop (then the raw text is kept as a JSON string).
+    /// Our index of the open block the server calls `index`.
+    fn open_index(&self, index: usize, event: &'static str) -> Result<usize, StreamError> {
+        match self.indexes.get(&index) {
+            Some(&ours) if matches!(self.blocks.get(ours), Some(Slot::Open { .. })) => Ok(ours),
+            _ => Err(StreamError::BlockNotOpen { event, index }),
+        }
+    }
+
+    /// Close the open block `ours`: join and parse its tool input; the block as completed.
+    fn close(&mut self, ours: usize) -> Option<ContentBlock> {
+        let slot = self.blocks.get_mut(ours)?;
+        let Slot::Open { block, json } = slot else {
+            return None;
+        };
+        let mut block = std::mem::replace(block, ContentBlock::text(""));
+        let json = std::mem::take(json);
+        if let ContentBlock::ToolUse(tu) = &mut block
+            && !json.trim().is_empty()
+        {
+            match serde_json::from_str::<Value>(&json) {
+                Ok(v) => tu.input = v,
+                Err(e) => {
+                    // Kept as its raw text (a JSON string): the loop answers the call with an
+                    // error result, or asks again when max_tokens cut it.
+                    tracing::warn!(index = ours, tool = %tu.name, error = %e, "tool input is not valid JSON");
+                    tu.input = Value::String(json);
+                }
+            }
+        }
+        *slot = Slot::Closed(block.clone());
+        Some(block)
+    }
+
+    /// The assembled message. Fails when the stream was cut short.
     pub fn finish(self) -> Result<MessageResponse, StreamError> {
         let Some(mut msg) = self.message else {
             return Err(StreamError::Truncated("no message_start".into()));
@@ -178,13 +215,12 @@ impl StreamAccumulator {
         let mut content = Vec::with_capacity(self.blocks.len());
         for (i, slot) in self.blocks.into_iter().enumerate() {
             match slot {
-                Some(Slot::Closed(b)) => content.push(b),
-                Some(Slot::Open { .. }) => {
+                Slot::Closed(b) => content.push(b),
+                Slot::Open { .. } => {
                     return Err(StreamError::Truncated(format!(
                         "content block {i} never stopped"
                     )));
                 }
-                None => {}
             }
         }
         msg.content = content;
@@ -255,6 +291,16 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
+    /// Apply one event; the blocks it completed.
+    fn put(
+        a: &mut StreamAccumulator,
+        mut e: StreamEvent,
+    ) -> Result<Vec<(usize, ContentBlock)>, StreamError> {
+        let mut done = Vec::new();
+        a.apply(&mut e, &mut done)?;
+        Ok(done)
+    }
+
     fn start() -> StreamEvent {
         ev(
             json!({"type":"message_start","message":{"id":"m","type":"message","role":"assistant",
@@ -266,13 +312,14 @@ mod tests {
     #[test]
     fn usage_merges_cumulatively() {
         let mut a = StreamAccumulator::new();
-        a.apply(&start()).unwrap();
-        a.apply(&ev(json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}))).unwrap();
-        a.apply(&ev(
-            json!({"type":"message_delta","delta":{},"usage":{"output_tokens":9}}),
-        ))
+        put(&mut a, start()).unwrap();
+        put(&mut a, ev(json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}))).unwrap();
+        put(
+            &mut a,
+            ev(json!({"type":"message_delta","delta":{},"usage":{"output_tokens":9}})),
+        )
         .unwrap();
-        a.apply(&ev(json!({"type":"message_stop"}))).unwrap();
+        put(&mut a, ev(json!({"type":"message_stop"}))).unwrap();
         let m = a.finish().unwrap();
         assert_eq!(m.usage.input_tokens, 10);
         assert_eq!(m.usage.output_tokens, 9);
@@ -283,8 +330,8 @@ mod tests {
     #[test]
     fn truncated_streams_are_errors() {
         let mut a = StreamAccumulator::new();
-        a.apply(&start()).unwrap();
-        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}))).unwrap();
+        put(&mut a, start()).unwrap();
+        put(&mut a, ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}))).unwrap();
         assert!(matches!(a.finish(), Err(StreamError::Truncated(_))));
         assert!(matches!(
             StreamAccumulator::new().finish(),
@@ -296,36 +343,60 @@ mod tests {
     fn events_out_of_order_are_typed_errors() {
         let mut a = StreamAccumulator::new();
         assert_eq!(
-            a.apply(&ev(json!({"type":"content_block_stop","index":0}))),
+            put(&mut a, ev(json!({"type":"content_block_stop","index":0}))),
             Err(StreamError::NotStarted("content_block_stop"))
         );
-        a.apply(&start()).unwrap();
+        put(&mut a, start()).unwrap();
         assert!(matches!(
-            a.apply(&ev(json!({"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}}))),
+            put(
+                &mut a,
+                ev(
+                    json!({"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}})
+                )
+            ),
             Err(StreamError::BlockNotOpen { index: 3, .. })
         ));
-        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}))).unwrap();
+        put(&mut a, ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}))).unwrap();
         assert!(matches!(
-            a.apply(&ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}))),
+            put(
+                &mut a,
+                ev(
+                    json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}})
+                )
+            ),
             Err(StreamError::DeltaMismatch { .. })
         ));
-        assert_eq!(a.apply(&start()), Err(StreamError::DuplicateStart));
-        a.apply(&ev(json!({"type":"content_block_stop","index":0})))
-            .unwrap();
+        assert_eq!(put(&mut a, start()), Err(StreamError::DuplicateStart));
+        put(&mut a, ev(json!({"type":"content_block_stop","index":0}))).unwrap();
         assert!(matches!(
-            a.apply(&ev(json!({"type":"content_block_stop","index":0}))),
+            put(&mut a, ev(json!({"type":"content_block_stop","index":0}))),
             Err(StreamError::BlockNotOpen { .. })
         ));
     }
 
     fn tool_stream(partial: &str, stop: &str) -> Result<MessageResponse, StreamError> {
         let mut a = StreamAccumulator::new();
-        a.apply(&start())?;
-        a.apply(&ev(json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}})))?;
-        a.apply(&ev(json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":partial}})))?;
-        a.apply(&ev(json!({"type":"content_block_stop","index":0})))?;
-        a.apply(&ev(json!({"type":"message_delta","delta":{"stop_reason":stop},"usage":{"output_tokens":5}})))?;
-        a.apply(&ev(json!({"type":"message_stop"})))?;
+        put(&mut a, start())?;
+        put(
+            &mut a,
+            ev(
+                json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"Bash","input":{}}}),
+            ),
+        )?;
+        put(
+            &mut a,
+            ev(
+                json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":partial}}),
+            ),
+        )?;
+        put(&mut a, ev(json!({"type":"content_block_stop","index":0})))?;
+        put(
+            &mut a,
+            ev(
+                json!({"type":"message_delta","delta":{"stop_reason":stop},"usage":{"output_tokens":5}}),
+            ),
+        )?;
+        put(&mut a, ev(json!({"type":"message_stop"})))?;
         a.finish()
     }
 

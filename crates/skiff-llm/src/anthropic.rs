@@ -92,7 +92,7 @@ impl AnthropicConfig {
         };
         let mut cfg = Self::new(credential);
         if let Some(url) = non_empty("ANTHROPIC_BASE_URL") {
-            cfg.base_url = validate_base_url(&url)?;
+            cfg.base_url = validate_base_url(&url, "ANTHROPIC_BASE_URL")?;
         }
         if let Some(b) = non_empty("ANTHROPIC_BETAS") {
             cfg.betas = b
@@ -129,15 +129,15 @@ impl AnthropicConfig {
     }
 }
 
-fn validate_base_url(url: &str) -> Result<String, ConfigError> {
+pub(crate) fn validate_base_url(url: &str, name: &str) -> Result<String, ConfigError> {
     let url = url.trim().trim_end_matches('/');
     let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
-        name: "ANTHROPIC_BASE_URL".into(),
+        name: name.into(),
         message: format!("`{url}` is not a URL ({e})"),
     })?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ConfigError::Invalid {
-            name: "ANTHROPIC_BASE_URL".into(),
+            name: name.into(),
             message: format!("`{url}` must start with http:// or https://"),
         });
     }
@@ -171,7 +171,7 @@ impl AnthropicProvider {
     /// Build the provider and its shared HTTP client.
     pub fn new(config: AnthropicConfig) -> Result<Self, LlmError> {
         let config = AnthropicConfig {
-            base_url: validate_base_url(&config.base_url)
+            base_url: validate_base_url(&config.base_url, "ANTHROPIC_BASE_URL")
                 .map_err(|e| LlmError::Request(e.to_string()))?,
             ..config
         };
@@ -413,15 +413,28 @@ fn handle_event(
     out: &mut Vec<ProviderEvent>,
 ) -> Result<bool, AttemptError> {
     let event = parse_event(raw).map_err(AttemptError::Stream)?;
+    apply_event(acc, event, out)
+}
+
+/// Apply one parsed stream event (an `error` event fails the attempt): queue the event, with
+/// its block index renumbered, and the blocks it completed on `out`; `Ok(true)` once the
+/// message is done. Shared by every provider that produces Messages API events.
+pub(crate) fn apply_event(
+    acc: &mut StreamAccumulator,
+    mut event: StreamEvent,
+    out: &mut Vec<ProviderEvent>,
+) -> Result<bool, AttemptError> {
     if let StreamEvent::Error { error } = &event {
         return Err(AttemptError::ErrorEvent {
             kind: error.kind.clone(),
             message: error.message.clone(),
         });
     }
-    let completed = acc.apply(&event).map_err(AttemptError::Stream)?;
+    let mut completed = Vec::new();
+    acc.apply(&mut event, &mut completed)
+        .map_err(AttemptError::Stream)?;
     out.push(ProviderEvent::Stream(event));
-    if let Some((index, block)) = completed {
+    for (index, block) in completed {
         out.push(ProviderEvent::BlockComplete { index, block });
     }
     if !acc.is_complete() {
@@ -430,6 +443,17 @@ fn handle_event(
     let msg = std::mem::take(acc).finish().map_err(AttemptError::Stream)?;
     out.push(ProviderEvent::Done(msg));
     Ok(true)
+}
+
+/// The message of an OpenAI-style error body (`{"error": {"message": …}}`, or Ollama's
+/// `{"error": "…"}`).
+fn openai_error_message(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let err = v.get("error")?;
+    err.get("message")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| err.as_str())
+        .map(str::to_owned)
 }
 
 /// Parse one SSE event's data as a stream event.
@@ -444,7 +468,7 @@ pub(crate) fn parse_event(raw: &SseEvent) -> Result<StreamEvent, StreamError> {
 }
 
 /// The error's causes joined with `: `, without reqwest's top line (which only repeats the URL).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur = e.source();
     while let Some(inner) = cur {
@@ -461,7 +485,7 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
-fn transport_error(e: &reqwest::Error) -> AttemptError {
+pub(crate) fn transport_error(e: &reqwest::Error) -> AttemptError {
     let msg = error_chain(e);
     if e.is_connect() {
         AttemptError::Connect(msg)
@@ -472,7 +496,7 @@ fn transport_error(e: &reqwest::Error) -> AttemptError {
 
 /// Redirects are followed only within the origin of the request: the API key and the headers
 /// go with every request, so a redirect to another host would hand them over.
-fn same_origin_redirects() -> reqwest::redirect::Policy {
+pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let same = attempt
             .previous()
@@ -488,7 +512,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
+pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
     let status = resp.status().as_u16();
     if resp.status().is_redirection() {
         let to = resp
@@ -503,8 +527,8 @@ async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
             kind: "redirect".to_owned(),
             message: format!(
                 "the server redirected the request to {to}; skiff does not follow redirects to \
-                 another host, because the API key would go with them. Set ANTHROPIC_BASE_URL to \
-                 the final address if you trust it"
+                 another host, because the API key would go with them. Set the base URL to the \
+                 final address if you trust it"
             ),
             retry_after: None,
             should_retry: Some(false),
@@ -518,6 +542,7 @@ async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
     };
     let (kind, message) = match serde_json::from_str::<ErrorResponse>(&text) {
         Ok(er) => (er.error.kind, er.error.message),
+        Err(_) if let Some(m) = openai_error_message(&text) => ("http_error".to_owned(), m),
         Err(_) => {
             let excerpt: String = text.trim().chars().take(300).collect();
             let message = if excerpt.is_empty() {

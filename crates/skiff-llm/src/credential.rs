@@ -9,6 +9,8 @@ pub enum Credential {
     ApiKey(SecretString),
     /// `Authorization: Bearer <token>` (ANTHROPIC_AUTH_TOKEN).
     Bearer(SecretString),
+    /// `Authorization: Bearer <key>` from another variable (OPENAI_API_KEY, OPENROUTER_API_KEY).
+    BearerFrom(SecretString, &'static str),
 }
 
 impl Credential {
@@ -22,11 +24,17 @@ impl Credential {
         Self::Bearer(SecretString::from(token.into()))
     }
 
+    /// A bearer credential read from the variable `source`.
+    pub fn bearer_from(token: impl Into<String>, source: &'static str) -> Self {
+        Self::BearerFrom(SecretString::from(token.into()), source)
+    }
+
     /// Where the credential came from, as `system/init.apiKeySource` names it.
     pub fn source_name(&self) -> &'static str {
         match self {
             Self::ApiKey(_) => "ANTHROPIC_API_KEY",
             Self::Bearer(_) => "ANTHROPIC_AUTH_TOKEN",
+            Self::BearerFrom(_, source) => source,
         }
     }
 
@@ -37,7 +45,9 @@ impl Credential {
     ) -> Result<(reqwest::header::HeaderName, reqwest::header::HeaderValue), String> {
         let (name, value) = match self {
             Self::ApiKey(k) => ("x-api-key", k.expose_secret().to_owned()),
-            Self::Bearer(t) => ("authorization", format!("Bearer {}", t.expose_secret())),
+            Self::Bearer(t) | Self::BearerFrom(t, _) => {
+                ("authorization", format!("Bearer {}", t.expose_secret()))
+            }
         };
         let mut v = reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
             format!(
@@ -55,6 +65,7 @@ impl std::fmt::Debug for Credential {
         match self {
             Self::ApiKey(_) => f.write_str("ApiKey([redacted])"),
             Self::Bearer(_) => f.write_str("Bearer([redacted])"),
+            Self::BearerFrom(_, source) => write!(f, "Bearer([redacted] from {source})"),
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Model providers for skiff: the [`Provider`] trait, the Anthropic Messages API client with SSE
-//! streaming ([`AnthropicProvider`]), the stream accumulator and the retry policy.
+//! streaming ([`AnthropicProvider`]), OpenAI-compatible chat completions ([`OpenAiProvider`]), the stream accumulator and the retry policy.
 
 mod accumulator;
 mod anthropic;
 mod credential;
 mod error;
+pub mod openai;
 mod pricing;
 mod provider;
 mod retry;
@@ -17,6 +18,7 @@ pub use anthropic::{
 };
 pub use credential::Credential;
 pub use error::LlmError;
+pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use pricing::{
     DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, cost_usd, model_info, resolve_alias,
 };

@@ -342,23 +342,7 @@ fn handle_event(
         data: data.to_string(),
     };
     let event = parse_event(&raw).map_err(AttemptError::Stream)?;
-    if let StreamEvent::Error { error } = &event {
-        return Err(AttemptError::ErrorEvent {
-            kind: error.kind.clone(),
-            message: error.message.clone(),
-        });
-    }
-    let completed = acc.apply(&event).map_err(AttemptError::Stream)?;
-    out.push(ProviderEvent::Stream(event));
-    if let Some((index, block)) = completed {
-        out.push(ProviderEvent::BlockComplete { index, block });
-    }
-    if !acc.is_complete() {
-        return Ok(false);
-    }
-    let msg = std::mem::take(acc).finish().map_err(AttemptError::Stream)?;
-    out.push(ProviderEvent::Done(msg));
-    Ok(true)
+    crate::anthropic::apply_event(acc, event, out)
 }
 
 /// The failed attempt of a `status` fault: what the Anthropic provider makes of the mock's answer.

@@ -29,11 +29,9 @@ fn assemble(chunks: &[&[u8]]) -> (MessageResponse, Vec<(usize, ContentBlock)>) {
             dec.finish(&mut out);
         }
         for raw in out.drain(..) {
-            let ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
+            let mut ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
             assert_eq!(raw.event.as_deref(), Some(event_type(&ev)));
-            if let Some(done) = acc.apply(&ev).unwrap() {
-                completed.push(done);
-            }
+            acc.apply(&mut ev, &mut completed).unwrap();
         }
     }
     assert!(!dec.has_pending());
@@ -132,8 +130,8 @@ fn truncated_fixture_never_panics_and_is_an_error() {
         let mut out = Vec::new();
         dec.feed(&bytes[..cut], &mut out);
         for raw in out.drain(..) {
-            let ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
-            acc.apply(&ev).unwrap();
+            let mut ev: StreamEvent = serde_json::from_str(&raw.data).unwrap();
+            acc.apply(&mut ev, &mut Vec::new()).unwrap();
         }
         assert!(acc.finish().is_err(), "cut at {cut} assembled a message");
     }

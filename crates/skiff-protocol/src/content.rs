@@ -155,6 +155,7 @@ impl ContentBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextBlock {
     /// The text.
+    #[serde(default)]
     pub text: String,
     /// Citations attached by the API, kept verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,7 +203,9 @@ pub struct ToolUseBlock {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// Tool input (a JSON object when well formed).
+    /// Tool input (a JSON object when well formed). Some compatible servers (llama.cpp) omit it
+    /// at the start of a streamed block; it is then null until the deltas fill it.
+    #[serde(default)]
     pub input: Value,
     /// Prompt-caching breakpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -47,10 +47,10 @@ impl StopReason {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// Input tokens after the last cache breakpoint.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub input_tokens: u64,
     /// Output tokens (cumulative within a stream).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub output_tokens: u64,
     /// Tokens written to the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,18 +91,20 @@ impl Usage {
 /// An assistant message as returned by the API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageResponse {
-    /// `msg_…` id.
+    /// `msg_…` id (compatible servers may send other formats, or none).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub id: String,
     /// Always `message`.
     #[serde(rename = "type", default = "message_tag")]
     pub kind: String,
     /// Always assistant.
+    #[serde(default = "assistant", deserialize_with = "role_or_assistant")]
     pub role: Role,
     /// Model that answered.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub model: String,
     /// Content blocks.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<ContentBlock>,
     /// Why generation stopped (null in `message_start`).
     #[serde(default)]
@@ -111,11 +113,28 @@ pub struct MessageResponse {
     #[serde(default)]
     pub stop_sequence: Option<String>,
     /// Token usage.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub usage: Usage,
     /// Fields this version does not model.
     #[serde(flatten)]
     pub extra: JsonMap,
+}
+
+/// A field that compatible servers send as `null`: its default instead.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
+
+fn assistant() -> Role {
+    Role::Assistant
+}
+
+fn role_or_assistant<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
+    Option::<Role>::deserialize(d).map(|r| r.unwrap_or(Role::Assistant))
 }
 
 fn message_tag() -> String {

@@ -21,6 +21,7 @@
 //! [`MockServer`] panics when it is dropped (unless the test is already panicking or called
 //! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
+mod canned;
 pub mod faults;
 pub mod invariants;
 pub mod process;
@@ -30,6 +31,7 @@ mod server;
 pub mod sse;
 mod streaming;
 
+pub use canned::{Canned, CannedServer};
 pub use recording::RecordedRequest;
 pub use server::{MockServer, MockServerBuilder};
 pub use skiff_protocol::script::{Fault, Script, ScriptBlock, ScriptTurn};

@@ -1,0 +1,541 @@
+//! `OpenAiProvider`: OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp, vLLM,
+//! LM Studio, OpenRouter, LiteLLM) behind the same [`Provider`] trait, streaming, with the same
+//! retries, idle timeout and cancellation as the Anthropic provider. The chunks are translated
+//! into Messages API events ([`stream::ChunkTranslator`]), so the loop and every client see one
+//! format.
+
+mod request;
+mod stream;
+pub mod text_calls;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use skiff_protocol::RequestView;
+use tokio_util::sync::CancellationToken;
+
+pub use request::chat_body;
+pub use stream::{ChunkError, ChunkTranslator};
+
+use crate::accumulator::StreamAccumulator;
+use crate::anthropic::{
+    ConfigError, apply_event, error_chain, http_error, same_origin_redirects, transport_error,
+    validate_base_url,
+};
+use crate::error::AttemptError;
+use crate::provider::{EventStream, Provider, ProviderEvent};
+use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
+use crate::sse::{SseDecoder, SseEvent};
+use crate::{Credential, LlmError, StreamError};
+
+/// OpenAI's own endpoint.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A named server: where it listens and which variable holds its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The name given to `--provider`.
+    pub name: &'static str,
+    /// Its base URL (with `/v1`).
+    pub base_url: &'static str,
+    /// The variable its API key is read from first (OPENAI_API_KEY is the fallback).
+    pub key_var: Option<&'static str>,
+    /// Whether it runs on this machine (no key needed, no prices).
+    pub local: bool,
+}
+
+/// The servers `--provider` knows by name.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "openai",
+        base_url: OPENAI_BASE_URL,
+        key_var: None,
+        local: false,
+    },
+    Preset {
+        name: "ollama",
+        base_url: "http://127.0.0.1:11434/v1",
+        key_var: None,
+        local: true,
+    },
+    Preset {
+        name: "llamacpp",
+        base_url: "http://127.0.0.1:8080/v1",
+        key_var: None,
+        local: true,
+    },
+    Preset {
+        name: "vllm",
+        base_url: "http://127.0.0.1:8000/v1",
+        key_var: None,
+        local: true,
+    },
+    Preset {
+        name: "lmstudio",
+        base_url: "http://127.0.0.1:1234/v1",
+        key_var: None,
+        local: true,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: "https://openrouter.ai/api/v1",
+        key_var: Some("OPENROUTER_API_KEY"),
+        local: false,
+    },
+];
+
+/// The preset called `name` (case-insensitive; `llama.cpp` and `lm-studio` spellings too).
+pub fn preset(name: &str) -> Option<&'static Preset> {
+    let n: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    PRESETS.iter().find(|p| p.name == n)
+}
+
+/// Settings of the OpenAI-compatible provider.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Base URL including the version path (`…/v1`); `/chat/completions` is appended.
+    pub base_url: String,
+    /// The key, when the server wants one (local servers usually do not).
+    pub credential: Option<Credential>,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// No bytes for this long counts as a dropped connection. Local servers may think for
+    /// long before the first token (prefill on a CPU), hence the generous default of 300 s.
+    pub idle_timeout: Duration,
+    /// TCP/TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// Extra request headers.
+    pub extra_headers: Vec<(String, String)>,
+    /// Treat a tool call written as text (JSON, a ```json fence, `<tool_call>`) as a call.
+    pub text_tool_calls: bool,
+}
+
+impl OpenAiConfig {
+    /// Defaults for `base_url`.
+    pub fn new(base_url: impl Into<String>, credential: Option<Credential>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            credential,
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(300),
+            connect_timeout: Duration::from_secs(10),
+            extra_headers: Vec::new(),
+            text_tool_calls: true,
+        }
+    }
+
+    /// Configuration from variables for `preset` (default: `openai`): OPENAI_BASE_URL (or the
+    /// preset's address), the preset's key variable or OPENAI_API_KEY (optional),
+    /// SKIFF_MAX_RETRIES, SKIFF_STREAM_IDLE_TIMEOUT_MS.
+    pub fn from_lookup(
+        preset: &Preset,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let non_empty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let key = preset
+            .key_var
+            .and_then(|var| non_empty(var).map(|k| (k, var)))
+            .or_else(|| non_empty("OPENAI_API_KEY").map(|k| (k, "OPENAI_API_KEY")));
+        let credential = key.map(|(k, var)| Credential::bearer_from(k.trim(), var));
+        let base = non_empty("OPENAI_BASE_URL").unwrap_or_else(|| preset.base_url.to_owned());
+        let mut cfg = Self::new(normalize_base_url(&base)?, credential);
+        if let Some(n) = non_empty("SKIFF_MAX_RETRIES") {
+            cfg.retry.max_retries = n.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: "SKIFF_MAX_RETRIES".into(),
+                message: format!("`{n}` is not a whole number"),
+            })?;
+        }
+        if let Some(ms) = non_empty("SKIFF_STREAM_IDLE_TIMEOUT_MS") {
+            let ms: u64 = ms.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: "SKIFF_STREAM_IDLE_TIMEOUT_MS".into(),
+                message: format!("`{ms}` is not a number of milliseconds"),
+            })?;
+            cfg.idle_timeout = Duration::from_millis(ms.max(1));
+        }
+        Ok(cfg)
+    }
+}
+
+/// A base URL as given (`http://localhost:11434`, `…/v1/`, `…/v1/chat/completions`) made the
+/// `…/v1` form.
+pub fn normalize_base_url(url: &str) -> Result<String, ConfigError> {
+    let url = validate_base_url(url, "base URL")?;
+    let url = url
+        .strip_suffix("/chat/completions")
+        .unwrap_or(&url)
+        .trim_end_matches('/')
+        .to_owned();
+    let path_empty = reqwest::Url::parse(&url)
+        .map(|u| u.path().trim_matches('/').is_empty())
+        .unwrap_or(false);
+    Ok(if path_empty { format!("{url}/v1") } else { url })
+}
+
+/// A model the server offers (`GET /models`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerModel {
+    /// Its id, as `--model` takes it.
+    pub id: String,
+    /// Its context window, when the server says.
+    pub context_window: Option<u64>,
+    /// Who owns it, when the server says.
+    pub owned_by: Option<String>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    headers: HeaderMap,
+    chat_url: String,
+    config: OpenAiConfig,
+}
+
+/// The OpenAI-compatible provider. Cheap to clone.
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("base_url", &self.inner.config.base_url)
+            .field("credential", &self.inner.config.credential)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiProvider {
+    /// Build the provider and its HTTP client.
+    pub fn new(config: OpenAiConfig) -> Result<Self, LlmError> {
+        let base_url =
+            normalize_base_url(&config.base_url).map_err(|e| LlmError::Request(e.to_string()))?;
+        let config = OpenAiConfig { base_url, ..config };
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
+            .redirect(same_origin_redirects())
+            .build()
+            .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            reqwest::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (name, value) in &config.extra_headers {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| LlmError::Request(format!("invalid custom header name `{name}`")))?;
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                LlmError::Request(format!("invalid value for custom header `{name}`"))
+            })?;
+            v.set_sensitive(true);
+            headers.insert(n, v);
+        }
+        if let Some(c) = &config.credential {
+            let (name, value) = c.header().map_err(LlmError::Request)?;
+            headers.insert(name, value);
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                client,
+                headers,
+                chat_url: format!("{}/chat/completions", config.base_url),
+                config,
+            }),
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.inner.config
+    }
+
+    /// `GET /models`: the models the server offers.
+    pub async fn list_models(&self) -> Result<Vec<ServerModel>, LlmError> {
+        let url = format!("{}/models", self.inner.config.base_url);
+        let mut headers = self.inner.headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let resp = self
+            .inner
+            .client
+            .get(&url)
+            .headers(headers)
+            .timeout(
+                self.inner
+                    .config
+                    .connect_timeout
+                    .max(Duration::from_secs(30)),
+            )
+            .send()
+            .await
+            .map_err(|e| transport_error(&e).into_final(&url, 0))?;
+        if !resp.status().is_success() {
+            return Err(http_error(resp, self.inner.config.idle_timeout)
+                .await
+                .into_final(&url, 0));
+        }
+        let v: serde_json::Value = resp
+            .json()
+            .await
+            .map_err(|e| LlmError::Request(format!("{url} did not answer a model list: {e}")))?;
+        let items = v
+            .get("data")
+            .or_else(|| v.get("models"))
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| LlmError::Request(format!("{url} did not answer a model list")))?;
+        Ok(items.iter().filter_map(server_model).collect())
+    }
+}
+
+fn server_model(v: &serde_json::Value) -> Option<ServerModel> {
+    let id = v
+        .get("id")
+        .or_else(|| v.get("name"))
+        .or_else(|| v.get("model"))?
+        .as_str()?
+        .to_owned();
+    let u64_at = |path: &[&str]| {
+        let mut cur = v;
+        for p in path {
+            cur = cur.get(p)?;
+        }
+        cur.as_u64()
+    };
+    let context_window = u64_at(&["context_length"])
+        .or_else(|| u64_at(&["max_model_len"]))
+        .or_else(|| u64_at(&["meta", "n_ctx"]))
+        .or_else(|| u64_at(&["meta", "n_ctx_train"]));
+    let owned_by = v
+        .get("owned_by")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    Some(ServerModel {
+        id,
+        context_window,
+        owned_by,
+    })
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
+        let inner = self.inner.clone();
+        let body = match serde_json::to_vec(&chat_body(request)) {
+            Ok(b) => bytes::Bytes::from(b),
+            Err(e) => {
+                let e = LlmError::Request(e.to_string());
+                return Box::pin(futures::stream::once(async move { Err(e) }));
+            }
+        };
+        let tools: Arc<[String]> = if inner.config.text_tool_calls {
+            request.tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Arc::from([])
+        };
+        let model: Arc<str> = Arc::from(request.model);
+        let retry = Retrying {
+            policy: inner.config.retry.clone(),
+            target: inner.chat_url.clone(),
+            max_sleep: None,
+        };
+        let attempt_cancel = cancel.clone();
+        retrying(retry, cancel, move || {
+            Ok(Box::pin(attempt(
+                inner.clone(),
+                body.clone(),
+                ChunkTranslator::new(&model, tools.to_vec()),
+                attempt_cancel.clone(),
+            )) as AttemptStream)
+        })
+    }
+}
+
+/// One HTTP attempt: send, check the status, translate the chunks until `[DONE]`.
+fn attempt(
+    inner: Arc<Inner>,
+    body: bytes::Bytes,
+    mut translator: ChunkTranslator,
+    cancel: CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
+    async_stream::stream! {
+        let idle = inner.config.idle_timeout;
+        let send = inner
+            .client
+            .post(&inner.chat_url)
+            .headers(inner.headers.clone())
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body)
+            .send();
+        let resp = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+            r = tokio::time::timeout(idle, send) => r,
+        };
+        let resp = match resp {
+            Err(_) => {
+                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
+                return;
+            }
+            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
+            Ok(Ok(r)) => r,
+        };
+        if !resp.status().is_success() {
+            yield Err(http_error(resp, idle).await);
+            return;
+        }
+        let mut body = resp.bytes_stream();
+        let mut decoder = SseDecoder::new();
+        let mut acc = StreamAccumulator::new();
+        let mut sse: Vec<SseEvent> = Vec::new();
+        let mut events = Vec::new();
+        let mut ready: Vec<ProviderEvent> = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+                n = tokio::time::timeout(idle, body.next()) => n,
+            };
+            let at_eof = match next {
+                Err(_) => {
+                    yield Err(AttemptError::Transport(format!(
+                        "stream stalled: no data for {}s", idle.as_secs_f64()
+                    )));
+                    return;
+                }
+                Ok(Some(Err(e))) => {
+                    yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
+                    return;
+                }
+                Ok(Some(Ok(bytes))) => {
+                    decoder.feed(&bytes, &mut sse);
+                    false
+                }
+                Ok(None) => {
+                    decoder.finish(&mut sse);
+                    true
+                }
+            };
+            for raw in sse.drain(..) {
+                let data = raw.data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if data == "[DONE]" {
+                    translator.end(&mut events);
+                } else {
+                    let chunk: serde_json::Value = match serde_json::from_str(data) {
+                        Ok(v) => v,
+                        // Cut-off data at EOF is a dropped connection, not a malformed stream.
+                        Err(_) if at_eof => break,
+                        Err(e) => {
+                            let excerpt: String = data.chars().take(120).collect();
+                            yield Err(AttemptError::Stream(StreamError::Malformed(format!(
+                                "chat completion chunk: {e}; data: {excerpt}"
+                            ))));
+                            return;
+                        }
+                    };
+                    if let Err(ChunkError { kind, message }) = translator.chunk(&chunk, &mut events) {
+                        yield Err(AttemptError::ErrorEvent { kind, message });
+                        return;
+                    }
+                }
+                for event in events.drain(..) {
+                    match apply_event(&mut acc, event, &mut ready) {
+                        Ok(done) => {
+                            for ev in ready.drain(..) {
+                                yield Ok(ev);
+                            }
+                            if done {
+                                return;
+                            }
+                        }
+                        Err(e) => { yield Err(e); return; }
+                    }
+                }
+            }
+            if at_eof {
+                // Some servers end the body after the finish reason without `[DONE]`.
+                if translator.finished() && !translator.ended() {
+                    translator.end(&mut events);
+                    for event in events.drain(..) {
+                        match apply_event(&mut acc, event, &mut ready) {
+                            Ok(done) => {
+                                for ev in ready.drain(..) {
+                                    yield Ok(ev);
+                                }
+                                if done {
+                                    return;
+                                }
+                            }
+                            Err(e) => { yield Err(e); return; }
+                        }
+                    }
+                }
+                yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_normalized() {
+        assert_eq!(
+            normalize_base_url("http://localhost:11434").unwrap(),
+            "http://localhost:11434/v1"
+        );
+        assert_eq!(
+            normalize_base_url("http://localhost:11434/v1/").unwrap(),
+            "http://localhost:11434/v1"
+        );
+        assert_eq!(
+            normalize_base_url("https://openrouter.ai/api/v1/chat/completions").unwrap(),
+            "https://openrouter.ai/api/v1"
+        );
+        assert!(normalize_base_url("localhost:8080").is_err());
+    }
+
+    #[test]
+    fn presets_by_name() {
+        assert_eq!(
+            preset("llama.cpp").map(|p| p.base_url),
+            Some("http://127.0.0.1:8080/v1")
+        );
+        assert_eq!(preset("LM-Studio").map(|p| p.name), Some("lmstudio"));
+        assert!(preset("ollama").is_some_and(|p| p.local));
+        assert!(preset("nope").is_none());
+    }
+
+    #[test]
+    fn keys_come_from_the_preset_variable_then_openai() {
+        let or = preset("openrouter").unwrap();
+        let cfg = OpenAiConfig::from_lookup(or, |k| match k {
+            "OPENROUTER_API_KEY" => Some("sk-or-x".into()),
+            "OPENAI_API_KEY" => Some("sk-oa".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            cfg.credential.map(|c| c.source_name()),
+            Some("OPENROUTER_API_KEY")
+        );
+        let local = OpenAiConfig::from_lookup(preset("ollama").unwrap(), |_| None).unwrap();
+        assert!(local.credential.is_none());
+        assert_eq!(local.base_url, "http://127.0.0.1:11434/v1");
+    }
+}

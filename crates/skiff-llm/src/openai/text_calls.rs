@@ -1,0 +1,191 @@
+//! Tool calls written as text. Small local models often answer a tool call with a JSON object
+//! (bare, in a ```json fence, or in `<tool_call>…</tool_call>` as Qwen and Hermes templates
+//! do) instead of a real `tool_calls` entry. A call is recognised only when it names a tool of
+//! the request and carries an arguments object.
+
+use serde_json::{Map, Value};
+
+/// A call found in text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCall {
+    /// The tool's name as the request spells it.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: Map<String, Value>,
+}
+
+/// The calls in `text` naming one of `known`, and the text around them (trimmed); `None` when
+/// there is none.
+pub fn find(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
+    let mut calls = Vec::new();
+    let mut rest = String::new();
+    // <tool_call>…</tool_call> segments.
+    if text.contains("<tool_call>") {
+        let mut tail = text;
+        while let Some(start) = tail.find("<tool_call>") {
+            rest.push_str(&tail[..start]);
+            let after = &tail[start + "<tool_call>".len()..];
+            let (inner, next) = match after.find("</tool_call>") {
+                Some(end) => (&after[..end], &after[end + "</tool_call>".len()..]),
+                None => (after, ""),
+            };
+            let found = calls_in_json(inner.trim(), known);
+            if found.is_empty() {
+                rest.push_str(&tail[start..tail.len() - next.len()]);
+            }
+            calls.extend(found);
+            tail = next;
+        }
+        rest.push_str(tail);
+        return (!calls.is_empty()).then(|| (rest.trim().to_owned(), calls));
+    }
+    // ``` fences.
+    if text.contains("```") {
+        let mut tail = text;
+        while let Some(start) = tail.find("```") {
+            rest.push_str(&tail[..start]);
+            let after = &tail[start + 3..];
+            // The info string (json, tool_call, …) up to the end of the line.
+            let body_start = after.find('\n').map_or(after.len(), |i| i + 1);
+            let body = &after[body_start..];
+            let (inner, next) = match body.find("```") {
+                Some(end) => (&body[..end], &body[end + 3..]),
+                None => (body, ""),
+            };
+            let found = calls_in_json(inner.trim(), known);
+            if found.is_empty() {
+                rest.push_str(&tail[start..tail.len() - next.len()]);
+            }
+            calls.extend(found);
+            tail = next;
+        }
+        rest.push_str(tail);
+        return (!calls.is_empty()).then(|| (rest.trim().to_owned(), calls));
+    }
+    let found = calls_in_json(text.trim(), known);
+    (!found.is_empty()).then(|| (String::new(), found))
+}
+
+/// The calls in one JSON text: an object or an array of objects.
+fn calls_in_json(text: &str, known: &[String]) -> Vec<TextCall> {
+    let Ok(value) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let items = match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    let calls: Vec<TextCall> = items.iter().filter_map(|v| call_in(v, known)).collect();
+    // All or nothing: a list with something else in it is not a list of calls.
+    if calls.len() == items.len() {
+        calls
+    } else {
+        Vec::new()
+    }
+}
+
+fn call_in(value: &Value, known: &[String]) -> Option<TextCall> {
+    let obj = value.as_object()?;
+    let function = obj.get("function");
+    let name = obj
+        .get("name")
+        .or_else(|| obj.get("tool"))
+        .or_else(|| obj.get("tool_name"))
+        .or_else(|| function.and_then(|f| f.get("name")))
+        .or(function)?
+        .as_str()?;
+    let name = known.iter().find(|k| k.eq_ignore_ascii_case(name))?.clone();
+    let args = obj
+        .get("arguments")
+        .or_else(|| obj.get("parameters"))
+        .or_else(|| obj.get("args"))
+        .or_else(|| obj.get("input"))
+        .or_else(|| function.and_then(|f| f.get("arguments")))?;
+    let arguments = match args {
+        Value::Object(m) => m.clone(),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => m,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(TextCall { name, arguments })
+}
+
+/// Whether text that starts like this may still turn out to be a call written as text (and
+/// should be held back until the answer is complete).
+pub fn may_be_call(text: &str) -> bool {
+    let t = text.trim_start();
+    ["{", "[{", "```", "<tool_call>"]
+        .iter()
+        .any(|m| t.starts_with(m) || (m.starts_with(t) && !t.is_empty()))
+        || (t.starts_with('[') && t[1..].trim_start().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn known() -> Vec<String> {
+        vec!["Bash".into(), "Read".into()]
+    }
+
+    #[test]
+    fn bare_fenced_and_tagged_calls() {
+        let (rest, calls) = find(
+            r#"{"name": "bash", "arguments": {"command": "ls"}}"#,
+            &known(),
+        )
+        .unwrap();
+        assert_eq!(rest, "");
+        assert_eq!(calls[0].name, "Bash");
+        assert_eq!(calls[0].arguments["command"], "ls");
+
+        let text = "I will run it.\n```json\n{\"name\": \"Read\", \"parameters\": {\"file_path\": \"a.rs\"}}\n```\n";
+        let (rest, calls) = find(text, &known()).unwrap();
+        assert_eq!(rest, "I will run it.");
+        assert_eq!(calls[0].name, "Read");
+
+        let text = "<tool_call>\n{\"name\": \"Bash\", \"arguments\": \"{\\\"command\\\": \\\"pwd\\\"}\"}\n</tool_call>\n<tool_call>{\"function\": {\"name\": \"Read\", \"arguments\": {\"file_path\": \"x\"}}}</tool_call>";
+        let (_, calls) = find(text, &known()).unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments["command"], "pwd");
+        assert_eq!(calls[1].name, "Read");
+    }
+
+    #[test]
+    fn not_calls() {
+        for text in [
+            r#"{"name": "Nope", "arguments": {}}"#,
+            r#"{"name": "Bash"}"#,
+            r#"{"result": 3}"#,
+            "```rust\nfn main() {}\n```",
+            "plain answer",
+            "{not json",
+        ] {
+            assert_eq!(find(text, &known()), None, "{text}");
+        }
+        let _ = json!({});
+    }
+
+    #[test]
+    fn hold_back_only_what_may_be_a_call() {
+        for t in [
+            "{",
+            "  {\"na",
+            "`",
+            "``",
+            "```json",
+            "<",
+            "<tool",
+            "<tool_call>{",
+            "[",
+        ] {
+            assert!(may_be_call(t), "{t}");
+        }
+        for t in ["Hello", "I will", "<b>", "- item", "[link](x)"] {
+            assert!(!may_be_call(t), "{t}");
+        }
+    }
+}
