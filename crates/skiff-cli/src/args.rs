@@ -27,14 +27,18 @@ pub enum InputFormat {
     StreamJson,
 }
 
-/// Model backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderKind {
-    /// The Anthropic Messages API (ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL).
-    Anthropic,
-    /// Replay a model script offline (--script FILE); tools run for real.
-    Script,
-}
+/// The `--provider` names: the Anthropic API, the scripted provider, and OpenAI-compatible
+/// servers (`openai` and the named presets).
+pub const PROVIDER_NAMES: &[&str] = &[
+    "anthropic",
+    "openai",
+    "ollama",
+    "llamacpp",
+    "vllm",
+    "lmstudio",
+    "openrouter",
+    "script",
+];
 
 /// Commands other than running the agent.
 #[derive(Debug, Clone, Subcommand)]
@@ -60,6 +64,8 @@ pub enum Command {
     },
     /// Print the man page (roff): `skiff man > skiff.1; man ./skiff.1`.
     Man,
+    /// List the models the provider offers (`skiff models --provider ollama`).
+    Models,
 }
 
 /// skiff: an agentic coding assistant.
@@ -177,12 +183,23 @@ pub struct Args {
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// Model backend.
-    #[arg(long, value_enum, default_value = "anthropic")]
-    pub provider: ProviderKind,
+    /// Model backend: anthropic (default), openai (any OpenAI-compatible server, with
+    /// --base-url), ollama, llamacpp, vllm, lmstudio, openrouter, or script (also SKIFF_PROVIDER).
+    #[arg(long, value_name = "NAME", value_parser = parse_provider, global = true)]
+    pub provider: Option<String>,
+
+    /// The provider's base URL (ANTHROPIC_BASE_URL / OPENAI_BASE_URL otherwise; the presets
+    /// know theirs).
+    #[arg(long, value_name = "URL", global = true)]
+    pub base_url: Option<String>,
+
+    /// A short system prompt and tool descriptions, for small local models (a CPU spends long
+    /// on a long prompt's prefill).
+    #[arg(long)]
+    pub compact_prompt: bool,
 
     /// Model script for --provider script (JSON; see examples/).
-    #[arg(long, required_if_eq("provider", "script"))]
+    #[arg(long)]
     pub script: Option<PathBuf>,
 
     /// Use this session id (a UUID) for a new session (or the fork of --fork-session).
@@ -261,7 +278,7 @@ impl Args {
         }
         // `--script FILE` means the scripted provider.
         if self.script.is_some() {
-            self.provider = ProviderKind::Script;
+            self.provider = Some("script".to_owned());
         }
         // `skiff --debug "fix the bug"`: a filter has no spaces, so that was the prompt.
         if self.prompt.is_none() && self.debug.as_deref().is_some_and(|d| d.contains(' ')) {
@@ -297,6 +314,20 @@ pub fn split_rules(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// `--provider`: a known name, spelled as the user likes (`llama.cpp`, `LMStudio`).
+pub fn parse_provider(text: &str) -> Result<String, String> {
+    let key: String = text
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    PROVIDER_NAMES
+        .iter()
+        .find(|n| **n == key)
+        .map(|n| (*n).to_owned())
+        .ok_or_else(|| format!("unknown provider; one of {}", PROVIDER_NAMES.join(", ")))
 }
 
 /// `--permission-mode`: one of Claude Code's mode names (an unknown one is a usage error).

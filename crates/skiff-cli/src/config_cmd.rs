@@ -186,6 +186,41 @@ pub fn render(s: &Settings) -> String {
         &RetryPolicy::default().max_retries.to_string(),
     );
     line("skiff.retries", v, &src, "");
+    line(
+        "skiff.provider",
+        quoted(&s.provider.value),
+        &s.provider.source,
+        "",
+    );
+    let (v, src) = show(
+        s.base_url.as_ref().map(|u| {
+            (
+                quoted(&crate::settings::redact_url(&u.value)),
+                u.source.clone(),
+            )
+        }),
+        "the provider's (ANTHROPIC_BASE_URL / OPENAI_BASE_URL, or its default)",
+    );
+    line("skiff.baseUrl", v, &src, "");
+    let (v, src) = show(
+        s.context_window
+            .as_ref()
+            .map(|c| (c.value.to_string(), c.source.clone())),
+        "the model's (200000 when unknown)",
+    );
+    line("skiff.contextWindow", v, &src, "");
+    line(
+        "skiff.compactPrompt",
+        s.compact_prompt.value.to_string(),
+        &s.compact_prompt.source,
+        "",
+    );
+    line(
+        "skiff.textToolCalls",
+        s.text_tool_calls.value.to_string(),
+        &s.text_tool_calls.source,
+        "",
+    );
 
     let p = &s.permissions;
     line(

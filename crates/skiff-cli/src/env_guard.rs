@@ -19,6 +19,7 @@ pub const SECRET_VARS: &[&str] = &[
     "ANTHROPIC_CUSTOM_HEADERS",
     "CLAUDE_CODE_OAUTH_TOKEN",
     "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
     "SKIFF_API_KEY",
 ];
 
@@ -45,11 +46,10 @@ pub use skiff_tools::bash::url_has_userinfo as has_userinfo;
 pub fn capture_and_scrub() {
     let env = live_env();
     let mut names: Vec<&str> = SECRET_VARS.to_vec();
-    if env
-        .get("ANTHROPIC_BASE_URL")
-        .is_some_and(|u| has_userinfo(u))
-    {
-        names.push("ANTHROPIC_BASE_URL");
+    for var in ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"] {
+        if env.get(var).is_some_and(|u| has_userinfo(u)) {
+            names.push(var);
+        }
     }
     let present: Vec<&str> = names.into_iter().filter(|n| env.contains_key(*n)).collect();
     let _ = SNAPSHOT.set(env);

@@ -10,6 +10,7 @@ mod headless;
 mod logging;
 mod markdown;
 mod output;
+mod provider;
 mod render;
 mod repl;
 mod sessions;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions) => return report(sessions::run_sessions(&args)),
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
+        Some(Command::Models) => return report(provider::run_models(&args)),
         None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -112,7 +114,7 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
     let mut args = args.clone();
     args.trust |= ask_trust(&args);
-    let (agent, engine) = loop {
+    let built = loop {
         match setup::build(&args, skiff_core::DeltaMode::Raw) {
             Ok(built) => break built,
             Err(e) => match e.downcast_ref::<setup::UnconfirmedBaseUrl>() {
@@ -125,7 +127,7 @@ fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<E
     };
     let args = &args;
     let history = settings::skiff_home().map(|home| home.join("history"));
-    repl::run_repl(runtime, args, agent, engine, history)
+    repl::run_repl(runtime, args, built, history)
 }
 
 /// The workspace directory, canonical.

@@ -29,6 +29,8 @@ pub struct Renderer<W: Write> {
     /// Rows of answer written since the current model call started.
     rows: Option<RowCounter>,
     turn_started: Instant,
+    /// The model runs on this machine: no cost to show.
+    local: bool,
 }
 
 impl<W: Write> Renderer<W> {
@@ -47,7 +49,13 @@ impl<W: Write> Renderer<W> {
             col: 0,
             rows: None,
             turn_started: Instant::now(),
+            local: false,
         }
+    }
+
+    /// The model runs on this machine: the cost line says "local" instead of dollars.
+    pub fn set_local(&mut self, local: bool) {
+        self.local = local;
     }
 
     /// A turn starts: show the waiting spinner.
@@ -179,8 +187,13 @@ impl<W: Write> Renderer<W> {
             self.write(&text);
         }
         let u = &r.usage;
+        let cost = if self.local {
+            "local".to_owned()
+        } else {
+            format!("${:.4} session", r.total_cost_usd)
+        };
         let line = format!(
-            "{} in · {} out{} · ${:.4} session · {:.1}s",
+            "{} in · {} out{} · {cost} · {:.1}s",
             group(u.total_input()),
             group(u.output_tokens),
             if u.cache_read() > 0 {
@@ -188,7 +201,6 @@ impl<W: Write> Renderer<W> {
             } else {
                 String::new()
             },
-            r.total_cost_usd,
             self.turn_started.elapsed().as_secs_f64()
         );
         let line = if self.color {

@@ -137,14 +137,19 @@ fn editor(history: Option<PathBuf>) -> Reedline {
 pub fn run_repl(
     rt: &tokio::runtime::Runtime,
     args: &crate::args::Args,
-    agent: Agent,
-    engine: Arc<PermissionEngine>,
+    built: crate::setup::BuiltAgent,
     history: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    let crate::setup::BuiltAgent {
+        agent,
+        engine,
+        local,
+    } = built;
     let agent = agent.with_approver(Arc::new(AskClient));
     let first_prompt = args.prompt.clone();
     let color = use_color();
     let mut renderer = Renderer::new(std::io::stdout(), color);
+    renderer.set_local(local);
     let banner = format!(
         "skiff {} · {} · {}\n/help for commands · Alt-Enter for a new line · Ctrl-C interrupts · Ctrl-D exits",
         env!("CARGO_PKG_VERSION"),
@@ -407,7 +412,9 @@ fn resume(
     resumed_args.session_id = None;
     resumed_args.prompt = None;
     match crate::setup::build(&resumed_args, DeltaMode::Raw) {
-        Ok((a, engine)) => {
+        Ok(crate::setup::BuiltAgent {
+            agent: a, engine, ..
+        }) => {
             renderer.say(&format!(
                 "Resumed session {} ({} messages).",
                 a.config().session_id,

@@ -313,6 +313,20 @@ pub struct Settings {
     pub prompt_caching: Sourced<bool>,
     /// Max retries of a model call (`skiff.retries`, SKIFF_MAX_RETRIES); unset = provider default.
     pub retries: Option<Sourced<u32>>,
+    /// Model backend (`skiff.provider`, SKIFF_PROVIDER, `--provider`; default anthropic).
+    pub provider: Sourced<String>,
+    /// The provider's base URL (`skiff.baseUrl`, `--base-url`); unset = the provider's
+    /// variable (ANTHROPIC_BASE_URL / OPENAI_BASE_URL) or its default.
+    pub base_url: Option<Sourced<String>>,
+    /// Context window in tokens (`skiff.contextWindow`, SKIFF_CONTEXT_WINDOW); unset = the
+    /// model table's.
+    pub context_window: Option<Sourced<u64>>,
+    /// The compact prompt for small models (`skiff.compactPrompt`, SKIFF_COMPACT_PROMPT,
+    /// `--compact-prompt`).
+    pub compact_prompt: Sourced<bool>,
+    /// Tool calls written as text count as calls on OpenAI-compatible servers
+    /// (`skiff.textToolCalls`, SKIFF_TEXT_TOOL_CALLS; default true).
+    pub text_tool_calls: Sourced<bool>,
     /// Permission rules, mode and extra directories.
     pub permissions: Permissions,
     /// The settings `env` objects, merged by key. Values may be secrets: never print them.

@@ -11,10 +11,9 @@ use skiff_core::permissions::{
 };
 use skiff_core::prompt::{EnvironmentInfo, SystemPromptOptions, build_system_prompt};
 use skiff_core::{Agent, AgentConfig, DeltaMode, PermissionMode};
-use skiff_llm::{AnthropicConfig, AnthropicProvider, Provider, ScriptedProvider};
 use skiff_tools::{ToolConfig, ToolContext, ToolRegistry};
 
-use crate::args::{Args, ProviderKind};
+use crate::args::Args;
 use crate::settings::{Layer, Settings, Source};
 
 /// Default model.
@@ -25,12 +24,21 @@ pub const DEFAULT_MAX_TURNS: u32 = 100;
 /// Build the agent for these arguments; `deltas` says how the front end wants the answer's
 /// stream events.
 pub fn build_agent(args: &Args, deltas: DeltaMode) -> anyhow::Result<Agent> {
-    build(args, deltas).map(|(agent, _)| agent)
+    build(args, deltas).map(|b| b.agent)
 }
 
-/// [`build_agent`], and the permission engine it uses (front ends that add rules while the
-/// session runs keep it).
-pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<PermissionEngine>)> {
+/// What [`build`] makes.
+pub struct BuiltAgent {
+    /// The agent.
+    pub agent: Agent,
+    /// The permission engine it uses (front ends that add rules while the session runs keep it).
+    pub engine: Arc<PermissionEngine>,
+    /// The model runs on this machine (the REPL shows "local" instead of a cost).
+    pub local: bool,
+}
+
+/// [`build_agent`], with the permission engine and what the front end shows of the provider.
+pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -91,23 +99,8 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
             tools.retain(&keep);
         }
     }
-    let (provider, key_source): (Arc<dyn Provider>, String) = match args.provider {
-        ProviderKind::Script => {
-            let Some(path) = &args.script else {
-                bail!("--provider script needs --script FILE");
-            };
-            (
-                Arc::new(ScriptedProvider::from_file(path)?.without_recording()),
-                "none".to_owned(),
-            )
-        }
-        ProviderKind::Anthropic => {
-            let cfg = anthropic_config(&settings)?;
-            check_workspace_base_url(&settings, args, &cfg, &cwd)?;
-            let source = cfg.credential.source_name().to_owned();
-            (Arc::new(AnthropicProvider::new(cfg)?), source)
-        }
-    };
+    let backend = crate::provider::Backend::of(&settings);
+    let built = crate::provider::build(&backend, &settings, args, &cwd)?;
 
     let rules = rule_set(&settings, &cwd);
     for name in rules.removed_tools() {
@@ -146,7 +139,15 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         (None, None) => None,
     };
     let env = EnvironmentInfo::detect(&cwd, &model);
-    let system_prompt = build_system_prompt(&SystemPromptOptions { replace, append }, &env);
+    let compact = settings.compact_prompt.value;
+    let system_prompt = build_system_prompt(
+        &SystemPromptOptions {
+            replace,
+            append,
+            compact,
+        },
+        &env,
+    );
     let mut memory_options = MemoryOptions::from_env();
     if !settings.trusted {
         let mut roots = vec![cwd.clone()];
@@ -168,14 +169,14 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
         session_id: session.session_id.clone(),
         tool_results_dir: session.tool_results_dir.clone(),
         cwd: cwd.clone(),
-        api_key_source: key_source,
+        api_key_source: built.key_source.clone(),
+        compact_tools: compact,
+        context_window: settings.context_window.as_ref().map(|c| c.value),
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);
-    // A scripted run is not a Sonnet run: it shows as `scripted` and costs nothing, unless a
-    // model was asked for.
-    if args.provider == ProviderKind::Script && matches!(settings.model.source, Source::Default) {
-        config.model = skiff_llm::SCRIPTED_MODEL.to_owned();
+    if let Some(model) = crate::provider::default_model(&backend, &settings)? {
+        config.model = model;
     }
     config.permission_mode = settings
         .permissions
@@ -188,18 +189,22 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<(Agent, Arc<Permi
     apply_context_settings(&settings, &mut config);
     tracing::info!(
         model = %config.model,
-        provider = ?args.provider,
+        provider = %backend.name(),
         key_source = %config.api_key_source,
         cwd = %cwd.display(),
         "agent configured"
     );
-    let agent = Agent::new(config, provider, tools, ctx)
+    let agent = Agent::new(config, built.provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history)
         .with_permissions(
             Arc::clone(&engine) as Arc<dyn skiff_core::permissions::PermissionChecker>
         );
-    Ok((agent, engine))
+    Ok(BuiltAgent {
+        agent,
+        engine,
+        local: backend.is_local(),
+    })
 }
 
 /// The permission rules of every settings layer and the flags, pooled. A rule that does not
@@ -269,121 +274,12 @@ fn refuse_bypass_as_root(mode: PermissionMode) -> anyhow::Result<()> {
     )
 }
 
+pub use crate::provider::UnconfirmedBaseUrl;
+
 /// A mistake on the command line: exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
-
-/// A base URL the workspace's own files set, while the key comes from elsewhere.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the workspace sets the API base URL (in {file}) to host {host}, but your API key comes from \
-     elsewhere: skiff would send your key to {host}. If you trust that host, confirm with \
-     --trust-base-url {host} (the REPL asks), or remove ANTHROPIC_BASE_URL from {file}"
-)]
-pub struct UnconfirmedBaseUrl {
-    /// The host the key would go to.
-    pub host: String,
-    /// The workspace file that sets it.
-    pub file: String,
-}
-
-/// The workspace file a setting comes from, if it comes from the workspace's own files (its
-/// `.env`, or project / local settings).
-fn workspace_file(source: &Source, cwd: &Path) -> Option<PathBuf> {
-    match source {
-        Source::Env {
-            origin: crate::settings::EnvOrigin::DotEnv(path),
-            ..
-        } if path.starts_with(cwd) => Some(path.clone()),
-        Source::Env {
-            origin: crate::settings::EnvOrigin::Settings(inner),
-            ..
-        } => workspace_file(inner, cwd),
-        Source::File {
-            layer: Layer::Project | Layer::Local,
-            path,
-        } => Some(path.clone()),
-        _ => None,
-    }
-}
-
-/// Refuse a workspace-set base URL when the key comes from elsewhere, unless the user confirmed
-/// the host (`--trust-base-url HOST`, or the REPL's question recorded in the trust store).
-fn check_workspace_base_url(
-    settings: &Settings,
-    args: &Args,
-    cfg: &AnthropicConfig,
-    cwd: &Path,
-) -> anyhow::Result<()> {
-    let Some(url_file) = settings
-        .lookup
-        .source("ANTHROPIC_BASE_URL")
-        .and_then(|s| workspace_file(&s, cwd))
-    else {
-        return Ok(());
-    };
-    let key_var = cfg.credential.source_name();
-    let key_from_workspace = settings
-        .lookup
-        .source(key_var)
-        .and_then(|s| workspace_file(&s, cwd))
-        .is_some();
-    if key_from_workspace {
-        return Ok(());
-    }
-    let host = skiff_core::permissions::rule::host_of(&cfg.base_url).unwrap_or_default();
-    let confirmed = args
-        .trust_base_url
-        .as_deref()
-        .is_some_and(|h| h.eq_ignore_ascii_case(&host))
-        || crate::trust::Store::load(settings.skiff_home.as_deref()).confirmed_host(cwd, &host);
-    if confirmed {
-        return Ok(());
-    }
-    Err(UnconfirmedBaseUrl {
-        host,
-        file: url_file.display().to_string(),
-    }
-    .into())
-}
-
-/// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`
-/// files, settings `env`), with `skiff.retries` applied.
-fn anthropic_config(settings: &Settings) -> anyhow::Result<AnthropicConfig> {
-    let mut cfg = match AnthropicConfig::from_lookup(|k| settings.lookup.get(k)) {
-        Ok(cfg) => cfg,
-        Err(skiff_llm::ConfigError::MissingCredential) => {
-            let home_env = settings.skiff_home.as_ref().map_or_else(
-                || "~/.skiff/.env".to_owned(),
-                |h| h.join(".env").display().to_string(),
-            );
-            let helper = if settings.api_key_helper.is_some() {
-                " (apiKeyHelper in the settings is not supported by skiff)"
-            } else {
-                ""
-            };
-            let untrusted = if settings.trusted {
-                ""
-            } else {
-                " (a workspace .env counts only once the workspace is trusted: --trust)"
-            };
-            bail!(
-                "no API key found{helper}. Set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`), \
-                 or put it in {home_env} or {}{untrusted}; ANTHROPIC_AUTH_TOKEN for a bearer token",
-                settings.cwd.join(".env").display()
-            );
-        }
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(r) = &settings.retries {
-        cfg.retry.max_retries = r.value;
-    }
-    if let Some(src) = settings.lookup.source("ANTHROPIC_BASE_URL") {
-        tracing::info!(base_url = %crate::settings::redact_url(&cfg.base_url), source = %src, "API base URL");
-    }
-    Ok(cfg)
-}
 
 /// Extra directories: `--add-dir` ones must exist (error later); settings ones that don't
 /// exist are skipped with a warning so one stale entry does not block every run.

@@ -163,6 +163,14 @@ pub fn strip_untrusted(doc: &mut serde_json::Value) -> Vec<String> {
             removed.push((*key).to_owned());
         }
     }
+    // Where the user's key goes is the user's choice.
+    if let Some(skiff) = map.get_mut("skiff").and_then(|p| p.as_object_mut()) {
+        for key in ["baseUrl", "provider"] {
+            if skiff.remove(key).is_some() {
+                removed.push(format!("skiff.{key}"));
+            }
+        }
+    }
     if let Some(perms) = map.get_mut("permissions").and_then(|p| p.as_object_mut()) {
         for key in ["allow", "additionalDirectories"] {
             if perms.remove(key).is_some() {
@@ -191,6 +199,7 @@ pub fn skiff_variables(vars: &std::collections::HashMap<String, String>) -> Vec<
                 || k.starts_with("CLAUDE_")
                 || k.starts_with("SKIFF_")
                 || k.starts_with("OPENAI_")
+                || k.starts_with("OPENROUTER_")
                 || matches!(
                     k.as_str(),
                     "HTTP_PROXY" | "HTTPS_PROXY" | "ALL_PROXY" | "http_proxy" | "https_proxy"

@@ -75,6 +75,8 @@ pub struct View {
     held: String,
     /// Tool calls of the current model call, announced when it completes.
     calls: Vec<Piece>,
+    /// The current model call's message is complete (calls arriving now are shown at once).
+    complete: bool,
     /// Some answer text was shown this turn.
     wrote_text: bool,
 }
@@ -109,6 +111,7 @@ impl View {
                 self.shown.clear();
                 self.held.clear();
                 self.calls.clear();
+                self.complete = false;
                 out.push(Piece::CallStart);
             }
             StreamEvent::ContentBlockDelta {
@@ -138,6 +141,7 @@ impl View {
         }
         out.append(&mut self.calls);
         self.shown.clear();
+        self.complete = true;
     }
 
     fn frame(&mut self, frame: &SdkMessage, out: &mut Vec<Piece>) {
@@ -147,10 +151,16 @@ impl View {
                 for block in &a.message.content {
                     if let ContentBlock::ToolUse(t) = block {
                         self.tool_names.insert(t.id.clone(), t.name.clone());
-                        self.calls.push(Piece::ToolCall {
+                        let call = Piece::ToolCall {
                             name: t.name.clone(),
                             summary: tool_summary(&t.name, &t.input),
-                        });
+                        };
+                        // The session shows calls once their message is complete.
+                        if self.complete {
+                            out.push(call);
+                        } else {
+                            self.calls.push(call);
+                        }
                     }
                 }
             }
@@ -451,6 +461,50 @@ mod tests {
             [&Piece::Text("Hello, world.".into())]
         );
         assert!(v.wrote_text());
+    }
+
+    fn call_frame() -> Event {
+        let mut message = skiff_protocol::MessageResponse::new("m", "x");
+        message.content = vec![ContentBlock::ToolUse(skiff_protocol::ToolUseBlock {
+            id: "t1".into(),
+            name: "Bash".into(),
+            input: serde_json::json!({"command": "sleep 30"}),
+            cache_control: None,
+        })];
+        Event::Frame(SdkMessage::Assistant(
+            skiff_protocol::sdk::AssistantMessage {
+                message,
+                parent_tool_use_id: None,
+                session_id: "s".into(),
+                uuid: "u".into(),
+                timestamp: None,
+                request_id: None,
+                error: None,
+                extra: Default::default(),
+            },
+        ))
+    }
+
+    #[test]
+    fn a_call_is_shown_when_its_message_completes_before_it_runs() {
+        // The call's frame before the end of its message: shown at the end.
+        let mut v = View::new(false);
+        let out = pieces(&mut v, &[start(), call_frame()]);
+        assert!(!out.iter().any(|p| matches!(p, Piece::ToolCall { .. })));
+        let out = pieces(&mut v, &[Event::Delta(StreamEvent::MessageStop)]);
+        assert!(out.iter().any(|p| matches!(p, Piece::ToolCall { .. })));
+        // The session sends calls after the message is complete: shown at once, not when the
+        // (possibly long) tool has finished.
+        let mut v = View::new(false);
+        let out = pieces(
+            &mut v,
+            &[
+                start(),
+                Event::Delta(StreamEvent::MessageStop),
+                call_frame(),
+            ],
+        );
+        assert!(out.iter().any(|p| matches!(p, Piece::ToolCall { .. })));
     }
 
     #[test]

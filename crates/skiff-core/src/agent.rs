@@ -144,12 +144,16 @@ impl Agent {
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
+        let mut definitions = self.tools.definitions();
+        if self.config.compact_tools {
+            crate::request::compact_descriptions(&mut definitions);
+        }
         let template = RequestTemplate::new(
             self.config.model.clone(),
             self.config.max_tokens,
             self.config.temperature,
             &self.config.system_prompt,
-            self.tools.definitions(),
+            definitions,
             self.config.prompt_caching,
         );
         let core = Core {

@@ -56,6 +56,8 @@ pub struct AgentConfig {
     pub max_messages: Option<usize>,
     /// How stream events reach the client (default: `stream_event` frames).
     pub deltas: DeltaMode,
+    /// Tool descriptions cut to their first paragraph (small local models, `--compact-prompt`).
+    pub compact_tools: bool,
 }
 
 impl Default for AgentConfig {
@@ -82,6 +84,7 @@ impl Default for AgentConfig {
             compaction: CompactionConfig::default(),
             max_messages: None,
             deltas: DeltaMode::Frames,
+            compact_tools: false,
         }
     }
 }

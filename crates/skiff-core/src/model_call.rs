@@ -40,6 +40,17 @@ pub async fn call_model(
                 if let StreamEvent::MessageStart { message } = &ev {
                     shell = Some(message.clone());
                 }
+                // Once the stop reason says the message was not cut, its calls are final.
+                if let StreamEvent::MessageDelta { delta, .. } = &ev
+                    && delta
+                        .stop_reason
+                        .as_ref()
+                        .is_some_and(|r| *r != skiff_protocol::StopReason::MaxTokens)
+                {
+                    for frame in held_calls.drain(..) {
+                        sink.emit(frame);
+                    }
+                }
                 if !matches!(ev, StreamEvent::Ping) {
                     sink.stream_event(ev);
                 }

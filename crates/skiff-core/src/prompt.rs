@@ -54,6 +54,18 @@ answers.
 anything left undone or uncertain.
 ";
 
+/// The compact variant for small local models (`--compact-prompt`): a CPU spends 15–30 s on
+/// the prefill of the 2–3k-token default, so this keeps only what changes behaviour. Fixed text
+/// too, so a server's prefix cache keeps working.
+pub const COMPACT_SYSTEM_PROMPT: &str = "\
+You are skiff, a coding agent working in the user's repository through tools.
+- Call tools to read, search, edit and run; do not guess file contents.
+- Read a file before editing it. Keep changes small and follow the project's style.
+- After a change, run the build or tests to check it.
+- Stay inside the workspace; never reveal secrets; no destructive commands unless asked.
+- Answer briefly. When done, say what you changed.
+";
+
 /// What the model is told about where it runs (rendered by [`environment_block`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvironmentInfo {
@@ -118,6 +130,8 @@ pub struct SystemPromptOptions {
     pub replace: Option<String>,
     /// Appended after the environment block (`--append-system-prompt`).
     pub append: Option<String>,
+    /// Use [`COMPACT_SYSTEM_PROMPT`] instead of the default (small local models).
+    pub compact: bool,
 }
 
 /// The system prompt as ordered parts, each meant to become one system block:
@@ -127,6 +141,7 @@ pub struct SystemPromptOptions {
 pub fn build_system_prompt(opts: &SystemPromptOptions, env: &EnvironmentInfo) -> Vec<String> {
     let mut parts = Vec::with_capacity(3);
     match &opts.replace {
+        None if opts.compact => parts.push(COMPACT_SYSTEM_PROMPT.to_owned()),
         None => parts.push(DEFAULT_SYSTEM_PROMPT.to_owned()),
         Some(text) if text.trim().is_empty() => {}
         Some(text) => parts.push(text.clone()),

@@ -7,6 +7,24 @@ use skiff_protocol::{
     CacheControl, Message, MessagesJson, RequestView, SystemBlock, SystemPrompt, ToolDefinition,
 };
 
+/// Cut each tool description to its first paragraph (at most 300 characters, on a word
+/// boundary): the schemas stay whole, the prose that costs a small model's prefill goes.
+pub fn compact_descriptions(tools: &mut [ToolDefinition]) {
+    const MAX: usize = 300;
+    for tool in tools {
+        let Some(d) = &tool.description else { continue };
+        let first = d.trim().split("\n\n").next().unwrap_or_default().trim();
+        let short = if first.chars().count() <= MAX {
+            first.to_owned()
+        } else {
+            let cut: String = first.chars().take(MAX).collect();
+            let end = cut.rfind(' ').unwrap_or(cut.len());
+            format!("{}…", cut[..end].trim_end())
+        };
+        tool.description = Some(short);
+    }
+}
+
 /// The fixed parts of every request of a session.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {
@@ -95,5 +113,32 @@ impl RequestTemplate {
         req.cache_last_message = self.caching;
         req.prefix = prefix;
         req
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_descriptions_keep_the_first_paragraph_and_the_schema() {
+        let mut tools = vec![ToolDefinition {
+            name: "Bash".into(),
+            description: Some(format!(
+                "Runs a command.\n\nUsage notes: {}",
+                "x ".repeat(500)
+            )),
+            input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
+            cache_control: None,
+            extra: Default::default(),
+        }];
+        let before = tools[0].input_schema.clone();
+        compact_descriptions(&mut tools);
+        assert_eq!(tools[0].description.as_deref(), Some("Runs a command."));
+        assert_eq!(tools[0].input_schema, before);
+        tools[0].description = Some("word ".repeat(100));
+        compact_descriptions(&mut tools);
+        let d = tools[0].description.clone().unwrap();
+        assert!(d.chars().count() <= 301 && d.ends_with("word…"), "{d}");
     }
 }

@@ -9,8 +9,8 @@ use skiff_core::memory::{
     MAX_MEMORY_FILE_BYTES, MemoryFile, MemoryLabel, MemoryOptions, load_memory, memory_reminder,
 };
 use skiff_core::prompt::{
-    DEFAULT_SYSTEM_PROMPT, EnvironmentInfo, SystemPromptOptions, build_system_prompt,
-    environment_block,
+    COMPACT_SYSTEM_PROMPT, DEFAULT_SYSTEM_PROMPT, EnvironmentInfo, SystemPromptOptions,
+    build_system_prompt, environment_block,
 };
 use tempfile::TempDir;
 
@@ -655,6 +655,7 @@ fn system_prompt_default_replace_append() {
     let append = SystemPromptOptions {
         replace: None,
         append: Some("Answer in French.".to_owned()),
+        compact: false,
     };
     assert_eq!(
         build_system_prompt(&append, &env),
@@ -668,6 +669,7 @@ fn system_prompt_default_replace_append() {
     let replace = SystemPromptOptions {
         replace: Some("You are a poet.".to_owned()),
         append: None,
+        compact: false,
     };
     assert_eq!(
         build_system_prompt(&replace, &env),
@@ -677,6 +679,7 @@ fn system_prompt_default_replace_append() {
     let both = SystemPromptOptions {
         replace: Some("You are a poet.".to_owned()),
         append: Some("Rhyme.".to_owned()),
+        compact: false,
     };
     assert_eq!(
         build_system_prompt(&both, &env),
@@ -690,8 +693,21 @@ fn system_prompt_default_replace_append() {
     let empty = SystemPromptOptions {
         replace: Some(String::new()),
         append: Some(String::new()),
+        compact: true,
     };
-    assert_eq!(build_system_prompt(&empty, &env), [block]);
+    assert_eq!(
+        build_system_prompt(&empty, &env),
+        std::slice::from_ref(&block)
+    );
+
+    // The compact variant for small local models: the same layout, a much shorter prompt.
+    let compact = SystemPromptOptions {
+        compact: true,
+        ..SystemPromptOptions::default()
+    };
+    let parts = build_system_prompt(&compact, &env);
+    assert_eq!(parts, [COMPACT_SYSTEM_PROMPT.to_owned(), block]);
+    assert!(COMPACT_SYSTEM_PROMPT.len() * 4 < DEFAULT_SYSTEM_PROMPT.len());
 }
 
 #[test]

@@ -129,6 +129,11 @@ pub fn resolve_alias(model: &str) -> String {
     }
 }
 
+/// The models of the price table, newest first within each family.
+pub fn known_models() -> impl Iterator<Item = &'static ModelInfo> {
+    TABLE.iter().map(|e| &e.info)
+}
+
 /// Prices and limits of `model`, matched by family and version so dated ids
 /// (`claude-sonnet-4-5-20250929`), `-latest` ids, cloud ids (`anthropic.claude-…-v1:0`,
 /// `claude-…@20250929`) and aliases all resolve. A newer version of a known family than any in

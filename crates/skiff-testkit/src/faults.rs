@@ -9,7 +9,7 @@ use bytes::Bytes;
 use skiff_protocol::ErrorResponse;
 use skiff_protocol::script::Fault;
 
-use crate::sse::{Frames, MALFORMED_FRAME, error_frame};
+use crate::sse::{Dialect, Frames, MALFORMED_FRAME, error_frame};
 use crate::streaming::{Ending, StreamPlan};
 
 pub use skiff_protocol::script::{default_message_for_status, error_type_for_status};
@@ -62,7 +62,10 @@ pub(crate) fn stream_fault_plan(fault: &Fault, frames: &Frames) -> serde_json::R
         Fault::Disconnect { after_events } => (*after_events, None, Ending::Abort(None)),
         Fault::Malformed { after_events } => (
             *after_events,
-            Some(Bytes::from_static(MALFORMED_FRAME)),
+            Some(Bytes::from_static(match frames.dialect {
+                Dialect::Anthropic => MALFORMED_FRAME,
+                Dialect::OpenAi => crate::openai::MALFORMED_FRAME,
+            })),
             Ending::Clean,
         ),
         Fault::ErrorEvent {
@@ -71,7 +74,10 @@ pub(crate) fn stream_fault_plan(fault: &Fault, frames: &Frames) -> serde_json::R
             message,
         } => (
             *after_events,
-            Some(error_frame(error_type, message)?),
+            Some(match frames.dialect {
+                Dialect::Anthropic => error_frame(error_type, message)?,
+                Dialect::OpenAi => crate::openai::error_frame(error_type, message)?,
+            }),
             Ending::Clean,
         ),
         Fault::Stall { after_events, ms } => (

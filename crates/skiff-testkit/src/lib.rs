@@ -1,5 +1,6 @@
-//! Test kit for skiff: a scripted mock of the Anthropic Messages API on 127.0.0.1, with fault
-//! injection, request recording and connection tracking; shared by tests and benchmarks.
+//! Test kit for skiff: a scripted mock of the Anthropic Messages API (and, from the same
+//! script, of OpenAI chat completions) on 127.0.0.1, with fault injection, request recording
+//! and connection tracking; shared by tests and benchmarks.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -24,6 +25,7 @@
 mod canned;
 pub mod faults;
 pub mod invariants;
+pub mod openai;
 pub mod process;
 mod recording;
 mod routes;

@@ -14,7 +14,7 @@ use skiff_protocol::script::{Fault, ScriptTurn};
 use crate::faults::{error_response, fault_kind, status_fault_response, stream_fault_plan};
 use crate::recording::RecordedRequest;
 use crate::server::Shared;
-use crate::sse::Frames;
+use crate::sse::{Dialect, Frames};
 use crate::streaming::{Ending, OpenStreamGuard, StreamPlan};
 use skiff_protocol::script::Step;
 
@@ -110,7 +110,21 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             &request_id,
         )
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages" {
-        messages(&shared, call).await
+        messages(&shared, call, Dialect::Anthropic).await
+    } else if parts.method == Method::POST && parts.uri.path() == "/v1/chat/completions" {
+        messages(&shared, call, Dialect::OpenAi).await
+    } else if parts.method == Method::GET && parts.uri.path() == "/v1/models" {
+        let model = shared
+            .cursor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .model()
+            .unwrap_or(FALLBACK_MODEL)
+            .to_owned();
+        json_response(
+            json!({"object": "list", "data": [{"id": model, "object": "model", "owned_by": "skiff-mock"}]})
+                .to_string(),
+        )
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages/count_tokens" {
         json_response(json!({ "input_tokens": call.input_estimate }).to_string())
     } else {
@@ -127,8 +141,27 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     response
 }
 
-/// `POST /v1/messages`: the script's next step.
-async fn messages(shared: &Shared, call: MessagesCall) -> Response {
+/// An error response in the dialect's shape.
+fn dialect_error(
+    dialect: Dialect,
+    status: StatusCode,
+    error_type: &str,
+    message: &str,
+    request_id: &str,
+) -> Response {
+    match dialect {
+        Dialect::Anthropic => error_response(status, error_type, message, request_id),
+        Dialect::OpenAi => (
+            status,
+            [(header::CONTENT_TYPE, "application/json")],
+            crate::openai::error_body(error_type, message).to_string(),
+        )
+            .into_response(),
+    }
+}
+
+/// `POST /v1/messages` and `POST /v1/chat/completions`: the script's next step.
+async fn messages(shared: &Shared, call: MessagesCall, dialect: Dialect) -> Response {
     let (step, forced_model) = {
         let mut cursor = shared.cursor.lock().unwrap_or_else(|e| e.into_inner());
         (cursor.next_step(), cursor.model().map(str::to_owned))
@@ -137,7 +170,8 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
     match step {
         // A client error, not a server fault: clients must not retry it. The same error the
         // scripted provider gives.
-        Step::Exhausted { turns } => error_response(
+        Step::Exhausted { turns } => dialect_error(
+            dialect,
             StatusCode::BAD_REQUEST,
             "script_exhausted",
             &format!(
@@ -156,13 +190,30 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
                     message,
                 },
             ..
-        } => status_fault_response(
-            status,
-            retry_after.as_deref(),
-            retry_after_ms,
-            message.as_deref(),
-            &call.request_id,
-        ),
+        } => {
+            let mut response = status_fault_response(
+                status,
+                retry_after.as_deref(),
+                retry_after_ms,
+                message.as_deref(),
+                &call.request_id,
+            );
+            if dialect == Dialect::OpenAi {
+                let code = response.status();
+                let text = message
+                    .as_deref()
+                    .unwrap_or_else(|| crate::faults::default_message_for_status(status));
+                let kind = crate::faults::error_type_for_status(status);
+                let headers = response.headers().clone();
+                response = dialect_error(dialect, code, kind, text, &call.request_id);
+                for name in ["retry-after", "retry-after-ms"] {
+                    if let Some(v) = headers.get(name) {
+                        response.headers_mut().insert(name, v.clone());
+                    }
+                }
+            }
+            response
+        }
         Step::Fault {
             turn,
             serial,
@@ -170,7 +221,8 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
             script_turn,
         } => {
             if !call.stream {
-                return error_response(
+                return dialect_error(
+                    dialect,
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "api_error",
                     &format!(
@@ -181,7 +233,7 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
                 );
             }
             let events = script_turn.to_stream_events(serial, &model, call.input_estimate);
-            match Frames::render(&events).and_then(|f| stream_fault_plan(&fault, &f)) {
+            match render(dialect, &events).and_then(|f| stream_fault_plan(&fault, &f)) {
                 Ok(plan) => sse_response(plan.into_body(shared.cancel.clone())),
                 Err(e) => render_failed(&e, &call.request_id),
             }
@@ -192,9 +244,9 @@ async fn messages(shared: &Shared, call: MessagesCall) -> Response {
             ..
         } => {
             if call.stream {
-                answer_stream(shared, &script_turn, serial, &model, &call)
+                answer_stream(shared, &script_turn, serial, &model, &call, dialect)
             } else {
-                answer_json(shared, &script_turn, serial, &model, &call).await
+                answer_json(shared, &script_turn, serial, &model, &call, dialect).await
             }
         }
     }
@@ -207,9 +259,10 @@ fn answer_stream(
     serial: usize,
     model: &str,
     call: &MessagesCall,
+    dialect: Dialect,
 ) -> Response {
     let events = turn.to_stream_events(serial, model, call.input_estimate);
-    let frames = match Frames::render(&events) {
+    let frames = match render(dialect, &events) {
         Ok(frames) => frames,
         Err(e) => return render_failed(&e, &call.request_id),
     };
@@ -230,6 +283,7 @@ async fn answer_json(
     serial: usize,
     model: &str,
     call: &MessagesCall,
+    dialect: Dialect,
 ) -> Response {
     if let Some(ms) = turn.delay_first_byte_ms.filter(|ms| *ms > 0) {
         tokio::select! {
@@ -245,9 +299,20 @@ async fn answer_json(
         }
     }
     let message = turn.to_message(serial, model, call.input_estimate);
-    match serde_json::to_string(&message) {
+    let body = match dialect {
+        Dialect::Anthropic => serde_json::to_string(&message),
+        Dialect::OpenAi => Ok(crate::openai::completion(&message).to_string()),
+    };
+    match body {
         Ok(json) => json_response(json),
         Err(e) => render_failed(&e, &call.request_id),
+    }
+}
+
+fn render(dialect: Dialect, events: &[skiff_protocol::StreamEvent]) -> serde_json::Result<Frames> {
+    match dialect {
+        Dialect::Anthropic => Frames::render(events),
+        Dialect::OpenAi => Frames::render_openai(events),
     }
 }
 

@@ -53,10 +53,20 @@ pub fn error_frame(error_type: &str, message: &str) -> serde_json::Result<Bytes>
     })
 }
 
+/// Which API a response imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// The Messages API (`/v1/messages`).
+    Anthropic,
+    /// OpenAI chat completions (`/v1/chat/completions`).
+    OpenAi,
+}
+
 /// A turn's events, each already framed.
 #[derive(Debug, Clone)]
 pub(crate) struct Frames {
     frames: Vec<Bytes>,
+    pub(crate) dialect: Dialect,
 }
 
 impl Frames {
@@ -66,7 +76,18 @@ impl Frames {
             .iter()
             .map(encode_event)
             .collect::<serde_json::Result<Vec<_>>>()?;
-        Ok(Self { frames })
+        Ok(Self {
+            frames,
+            dialect: Dialect::Anthropic,
+        })
+    }
+
+    /// Frame every event as chat-completion chunks (one frame per event, no ping).
+    pub(crate) fn render_openai(events: &[StreamEvent]) -> serde_json::Result<Self> {
+        Ok(Self {
+            frames: crate::openai::chunk_frames(events)?,
+            dialect: Dialect::OpenAi,
+        })
     }
 
     /// The frames to write for the first `n` scripted events: a ping follows the first event
@@ -75,7 +96,7 @@ impl Frames {
         let mut out = Vec::with_capacity(n.min(self.frames.len()) + 1);
         for (i, frame) in self.frames.iter().take(n).enumerate() {
             out.push(frame.clone());
-            if i == 0 {
+            if i == 0 && self.dialect == Dialect::Anthropic {
                 out.push(Bytes::from_static(PING_FRAME));
             }
         }

@@ -41,7 +41,7 @@ async fn unknown_routes_are_404_with_an_api_error_body() {
         .await
         .unwrap();
     for (method, path) in [
-        (reqwest::Method::GET, "/v1/models"),
+        (reqwest::Method::GET, "/v1/files"),
         (reqwest::Method::GET, "/v1/messages"),
         (reqwest::Method::POST, "/v2/messages"),
     ] {

@@ -43,6 +43,7 @@ impl Default for ToolConfig {
                 "ANTHROPIC_AUTH_TOKEN",
                 "ANTHROPIC_CUSTOM_HEADERS",
                 "OPENAI_API_KEY",
+                "OPENROUTER_API_KEY",
                 "SKIFF_API_KEY",
                 "CLAUDE_CODE_OAUTH_TOKEN",
             ]

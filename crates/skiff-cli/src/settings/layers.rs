@@ -49,6 +49,11 @@ pub(super) struct Merged {
     pub max_turns: Option<Sourced<u32>>,
     pub prompt_caching: Option<Sourced<bool>>,
     pub retries: Option<Sourced<u32>>,
+    pub provider: Option<Sourced<String>>,
+    pub base_url: Option<Sourced<String>>,
+    pub context_window: Option<Sourced<u64>>,
+    pub compact_prompt: Option<Sourced<bool>>,
+    pub text_tool_calls: Option<Sourced<bool>>,
     pub ignored: Vec<Sourced<String>>,
 }
 
@@ -244,6 +249,29 @@ impl Merged {
                     _ => return invalid(p, source, "true or false"),
                 },
                 "compaction" => self.apply_compaction(object(v, p, source)?, source)?,
+                "provider" => {
+                    let name = string(v, p, source)?;
+                    match crate::args::parse_provider(&name) {
+                        Ok(n) => self.provider = at(n, source),
+                        Err(_) => {
+                            return invalid(
+                                p,
+                                source,
+                                &format!("one of {}", crate::args::PROVIDER_NAMES.join(", ")),
+                            );
+                        }
+                    }
+                }
+                "baseUrl" => self.base_url = at(string(v, p, source)?, source),
+                "contextWindow" => self.context_window = at(whole(v, p, source, 1)?, source),
+                "compactPrompt" => match v {
+                    Value::Bool(b) => self.compact_prompt = at(*b, source),
+                    _ => return invalid(p, source, "true or false"),
+                },
+                "textToolCalls" => match v {
+                    Value::Bool(b) => self.text_tool_calls = at(*b, source),
+                    _ => return invalid(p, source, "true or false"),
+                },
                 _ => self.ignore(p, source, "unknown key"),
             }
         }

@@ -162,6 +162,32 @@ pub(super) fn resolve(
             s.parse().ok()
         })?,
     ]);
+    let provider = latest([
+        Some(Sourced::default("anthropic".to_owned())),
+        m.provider,
+        from_env(lookup, &["SKIFF_PROVIDER"], "a provider name", |s| {
+            crate::args::parse_provider(s).ok()
+        })?,
+        flag(args.provider.clone(), "--provider"),
+    ]);
+    let base_url = latest([m.base_url, flag(args.base_url.clone(), "--base-url")]);
+    let context_window = latest([
+        m.context_window,
+        from_env(lookup, &["SKIFF_CONTEXT_WINDOW"], WHOLE, |s| {
+            s.parse::<u64>().ok().filter(|n| *n > 0)
+        })?,
+    ]);
+    let compact_prompt = latest([
+        Some(Sourced::default(false)),
+        m.compact_prompt,
+        from_env(lookup, &["SKIFF_COMPACT_PROMPT"], "1 or 0", bool_var)?,
+        flag(args.compact_prompt.then_some(true), "--compact-prompt"),
+    ]);
+    let text_tool_calls = latest([
+        Some(Sourced::default(true)),
+        m.text_tool_calls,
+        from_env(lookup, &["SKIFF_TEXT_TOOL_CALLS"], "1 or 0", bool_var)?,
+    ]);
     let mode = latest([
         Some(Sourced::default(
             defaults.permission_mode.as_str().to_owned(),
@@ -201,12 +227,24 @@ pub(super) fn resolve(
         additional_directories: dedup_by_value(dirs),
     };
 
-    let (Some(model), Some(max_output_tokens), Some(max_tool_result_chars), Some(prompt_caching)) = (
+    let (
+        Some(model),
+        Some(max_output_tokens),
+        Some(max_tool_result_chars),
+        Some(prompt_caching),
+        Some(provider),
+        Some(compact_prompt),
+        Some(text_tool_calls),
+    ) = (
         model,
         max_output_tokens,
         max_tool_result_chars,
         prompt_caching,
-    ) else {
+        provider,
+        compact_prompt,
+        text_tool_calls,
+    )
+    else {
         bail!("internal error: a setting lost its default");
     };
     Ok(Settings {
@@ -221,6 +259,11 @@ pub(super) fn resolve(
         max_turns,
         prompt_caching,
         retries,
+        provider,
+        base_url,
+        context_window,
+        compact_prompt,
+        text_tool_calls,
         permissions,
         env: m.env,
         hooks: m.hooks,
@@ -243,4 +286,13 @@ fn dedup_by_value<T: PartialEq>(list: Vec<Sourced<T>>) -> Vec<Sourced<T>> {
         }
     }
     out
+}
+
+/// A yes/no variable: 1/true/yes or 0/false/no.
+fn bool_var(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }

@@ -1,0 +1,362 @@
+//! Choosing and building the model provider: the Anthropic API, OpenAI-compatible servers (by
+//! name: ollama, llamacpp, vllm, lmstudio, openrouter, or `openai` with a base URL), or the
+//! scripted provider; and `skiff models`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::bail;
+use skiff_llm::openai::{Preset, preset};
+use skiff_llm::{
+    AnthropicConfig, AnthropicProvider, Credential, OpenAiConfig, OpenAiProvider, Provider,
+    ScriptedProvider,
+};
+
+use crate::args::Args;
+use crate::settings::{Layer, Settings, Source};
+use crate::setup::UsageError;
+
+/// Which backend the settings ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The Anthropic Messages API (and servers that imitate it).
+    Anthropic,
+    /// A model script, offline.
+    Script,
+    /// An OpenAI-compatible chat-completions server.
+    OpenAi(&'static Preset),
+}
+
+impl Backend {
+    /// The backend named by `settings.provider` (validated when it was read).
+    pub fn of(settings: &Settings) -> Self {
+        match settings.provider.value.as_str() {
+            "script" => Self::Script,
+            "anthropic" => Self::Anthropic,
+            other => preset(other).map_or(Self::Anthropic, Self::OpenAi),
+        }
+    }
+
+    /// Its `--provider` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Script => "script",
+            Self::OpenAi(p) => p.name,
+        }
+    }
+
+    /// A server on this machine: no key, no prices (the REPL shows "local" for cost).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Self::OpenAi(p) if p.local)
+    }
+}
+
+/// The provider built, and what `system/init` reports about its credential.
+pub struct Built {
+    /// The provider.
+    pub provider: Arc<dyn Provider>,
+    /// `apiKeySource`.
+    pub key_source: String,
+}
+
+/// Build the provider of `backend`.
+pub fn build(
+    backend: &Backend,
+    settings: &Settings,
+    args: &Args,
+    cwd: &Path,
+) -> anyhow::Result<Built> {
+    match backend {
+        Backend::Script => {
+            let Some(path) = &args.script else {
+                return Err(UsageError("--provider script needs --script FILE".into()).into());
+            };
+            Ok(Built {
+                provider: Arc::new(ScriptedProvider::from_file(path)?.without_recording()),
+                key_source: "none".to_owned(),
+            })
+        }
+        Backend::Anthropic => {
+            let mut cfg = anthropic_config(settings)?;
+            let mut url_var = "ANTHROPIC_BASE_URL";
+            let mut url_source = settings.lookup.source("ANTHROPIC_BASE_URL");
+            if let Some(url) = &settings.base_url {
+                cfg.base_url = url.value.clone();
+                url_var = "skiff.baseUrl";
+                url_source = Some(url.source.clone());
+            }
+            check_workspace_base_url(
+                settings,
+                args,
+                BaseUrlCheck {
+                    url: &cfg.base_url,
+                    url_var,
+                    url_source,
+                    credential: Some(&cfg.credential),
+                },
+                cwd,
+            )?;
+            let key_source = cfg.credential.source_name().to_owned();
+            Ok(Built {
+                provider: Arc::new(AnthropicProvider::new(cfg)?),
+                key_source,
+            })
+        }
+        Backend::OpenAi(preset) => {
+            let cfg = openai_config(preset, settings)?;
+            let url_source = match &settings.base_url {
+                Some(u) => Some(u.source.clone()),
+                None => settings.lookup.source("OPENAI_BASE_URL"),
+            };
+            let url_var = if settings.base_url.is_some() {
+                "skiff.baseUrl"
+            } else {
+                "OPENAI_BASE_URL"
+            };
+            check_workspace_base_url(
+                settings,
+                args,
+                BaseUrlCheck {
+                    url: &cfg.base_url,
+                    url_var,
+                    url_source,
+                    credential: cfg.credential.as_ref(),
+                },
+                cwd,
+            )?;
+            let key_source = cfg
+                .credential
+                .as_ref()
+                .map_or("none", Credential::source_name)
+                .to_owned();
+            Ok(Built {
+                provider: Arc::new(OpenAiProvider::new(cfg)?),
+                key_source,
+            })
+        }
+    }
+}
+
+/// The model when none was asked for: `scripted` for a script (it costs nothing); an error
+/// naming the way to find one for servers that need a name. `None`: keep the configured one.
+pub fn default_model(backend: &Backend, settings: &Settings) -> anyhow::Result<Option<String>> {
+    if !matches!(settings.model.source, Source::Default) {
+        return Ok(None);
+    }
+    match backend {
+        Backend::Anthropic => Ok(None),
+        Backend::Script => Ok(Some(skiff_llm::SCRIPTED_MODEL.to_owned())),
+        // llama-server serves the model it was started with, whatever the request names.
+        Backend::OpenAi(p) if p.name == "llamacpp" => Ok(Some("llama.cpp".to_owned())),
+        Backend::OpenAi(p) => Err(UsageError(format!(
+            "--model is needed with --provider {0}; `skiff models --provider {0}` lists what the \
+             server offers",
+            p.name
+        ))
+        .into()),
+    }
+}
+
+/// The OpenAI-compatible provider's configuration: the preset, the settings' variables
+/// (OPENAI_BASE_URL, OPENAI_API_KEY, …), `skiff.baseUrl` / `--base-url`, retries.
+pub fn openai_config(preset: &'static Preset, settings: &Settings) -> anyhow::Result<OpenAiConfig> {
+    let mut cfg = OpenAiConfig::from_lookup(preset, |k| settings.lookup.get(k))?;
+    if let Some(url) = &settings.base_url {
+        cfg.base_url = skiff_llm::openai::normalize_base_url(&url.value)?;
+    }
+    if let Some(r) = &settings.retries {
+        cfg.retry.max_retries = r.value;
+    }
+    cfg.text_tool_calls = settings.text_tool_calls.value;
+    let hosted = cfg.base_url == preset.base_url && !preset.local;
+    if cfg.credential.is_none() && hosted {
+        let var = preset.key_var.unwrap_or("OPENAI_API_KEY");
+        bail!(
+            "no API key found for {}. Set {var} (for example `export {var}=sk-...`), or point \
+             --base-url at a server that needs none",
+            preset.name
+        );
+    }
+    Ok(cfg)
+}
+
+/// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`
+/// files, settings `env`), with `skiff.retries` applied.
+fn anthropic_config(settings: &Settings) -> anyhow::Result<AnthropicConfig> {
+    let mut cfg = match AnthropicConfig::from_lookup(|k| settings.lookup.get(k)) {
+        Ok(cfg) => cfg,
+        Err(skiff_llm::ConfigError::MissingCredential) => {
+            let home_env = settings.skiff_home.as_ref().map_or_else(
+                || "~/.skiff/.env".to_owned(),
+                |h| h.join(".env").display().to_string(),
+            );
+            let helper = if settings.api_key_helper.is_some() {
+                " (apiKeyHelper in the settings is not supported by skiff)"
+            } else {
+                ""
+            };
+            let untrusted = if settings.trusted {
+                ""
+            } else {
+                " (a workspace .env counts only once the workspace is trusted: --trust)"
+            };
+            bail!(
+                "no API key found{helper}. Set ANTHROPIC_API_KEY (for example `export ANTHROPIC_API_KEY=sk-ant-...`), \
+                 or put it in {home_env} or {}{untrusted}; ANTHROPIC_AUTH_TOKEN for a bearer token. \
+                 For a local model: --provider ollama (or llamacpp, vllm, lmstudio) --model NAME",
+                settings.cwd.join(".env").display()
+            );
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(r) = &settings.retries {
+        cfg.retry.max_retries = r.value;
+    }
+    if let Some(src) = settings.lookup.source("ANTHROPIC_BASE_URL") {
+        tracing::info!(base_url = %crate::settings::redact_url(&cfg.base_url), source = %src, "API base URL");
+    }
+    Ok(cfg)
+}
+
+/// What [`check_workspace_base_url`] looks at.
+struct BaseUrlCheck<'a> {
+    url: &'a str,
+    /// The variable or setting that set it (for the message).
+    url_var: &'static str,
+    /// Where that came from.
+    url_source: Option<Source>,
+    /// The key that would go there.
+    credential: Option<&'a Credential>,
+}
+
+/// Refuse a workspace-set base URL when the key comes from elsewhere, unless the user confirmed
+/// the host (`--trust-base-url HOST`, or the REPL's question recorded in the trust store).
+fn check_workspace_base_url(
+    settings: &Settings,
+    args: &Args,
+    check: BaseUrlCheck<'_>,
+    cwd: &Path,
+) -> anyhow::Result<()> {
+    let Some(url_file) = check
+        .url_source
+        .as_ref()
+        .and_then(|s| workspace_file(s, cwd))
+    else {
+        return Ok(());
+    };
+    // No key goes anywhere: nothing to protect.
+    let Some(credential) = check.credential else {
+        return Ok(());
+    };
+    let key_from_workspace = settings
+        .lookup
+        .source(credential.source_name())
+        .and_then(|s| workspace_file(&s, cwd))
+        .is_some();
+    if key_from_workspace {
+        return Ok(());
+    }
+    let host = skiff_core::permissions::rule::host_of(check.url).unwrap_or_default();
+    let confirmed = args
+        .trust_base_url
+        .as_deref()
+        .is_some_and(|h| h.eq_ignore_ascii_case(&host))
+        || crate::trust::Store::load(settings.skiff_home.as_deref()).confirmed_host(cwd, &host);
+    if confirmed {
+        return Ok(());
+    }
+    Err(UnconfirmedBaseUrl {
+        host,
+        file: url_file.display().to_string(),
+        var: check.url_var,
+    }
+    .into())
+}
+
+/// A base URL the workspace's own files set, while the key comes from elsewhere.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the workspace sets the API base URL (in {file}) to host {host}, but your API key comes from \
+     elsewhere: skiff would send your key to {host}. If you trust that host, confirm with \
+     --trust-base-url {host} (the REPL asks), or remove {var} from {file}"
+)]
+pub struct UnconfirmedBaseUrl {
+    /// The host the key would go to.
+    pub host: String,
+    /// The workspace file that sets it.
+    pub file: String,
+    /// The variable or setting in it.
+    pub var: &'static str,
+}
+
+/// The workspace file a setting comes from, if it comes from the workspace's own files (its
+/// `.env`, or project / local settings).
+fn workspace_file(source: &Source, cwd: &Path) -> Option<PathBuf> {
+    match source {
+        Source::Env {
+            origin: crate::settings::EnvOrigin::DotEnv(path),
+            ..
+        } if path.starts_with(cwd) => Some(path.clone()),
+        Source::Env {
+            origin: crate::settings::EnvOrigin::Settings(inner),
+            ..
+        } => workspace_file(inner, cwd),
+        Source::File {
+            layer: Layer::Project | Layer::Local,
+            path,
+        } => Some(path.clone()),
+        _ => None,
+    }
+}
+
+/// `skiff models`: the models the provider offers. An OpenAI-compatible server is asked
+/// (`GET /models`); for the Anthropic API skiff lists the models it knows prices of.
+pub fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    let settings = Settings::load(args, &cwd)?;
+    let backend = Backend::of(&settings);
+    let mut out = String::new();
+    match backend {
+        Backend::OpenAi(preset) => {
+            let cfg = openai_config(preset, &settings)?;
+            let base = cfg.base_url.clone();
+            let provider = OpenAiProvider::new(cfg)?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let models = runtime
+                .block_on(provider.list_models())
+                .map_err(|e| anyhow::anyhow!("{base}: {e}"))?;
+            if models.is_empty() {
+                out.push_str(&format!("{base} offers no models\n"));
+            }
+            for m in models {
+                out.push_str(&m.id);
+                if let Some(n) = m.context_window {
+                    out.push_str(&format!("\tcontext {n}"));
+                }
+                out.push('\n');
+            }
+        }
+        Backend::Anthropic => {
+            for m in skiff_llm::known_models() {
+                out.push_str(&format!(
+                    "{}\tcontext {}\t${}/${} per million input/output tokens\n",
+                    m.id, m.context_window, m.input_per_mtok, m.output_per_mtok
+                ));
+            }
+        }
+        Backend::Script => out.push_str("scripted\n"),
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(out.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
