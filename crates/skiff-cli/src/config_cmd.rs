@@ -215,6 +215,19 @@ pub fn render(s: &Settings) -> String {
         &s.compact_prompt.source,
         "",
     );
+    let (v, src) = show(
+        s.pricing.as_ref().map(|p| {
+            (
+                format!(
+                    "${} in / ${} out per million tokens",
+                    p.value.input_per_mtok, p.value.output_per_mtok
+                ),
+                p.source.clone(),
+            )
+        }),
+        "the model table's (unknown models: $0)",
+    );
+    line("skiff.pricing", v, &src, "");
     line(
         "skiff.textToolCalls",
         s.text_tool_calls.value.to_string(),

@@ -327,6 +327,8 @@ pub struct Settings {
     /// Tool calls written as text count as calls on OpenAI-compatible servers
     /// (`skiff.textToolCalls`, SKIFF_TEXT_TOOL_CALLS; default true).
     pub text_tool_calls: Sourced<bool>,
+    /// Prices of a model skiff does not know (`skiff.pricing`); unknown models cost $0.
+    pub pricing: Option<Sourced<layers::Pricing>>,
     /// Permission rules, mode and extra directories.
     pub permissions: Permissions,
     /// The settings `env` objects, merged by key. Values may be secrets: never print them.

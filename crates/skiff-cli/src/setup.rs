@@ -172,6 +172,13 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
         api_key_source: built.key_source.clone(),
         compact_tools: compact,
         context_window: settings.context_window.as_ref().map(|c| c.value),
+        price: settings.pricing.as_ref().map(|p| {
+            skiff_llm::custom_price(
+                p.value.input_per_mtok,
+                p.value.output_per_mtok,
+                p.value.cache_read_per_mtok,
+            )
+        }),
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);

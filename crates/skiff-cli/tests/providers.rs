@@ -275,3 +275,36 @@ fn an_untrusted_workspace_cannot_choose_the_provider_or_its_address() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prices_from_the_settings_for_a_model_skiff_does_not_know() {
+    let turn = skiff_protocol::script::ScriptTurn {
+        usage: Some(skiff_protocol::Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            ..Default::default()
+        }),
+        ..skiff_protocol::script::ScriptTurn::text("priced")
+    };
+    let server = MockServer::builder().turn(turn).start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = skiff(home.path());
+    cmd.current_dir(home.path())
+        .args([
+            "-p",
+            "hi",
+            "--output-format",
+            "json",
+            "--model",
+            "gpt-oss-120b",
+        ])
+        .args(["--provider", "openai", "--base-url", &server.url()])
+        .args([
+            "--settings",
+            r#"{"skiff": {"pricing": {"inputPerMtok": 0.25, "outputPerMtok": 1.0}}}"#,
+        ]);
+    let out = output(cmd).await;
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cost = result["total_cost_usd"].as_f64().unwrap();
+    assert!((cost - 1.25).abs() < 1e-6, "{result}");
+}

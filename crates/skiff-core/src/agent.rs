@@ -156,6 +156,7 @@ impl Agent {
             definitions,
             self.config.prompt_caching,
         );
+        let price = self.config.price;
         let core = Core {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
@@ -165,7 +166,7 @@ impl Agent {
             permissions: self.permissions,
             approver: self.approver,
             hooks: self.hooks,
-            costs: CostTracker::default(),
+            costs: CostTracker::with_price(price),
             template,
         };
         let task = tokio::spawn(crate::session::actor_run(core, cmd_rx, sink, requester));

@@ -58,6 +58,8 @@ pub struct AgentConfig {
     pub deltas: DeltaMode,
     /// Tool descriptions cut to their first paragraph (small local models, `--compact-prompt`).
     pub compact_tools: bool,
+    /// Prices of the model when the table does not know them (`skiff.pricing`).
+    pub price: Option<skiff_llm::ModelInfo>,
 }
 
 impl Default for AgentConfig {
@@ -85,6 +87,7 @@ impl Default for AgentConfig {
             max_messages: None,
             deltas: DeltaMode::Frames,
             compact_tools: false,
+            price: None,
         }
     }
 }

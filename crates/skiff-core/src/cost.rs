@@ -16,13 +16,27 @@ pub struct CostTracker {
     pub total_usage: Usage,
     /// Models without a known price (warned about once).
     unknown_models: Vec<String>,
+    /// Prices the user gave for the session's model (`skiff.pricing`), over the table's.
+    price: Option<skiff_llm::ModelInfo>,
 }
 
 impl CostTracker {
+    /// A tracker pricing every call at `price` when given (the table's prices otherwise).
+    pub fn with_price(price: Option<skiff_llm::ModelInfo>) -> Self {
+        Self {
+            price,
+            ..Self::default()
+        }
+    }
+
     /// Add one model call. Returns its cost, and whether the model's price is unknown and this
     /// is the first time we see it (the caller warns once).
     pub fn add(&mut self, model: &str, usage: &Usage) -> (f64, bool) {
-        let (cost, first_unknown) = match skiff_llm::cost_usd(model, usage) {
+        let priced = match &self.price {
+            Some(p) => Some(skiff_llm::cost_at(p, usage)),
+            None => skiff_llm::cost_usd(model, usage),
+        };
+        let (cost, first_unknown) = match priced {
             Some(c) => (c, false),
             None => {
                 let first = !self.unknown_models.iter().any(|m| m == model);
@@ -44,5 +58,33 @@ impl CostTracker {
         entry.context_window = info.map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window);
         entry.max_output_tokens = info.map_or(0, |i| i.max_output_tokens);
         (cost, first_unknown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn unknown_models_are_free_with_one_warning_unless_priced() {
+        let mut t = CostTracker::default();
+        assert_eq!(t.add("qwen2.5-coder:7b", &usage(1_000_000, 0)), (0.0, true));
+        assert_eq!(
+            t.add("qwen2.5-coder:7b", &usage(1_000_000, 0)),
+            (0.0, false)
+        );
+        let mut t = CostTracker::with_price(Some(skiff_llm::custom_price(0.5, 2.0, None)));
+        let (cost, unknown) = t.add("qwen/qwen-2.5-coder-32b", &usage(1_000_000, 500_000));
+        assert!((cost - 1.5).abs() < 1e-9, "{cost}");
+        assert!(!unknown);
+        assert!((t.total_cost_usd - 1.5).abs() < 1e-9);
     }
 }

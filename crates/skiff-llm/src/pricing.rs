@@ -157,10 +157,28 @@ pub fn model_info(model: &str) -> Option<&'static ModelInfo> {
     (version > newest.version).then_some(&newest.info)
 }
 
+/// Prices given by the user (`skiff.pricing`) for a model the table does not know: cache
+/// reads at 0.1× and writes at 1.25× input unless given.
+pub fn custom_price(
+    input_per_mtok: f64,
+    output_per_mtok: f64,
+    cache_read_per_mtok: Option<f64>,
+) -> ModelInfo {
+    let mut m = info("custom", input_per_mtok, output_per_mtok, 64_000);
+    if let Some(r) = cache_read_per_mtok {
+        m.cache_read_per_mtok = r;
+    }
+    m
+}
+
 /// Cost in USD of one call's usage: uncached input, output, cache writes (1-hour writes, when
 /// the usage breaks them out, at 2× input) and cache reads. `None` when the model is unknown.
 pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
-    let m = model_info(model)?;
+    model_info(model).map(|m| cost_at(m, usage))
+}
+
+/// Cost in USD of one call's usage at `m`'s prices.
+pub fn cost_at(m: &ModelInfo, usage: &Usage) -> f64 {
     let writes = usage.cache_creation();
     let writes_1h = usage
         .extra
@@ -170,13 +188,11 @@ pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
         .unwrap_or(0)
         .min(writes);
     let per_tok = |n: u64, price: f64| n as f64 * price / 1_000_000.0;
-    Some(
-        per_tok(usage.input_tokens, m.input_per_mtok)
-            + per_tok(usage.output_tokens, m.output_per_mtok)
-            + per_tok(writes - writes_1h, m.cache_write_per_mtok)
-            + per_tok(writes_1h, m.input_per_mtok * 2.0)
-            + per_tok(usage.cache_read(), m.cache_read_per_mtok),
-    )
+    per_tok(usage.input_tokens, m.input_per_mtok)
+        + per_tok(usage.output_tokens, m.output_per_mtok)
+        + per_tok(writes - writes_1h, m.cache_write_per_mtok)
+        + per_tok(writes_1h, m.input_per_mtok * 2.0)
+        + per_tok(usage.cache_read(), m.cache_read_per_mtok)
 }
 
 /// Family and (major, minor) version of a Claude model id, in either naming scheme:

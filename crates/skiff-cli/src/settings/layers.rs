@@ -54,7 +54,19 @@ pub(super) struct Merged {
     pub context_window: Option<Sourced<u64>>,
     pub compact_prompt: Option<Sourced<bool>>,
     pub text_tool_calls: Option<Sourced<bool>>,
+    pub pricing: Option<Sourced<Pricing>>,
     pub ignored: Vec<Sourced<String>>,
+}
+
+/// `skiff.pricing`: USD per million tokens of a model skiff has no price for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pricing {
+    /// Uncached input.
+    pub input_per_mtok: f64,
+    /// Output.
+    pub output_per_mtok: f64,
+    /// Cache reads (default 0.1× input).
+    pub cache_read_per_mtok: Option<f64>,
 }
 
 /// Parse JSON; a syntax error names `what` (the file), the line and the column, then `fix`.
@@ -268,6 +280,29 @@ impl Merged {
                     Value::Bool(b) => self.compact_prompt = at(*b, source),
                     _ => return invalid(p, source, "true or false"),
                 },
+                "pricing" => {
+                    let m = object(v, p, source)?;
+                    let num = |k: &str| m.get(k).and_then(Value::as_f64).filter(|n| *n >= 0.0);
+                    match (num("inputPerMtok"), num("outputPerMtok")) {
+                        (Some(i), Some(o)) => {
+                            self.pricing = at(
+                                Pricing {
+                                    input_per_mtok: i,
+                                    output_per_mtok: o,
+                                    cache_read_per_mtok: num("cacheReadPerMtok"),
+                                },
+                                source,
+                            );
+                        }
+                        _ => {
+                            return invalid(
+                                p,
+                                source,
+                                "{\"inputPerMtok\": USD, \"outputPerMtok\": USD} per million tokens",
+                            );
+                        }
+                    }
+                }
                 "textToolCalls" => match v {
                     Value::Bool(b) => self.text_tool_calls = at(*b, source),
                     _ => return invalid(p, source, "true or false"),

@@ -264,6 +264,7 @@ pub(super) fn resolve(
         context_window,
         compact_prompt,
         text_tool_calls,
+        pricing: m.pricing,
         permissions,
         env: m.env,
         hooks: m.hooks,
