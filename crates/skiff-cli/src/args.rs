@@ -241,6 +241,16 @@ pub struct Args {
     #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "", global = true)]
     pub debug: Option<String>,
 
+    /// Sandbox of the Bash tool's commands (Linux, Landlock): workspace-write (writes only in
+    /// the workspace, extra directories and temp directories; the default where the kernel
+    /// supports it), read-only (no writes), or off.
+    #[arg(long, value_name = "MODE", value_parser = ["off", "workspace-write", "read-only"])]
+    pub sandbox: Option<String>,
+
+    /// Network access of sandboxed commands: allow (default) or deny (only Unix sockets).
+    #[arg(long, value_name = "POLICY", value_parser = ["allow", "deny"])]
+    pub sandbox_network: Option<String>,
+
     /// Max turns when neither settings, SKIFF_MAX_TURNS nor --max-turns set one (print mode
     /// sets 100; the REPL leaves it unlimited). Not a flag.
     #[arg(skip)]

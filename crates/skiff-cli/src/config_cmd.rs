@@ -272,6 +272,38 @@ pub fn render(s: &Settings) -> String {
         );
     }
 
+    let sandbox = crate::setup::sandbox_status(s);
+    let sb = &s.sandbox;
+    line(
+        "sandbox.mode",
+        quoted(sb.mode.value.as_str()),
+        &sb.mode.source,
+        &format!("  [in effect: {}]", sandbox.summary()),
+    );
+    line(
+        "sandbox.network",
+        quoted(sb.network.value.as_str()),
+        &sb.network.source,
+        "",
+    );
+    line(
+        "sandbox.fallback",
+        quoted(sb.fallback.value.as_str()),
+        &sb.fallback.source,
+        &format!("  [this kernel: {}]", sandbox.landlock),
+    );
+    let auto_note = match (sb.auto_allow_bash.value, sandbox.enforced()) {
+        (true, true) => "  [Bash runs without approval; deny and ask rules still apply]",
+        (true, false) => "  [no effect: the filesystem sandbox is not enforced]",
+        (false, _) => "  [Bash asks for approval as usual]",
+    };
+    line(
+        "sandbox.autoAllowBashIfSandboxed",
+        sb.auto_allow_bash.value.to_string(),
+        &sb.auto_allow_bash.source,
+        auto_note,
+    );
+
     for (name, v) in &s.env {
         let value = if is_secret_name(name) {
             "[set, redacted]".to_owned()
@@ -298,7 +330,7 @@ pub fn render(s: &Settings) -> String {
                 &format!("hooks.{event}"),
                 g.value.to_string(),
                 &g.source,
-                "  [recorded; hooks do not run yet]",
+                "",
             );
         }
     }

@@ -29,6 +29,14 @@ use crate::args::{Args, Command, InputFormat, OutputFormat};
 fn main() -> ExitCode {
     // Before anything else runs (and before any thread starts): credentials out of reach.
     env_guard::capture_and_scrub();
+    // `skiff __sandbox … -- PROGRAM …`: the Bash tool's sandbox helper confines this process
+    // and execs the program (before any set-up: it must be quick).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == skiff_tools::sandbox::HELPER_ARG)
+    {
+        return skiff_tools::sandbox::helper_main(std::env::args_os().skip(2));
+    }
     let mut args = Args::parse();
     args.normalize();
     // Held until exit: dropping it flushes the log file.

@@ -9,7 +9,8 @@
 //! `skiff.maxConversationMessages` SKIFF_MAX_CONVERSATION_MESSAGES; `skiff.compaction.*`
 //! SKIFF_COMPACTION, SKIFF_COMPACTION_THRESHOLD, SKIFF_COMPACTION_KEEP_RECENT; `skiff.maxTurns`
 //! SKIFF_MAX_TURNS; `skiff.promptCaching` DISABLE_PROMPT_CACHING (set, not "0" = off);
-//! `skiff.retries` SKIFF_MAX_RETRIES. SKIFF_HOME, HOME and CLAUDE_CONFIG_DIR come from the real
+//! `skiff.retries` SKIFF_MAX_RETRIES; `sandbox.mode` SKIFF_SANDBOX; `sandbox.network`
+//! SKIFF_SANDBOX_NETWORK. SKIFF_HOME, HOME and CLAUDE_CONFIG_DIR come from the real
 //! environment only (they locate the files).
 
 mod env_lookup;
@@ -261,6 +262,35 @@ pub struct Permissions {
     pub additional_directories: Vec<Sourced<PathBuf>>,
 }
 
+/// Effective `sandbox`: how the Bash tool confines commands (see `skiff_tools::sandbox`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxSettings {
+    /// Filesystem mode (`sandbox.mode`, `sandbox.enabled`, SKIFF_SANDBOX, `--sandbox`; default
+    /// workspace-write where the kernel supports Landlock).
+    pub mode: Sourced<skiff_tools::sandbox::SandboxMode>,
+    /// Network (`sandbox.network`, SKIFF_SANDBOX_NETWORK, `--sandbox-network`; default allow).
+    pub network: Sourced<skiff_tools::sandbox::NetworkPolicy>,
+    /// When Landlock cannot enforce the mode (`sandbox.fallback`; default unsandboxed).
+    pub fallback: Sourced<skiff_tools::sandbox::SandboxFallback>,
+    /// Bash runs without approval while the sandbox is enforced
+    /// (`sandbox.autoAllowBashIfSandboxed`). Default: true when a trusted source set the mode
+    /// (the user turned the sandbox on), false for the built-in default.
+    pub auto_allow_bash: Sourced<bool>,
+}
+
+impl SandboxSettings {
+    /// The policy these settings ask for.
+    pub fn policy(&self) -> skiff_tools::sandbox::SandboxPolicy {
+        skiff_tools::sandbox::SandboxPolicy {
+            mode: self.mode.value,
+            network: self.network.value,
+            fallback: self.fallback.value,
+            implicit: self.mode.source == Source::Default
+                && self.fallback.source == Source::Default,
+        }
+    }
+}
+
 /// Whether a candidate settings or `.env` file was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileState {
@@ -331,6 +361,8 @@ pub struct Settings {
     pub pricing: Option<Sourced<layers::Pricing>>,
     /// Permission rules, mode and extra directories.
     pub permissions: Permissions,
+    /// The Bash tool's sandbox.
+    pub sandbox: SandboxSettings,
     /// The settings `env` objects, merged by key. Values may be secrets: never print them.
     pub env: BTreeMap<String, Sourced<String>>,
     /// The settings `hooks` objects: per event, the matcher groups of every layer.
@@ -431,7 +463,8 @@ impl Settings {
                         let workspace_file = layer != Layer::User
                             && Some(&path) != user_path(&claude_dir, &skiff_home, &path).as_ref();
                         if workspace_file && !trusted {
-                            let removed = crate::trust::strip_untrusted(&mut doc);
+                            let mut removed = crate::trust::strip_untrusted(&mut doc);
+                            removed.extend(layers::strip_weakening_sandbox(&mut doc));
                             if !removed.is_empty() {
                                 trust_warnings.push(crate::trust::ignored_warning(&path, &removed));
                             }
@@ -506,6 +539,7 @@ impl Settings {
             files,
             dotenv_files,
             skiff_home,
+            trusted,
         )?;
         settings.trusted = trusted;
         settings.trust_warnings = trust_warnings;

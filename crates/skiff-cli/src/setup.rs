@@ -11,7 +11,7 @@ use skiff_core::permissions::{
 };
 use skiff_core::prompt::{EnvironmentInfo, SystemPromptOptions, build_system_prompt};
 use skiff_core::{Agent, AgentConfig, DeltaMode, PermissionMode};
-use skiff_tools::{ToolConfig, ToolContext, ToolRegistry};
+use skiff_tools::{SandboxStatus, ToolConfig, ToolContext, ToolRegistry};
 
 use crate::args::Args;
 use crate::settings::{Layer, Settings, Source};
@@ -70,6 +70,19 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     for warning in &settings.trust_warnings {
         eprintln!("{warning}");
     }
+    let sandbox = sandbox_status(&settings);
+    if let Some(warning) = &sandbox.warning {
+        eprintln!("{warning}");
+    }
+    let sandbox_config = if sandbox.applies() {
+        // skiff itself is the helper (`skiff __sandbox …`).
+        let helper = std::env::current_exe().context(
+            "cannot find skiff's own executable to run the Bash sandbox (use --sandbox off)",
+        )?;
+        sandbox.config(helper)
+    } else {
+        None
+    };
     let model = skiff_llm::resolve_alias(&settings.model.value);
 
     let mut tools = ToolRegistry::with_builtins();
@@ -102,7 +115,20 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     let backend = crate::provider::Backend::of(&settings);
     let built = crate::provider::build(&backend, &settings, args, &cwd)?;
 
-    let rules = rule_set(&settings, &cwd);
+    let mut rules = rule_set(&settings, &cwd);
+    if sandbox.enforced() && settings.sandbox.auto_allow_bash.value {
+        // As Claude Code's sandbox mode: commands run without approval while the sandbox is
+        // enforced; deny and ask rules (and plan mode) still apply.
+        let origin = RuleOrigin {
+            root: cwd.clone(),
+            cwd: cwd.clone(),
+            home: home_dir(),
+        };
+        match Rule::parse("Bash", &origin) {
+            Ok(rule) => rules.push(RuleKind::Allow, rule),
+            Err(e) => tracing::warn!(error = %e, "cannot add the sandbox's Bash allow rule"),
+        }
+    }
     for name in rules.removed_tools() {
         tools.disable(&name);
     }
@@ -111,7 +137,11 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     let mut add_dirs = extra_dirs(&settings);
     // The model may Read/Grep the oversized tool results saved there.
     add_dirs.extend(session.tool_results_dir.clone());
-    let mut ctx = ToolContext::with_dirs(&cwd, &add_dirs, ToolConfig::default())
+    let tool_config = ToolConfig {
+        sandbox: sandbox_config,
+        ..ToolConfig::default()
+    };
+    let mut ctx = ToolContext::with_dirs(&cwd, &add_dirs, tool_config)
         .context("cannot open an --add-dir directory")?;
     let engine = Arc::new(PermissionEngine::new(
         rules,
@@ -199,19 +229,29 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
         provider = %backend.name(),
         key_source = %config.api_key_source,
         cwd = %cwd.display(),
+        sandbox = %sandbox.summary(),
         "agent configured"
     );
-    let agent = Agent::new(config, built.provider, tools, ctx)
+    let mut agent = Agent::new(config, built.provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history)
         .with_permissions(
             Arc::clone(&engine) as Arc<dyn skiff_core::permissions::PermissionChecker>
         );
+    if let Some(hooks) = command_hooks(&settings, &cwd) {
+        agent = agent.with_hooks(hooks);
+    }
     Ok(BuiltAgent {
         agent,
         engine,
         local: backend.is_local(),
     })
+}
+
+/// The Bash sandbox these settings ask for, as this kernel can enforce it (what `skiff config`
+/// shows and what the REPL's `/sandbox` and the init frame can report).
+pub fn sandbox_status(settings: &Settings) -> SandboxStatus {
+    SandboxStatus::decide(&settings.sandbox.policy())
 }
 
 /// The permission rules of every settings layer and the flags, pooled. A rule that does not
@@ -282,6 +322,20 @@ fn refuse_bypass_as_root(mode: PermissionMode) -> anyhow::Result<()> {
 }
 
 pub use crate::provider::UnconfirmedBaseUrl;
+
+/// The settings' command hooks (every trusted layer's, merged; an untrusted workspace's were
+/// dropped when the settings loaded). `None` when there are none: no hook work at all.
+fn command_hooks(settings: &Settings, cwd: &Path) -> Option<Arc<skiff_core::hooks::CommandHooks>> {
+    let groups = settings
+        .hooks
+        .iter()
+        .flat_map(|(event, groups)| groups.iter().map(move |g| (event.clone(), g.value.clone())));
+    let (hooks, errors) = skiff_core::hooks::CommandHooks::new(groups, cwd);
+    for e in errors {
+        eprintln!("Warning: ignoring a hook: {e}");
+    }
+    (!hooks.is_empty()).then(|| Arc::new(hooks))
+}
 
 /// A mistake on the command line: exit code 2.
 #[derive(Debug, thiserror::Error)]

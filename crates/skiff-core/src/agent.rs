@@ -157,6 +157,7 @@ impl Agent {
             self.config.prompt_caching,
         );
         let price = self.config.price;
+        let resumed = !self.history.is_empty();
         let core = Core {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
@@ -168,6 +169,9 @@ impl Agent {
             hooks: self.hooks,
             costs: CostTracker::with_price(price),
             template,
+            prompt_id: None,
+            session_source: Some(if resumed { "resume" } else { "startup" }),
+            session_started: false,
         };
         let task = tokio::spawn(crate::session::actor_run(core, cmd_rx, sink, requester));
         Session::new(cmd_tx, ev_rx, task, session_id)

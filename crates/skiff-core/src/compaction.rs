@@ -17,8 +17,9 @@ use skiff_protocol::{ContentBlock, Message, Role, validate_history};
 use crate::conversation::Conversation;
 use crate::core::ContextEnv;
 use crate::frames::new_uuid;
-use crate::hooks::HookOutcome;
+use crate::hooks::HookEvent;
 use crate::tokens;
+use serde_json::Value;
 
 pub use crate::config::{CompactionConfig, CompactionStrategy, CompactionThreshold};
 pub use crate::event::{CompactError, CompactReport, CompactTrigger};
@@ -102,7 +103,24 @@ pub(crate) async fn summarize(
     let config = env.config;
     let keep = config.compaction.keep_recent;
     let cut = plan_cut(conv.messages(), keep).ok_or(CompactError::NothingToCompact)?;
-    if let HookOutcome::Block { reason } = env.hooks.pre_compact(trigger, focus).await {
+    let hook = crate::hooks::fire(
+        env.hooks,
+        env.sink,
+        &env.hook_common,
+        HookEvent::PreCompact,
+        Some(trigger.as_str()),
+        || {
+            crate::hooks::fields([
+                ("trigger", trigger.as_str().into()),
+                (
+                    "custom_instructions",
+                    focus.map_or(Value::Null, Value::from),
+                ),
+            ])
+        },
+    )
+    .await;
+    if let Some(reason) = hook.block {
         return Err(CompactError::Blocked(reason));
     }
     let model = env.model.to_owned();

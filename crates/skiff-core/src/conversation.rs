@@ -287,6 +287,11 @@ impl Conversation {
         }
     }
 
+    /// The transcript file, when the session is saved.
+    pub fn transcript_path(&self) -> Option<&std::path::Path> {
+        self.store.path()
+    }
+
     /// A turn ended: let the store make it durable.
     pub fn turn_complete(&self) {
         self.store.turn_complete();

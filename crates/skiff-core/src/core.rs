@@ -12,7 +12,7 @@ use crate::config::AgentConfig;
 use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
-use crate::hooks::HookRunner;
+use crate::hooks::{HookCommon, HookRunner};
 use crate::permissions::{Approver, PermissionChecker, PermissionMode};
 use crate::request::RequestTemplate;
 
@@ -35,6 +35,8 @@ pub(crate) struct ContextEnv<'a> {
     pub provider: &'a dyn skiff_llm::Provider,
     /// PreCompact.
     pub hooks: &'a dyn HookRunner,
+    /// The fields of hook inputs.
+    pub hook_common: HookCommon,
     /// The fixed part of every request (system prompt, tools).
     pub template: &'a RequestTemplate,
     /// The summary call's cost goes here.
@@ -64,6 +66,13 @@ pub(crate) struct Core {
     pub conversation: Conversation,
     pub costs: CostTracker,
     pub template: RequestTemplate,
+    /// Id of the prompt being answered (hooks' `prompt_id`).
+    pub prompt_id: Option<String>,
+    /// The SessionStart source to fire before the next prompt (`startup`, `resume`, `clear`,
+    /// `compact`), if any.
+    pub session_source: Option<&'static str>,
+    /// SessionStart has fired (SessionEnd fires at the end).
+    pub session_started: bool,
 }
 
 impl Core {
@@ -75,6 +84,21 @@ impl Core {
             self.template.model.clone_from(&live.model);
         }
         self.config.permission_mode = live.mode;
+    }
+
+    /// The fields every hook input starts with.
+    pub fn hook_common(&self) -> HookCommon {
+        HookCommon {
+            session_id: self.config.session_id.clone(),
+            transcript_path: self
+                .conversation
+                .transcript_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            cwd: self.config.cwd.display().to_string(),
+            prompt_id: self.prompt_id.clone(),
+            permission_mode: self.config.permission_mode.as_str().to_owned(),
+        }
     }
 
     /// The live settings as configured now.
@@ -91,6 +115,7 @@ impl Core {
         sink: &'a EventSink,
         cancel: &'a CancellationToken,
     ) -> (&'a mut Conversation, ContextEnv<'a>) {
+        let hook_common = self.hook_common();
         let Self {
             config,
             provider,
@@ -110,6 +135,7 @@ impl Core {
             model: &config.model,
             provider: provider.as_ref(),
             hooks: hooks.as_ref(),
+            hook_common,
             template,
             costs,
             sink,
@@ -118,9 +144,30 @@ impl Core {
         (conversation, env)
     }
 
-    /// Start a new conversation (same settings); file read states are forgotten.
-    pub fn clear(&mut self) {
+    /// Start a new conversation (same settings); file read states are forgotten. SessionEnd
+    /// (reason `clear`) fires for the old one, SessionStart (source `clear`) before the next
+    /// prompt.
+    pub async fn clear(&mut self, sink: &EventSink) {
+        self.end_session(sink, "clear").await;
         self.conversation.clear();
         self.ctx.files.clear();
+        self.session_source = Some("clear");
+    }
+
+    /// Fire SessionEnd once for a started session.
+    pub async fn end_session(&mut self, sink: &EventSink, reason: &str) {
+        if !std::mem::take(&mut self.session_started) {
+            return;
+        }
+        let common = self.hook_common();
+        crate::hooks::fire(
+            self.hooks.as_ref(),
+            sink,
+            &common,
+            crate::hooks::HookEvent::SessionEnd,
+            Some(reason),
+            || crate::hooks::fields([("reason", reason.into())]),
+        )
+        .await;
     }
 }

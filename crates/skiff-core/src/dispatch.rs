@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::conversation::INTERRUPTED;
 use crate::event::{ApprovalAnswer, ApprovalRequest};
 use crate::frames::{EventSink, new_uuid};
-use crate::hooks::{HookOutcome, HookRunner};
+use crate::hooks::{HookCommon, HookDecision, HookEvent, HookRunner, fields, fire, reminder};
 use crate::permissions::{
     Approver, PermissionChecker, PermissionDecision, PermissionMode, PermissionQuery,
 };
@@ -62,6 +62,10 @@ pub struct Dispatcher<'a> {
     pub results_dir: Option<&'a Path>,
     /// Set when the user approved an `ExitPlanMode` plan: the mode the session switches to.
     pub switched_mode: std::sync::Mutex<Option<PermissionMode>>,
+    /// The fields every hook input starts with.
+    pub hook_common: HookCommon,
+    /// Set when a hook said `continue: false`: the run ends after these calls, for this reason.
+    pub hook_stop: std::sync::Mutex<Option<String>>,
 }
 
 /// The outcome of one call.
@@ -77,8 +81,8 @@ pub struct CallResult {
 
 /// What the decide phase made of one call.
 enum Plan {
-    /// Run it with this input.
-    Run(Value),
+    /// Run it with this input; the PreToolUse hooks' context goes with its result.
+    Run(Value, Vec<String>),
     /// Its result is known without running it.
     Done(CallResult),
 }
@@ -106,12 +110,16 @@ impl Dispatcher<'_> {
 
         let mut results: Vec<Option<CallResult>> = Vec::with_capacity(calls.len());
         let mut runnable: Vec<(usize, Value)> = Vec::new();
+        let mut contexts: Vec<Vec<String>> = vec![Vec::new(); calls.len()];
         for (i, plan) in plans.into_iter().enumerate() {
             match plan {
                 Plan::Done(r) => results.push(Some(r)),
-                Plan::Run(input) => {
+                Plan::Run(input, context) => {
                     results.push(None);
                     runnable.push((i, input));
+                    if let Some(slot) = contexts.get_mut(i) {
+                        *slot = context;
+                    }
                 }
             }
         }
@@ -126,7 +134,10 @@ impl Dispatcher<'_> {
             let batch = runnable[start..end]
                 .iter()
                 .map(|(i, input)| (*i, input.clone()));
-            for (idx, r) in self.run_batch(calls, batch.collect(), cancel).await {
+            for (idx, mut r) in self.run_batch(calls, batch.collect(), cancel).await {
+                if let Some(context) = contexts.get(idx).filter(|c| !c.is_empty()) {
+                    add_context(&mut r, &calls[idx].name, context);
+                }
                 results[idx] = Some(r);
             }
             start = end;
@@ -162,21 +173,93 @@ impl Dispatcher<'_> {
                 )),
             ));
         }
+        let mut input = call.input.clone();
+        let hook = fire(
+            self.hooks,
+            self.sink,
+            &self.hook_common,
+            HookEvent::PreToolUse,
+            Some(&call.name),
+            || {
+                fields([
+                    ("tool_name", call.name.clone().into()),
+                    ("tool_input", call.input.clone()),
+                    ("tool_use_id", call.id.clone().into()),
+                ])
+            },
+        )
+        .await;
+        if let Some(reason) = hook.stop {
+            self.stop_run(reason.clone());
+            return Plan::Done(finish(
+                call,
+                ToolOutput::error(format!(
+                    "PreToolUse:{} hook stopped the run: {reason}",
+                    call.name
+                )),
+            ));
+        }
+        if let Some(reason) = hook.block {
+            return Plan::Done(finish(
+                call,
+                ToolOutput::error(format!("PreToolUse:{} hook error: {reason}", call.name)),
+            ));
+        }
+        let hook_decision = hook.decision.clone();
+        if let Some((HookDecision::Deny, reason)) = &hook_decision {
+            let reason = reason.as_deref().unwrap_or("denied by the hook");
+            return Plan::Done(denied(
+                call,
+                format!("PreToolUse:{} hook error: {reason}", call.name),
+            ));
+        }
+        if let Some(updated) = hook.updated_input {
+            input = updated;
+        }
         let query = PermissionQuery {
             tool: &call.name,
-            input: &call.input,
+            input: &input,
             tool_use_id: &call.id,
             read_only: tool.is_read_only(),
             mode: self.mode,
         };
-        let mut input = call.input.clone();
-        match self.permissions.check(&query).await {
+        let decision = match (self.permissions.check(&query).await, hook_decision) {
+            // Deny rules apply whatever a hook said.
+            (d @ PermissionDecision::Deny { .. }, _) => d,
+            (_, Some((HookDecision::Allow, _))) => PermissionDecision::Allow,
+            (PermissionDecision::Allow, Some((HookDecision::Ask, reason))) => {
+                PermissionDecision::Ask {
+                    message: reason.unwrap_or_else(|| {
+                        format!("A PreToolUse hook asks for approval of {}", call.name)
+                    }),
+                }
+            }
+            (d, _) => d,
+        };
+        match decision {
             PermissionDecision::Allow => {}
             PermissionDecision::Deny { message } => return Plan::Done(denied(call, message)),
             PermissionDecision::Ask { message } => {
+                fire(
+                    self.hooks,
+                    self.sink,
+                    &self.hook_common,
+                    HookEvent::Notification,
+                    Some("permission_prompt"),
+                    || {
+                        fields([
+                            (
+                                "message",
+                                format!("skiff needs your permission to use {}", call.name).into(),
+                            ),
+                            ("notification_type", "permission_prompt".into()),
+                        ])
+                    },
+                )
+                .await;
                 let request = ApprovalRequest {
                     tool_name: call.name.clone(),
-                    input: call.input.clone(),
+                    input: input.clone(),
                     tool_use_id: call.id.clone(),
                     reason: message,
                 };
@@ -198,15 +281,16 @@ impl Dispatcher<'_> {
                 }
             }
         }
-        if let HookOutcome::Block { reason } =
-            self.hooks.pre_tool_use(&call.name, &input, &call.id).await
-        {
-            return Plan::Done(finish(
-                call,
-                ToolOutput::error(format!("PreToolUse:{} hook error: {reason}", call.name)),
-            ));
-        }
-        Plan::Run(input)
+        Plan::Run(input, hook.context)
+    }
+
+    /// A hook said `continue: false`: the run ends after this turn's calls.
+    fn stop_run(&self, reason: String) {
+        let mut slot = match self.hook_stop.lock() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        slot.get_or_insert(reason);
     }
 
     /// An approved plan: the session leaves plan mode for the mode the approver chose
@@ -311,6 +395,7 @@ impl Dispatcher<'_> {
         cancel: &CancellationToken,
     ) -> CallResult {
         let ctx = self.ctx.with_cancel(cancel.child_token());
+        let started = Instant::now();
         let fut = self.tools.call(&call.name, input.clone(), &ctx);
         let mut output = match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
             Ok(o) => o,
@@ -327,12 +412,56 @@ impl Dispatcher<'_> {
                 ))
             }
         };
-        if let HookOutcome::AddContext(extra) | HookOutcome::Block { reason: extra } = self
-            .hooks
-            .post_tool_use(&call.name, &input, &call.id, &output)
-            .await
-        {
-            append_text(&mut output, &extra);
+        let event = if output.is_error {
+            HookEvent::PostToolUseFailure
+        } else {
+            HookEvent::PostToolUse
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let hook = fire(
+            self.hooks,
+            self.sink,
+            &self.hook_common,
+            event,
+            Some(&call.name),
+            || {
+                let mut f = fields([
+                    ("tool_name", call.name.clone().into()),
+                    ("tool_input", input.clone()),
+                ]);
+                if output.is_error {
+                    f.insert("tool_use_id".into(), call.id.clone().into());
+                    f.insert("error".into(), output_text(&output).into());
+                    f.insert("is_interrupt".into(), cancel.is_cancelled().into());
+                } else {
+                    let response = output
+                        .structured
+                        .clone()
+                        .unwrap_or_else(|| output_text(&output).into());
+                    f.insert("tool_response".into(), response);
+                    f.insert("tool_use_id".into(), call.id.clone().into());
+                }
+                f.insert("duration_ms".into(), duration_ms.into());
+                f
+            },
+        )
+        .await;
+        if let Some(reason) = hook.block {
+            append_text(
+                &mut output,
+                &format!(
+                    "{}:{} hook error: {}",
+                    event.as_str(),
+                    call.name,
+                    reason.trim_end()
+                ),
+            );
+        }
+        for ctx in &hook.context {
+            append_text(&mut output, &reminder(event, "additional context", ctx));
+        }
+        if let Some(reason) = hook.stop {
+            self.stop_run(reason);
         }
         self.truncate(call, &mut output);
         finish(call, output)
@@ -403,6 +532,41 @@ fn append_text(output: &mut ToolOutput, extra: &str) {
             t.push_str(extra);
         }
         ToolResultContent::Blocks(b) => b.push(ContentBlock::text(extra)),
+    }
+}
+
+/// The text of a result (its text blocks joined), at most 2,000 characters.
+fn output_text(output: &ToolOutput) -> String {
+    let text = match &output.content {
+        ToolResultContent::Text(t) => t.clone(),
+        ToolResultContent::Blocks(b) => b
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    text.chars().take(2_000).collect()
+}
+
+/// PreToolUse hooks' context, after the result it goes with.
+fn add_context(result: &mut CallResult, tool: &str, context: &[String]) {
+    let _ = tool;
+    let extra: Vec<String> = context
+        .iter()
+        .map(|c| reminder(HookEvent::PreToolUse, "additional context", c))
+        .collect();
+    match &mut result.block.content {
+        Some(ToolResultContent::Text(t)) => {
+            for e in extra {
+                t.push('\n');
+                t.push_str(&e);
+            }
+        }
+        Some(ToolResultContent::Blocks(b)) => b.extend(extra.into_iter().map(ContentBlock::text)),
+        None => result.block.content = Some(ToolResultContent::Text(extra.join("\n"))),
     }
 }
 

@@ -50,6 +50,10 @@ pub trait SessionStore: Send + Sync {
     fn history_trimmed(&self, trim: TrimRecord<'_>) {
         self.history_replaced(trim.history);
     }
+    /// The file the session is saved in, if any (hooks get it as `transcript_path`).
+    fn path(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// Keeps nothing.

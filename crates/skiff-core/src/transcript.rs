@@ -410,6 +410,10 @@ impl JsonlTranscript {
 }
 
 impl SessionStore for JsonlTranscript {
+    fn path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn append(&self, entry: SessionEntry<'_>) {
         let mut st = self.lock();
         self.write_initial(&mut st);

@@ -17,7 +17,7 @@ use crate::core::{Core, Live};
 use crate::dispatch::Dispatcher;
 use crate::event::UserInput;
 use crate::frames::{EventSink, new_uuid, now_iso};
-use crate::hooks::HookOutcome;
+use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
 use crate::requests::Requester;
 
@@ -58,6 +58,8 @@ struct RunState {
     max_tokens: u32,
     merge_next_assistant: bool,
     stop_hook_active: bool,
+    /// Continuations forced by Stop hooks in a row.
+    stop_continuations: u32,
 }
 
 /// How a run ended (before it becomes a result frame).
@@ -86,9 +88,15 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         max_tokens: core.config.max_tokens,
         merge_next_assistant: false,
         stop_hook_active: false,
+        stop_continuations: 0,
     };
+    core.prompt_id = Some(new_uuid());
+    let before = prompt_hooks(core, &input, io).await;
     io.sink.emit(init_frame(core));
-    let end = run_loop(core, input, io, &mut st).await;
+    let end = match before {
+        Ok(blocks) => run_loop(core, input, blocks, io, &mut st).await,
+        Err(end) => end,
+    };
     // Whatever ended the turn, the history stays valid for the next request.
     core.conversation.repair();
     let result = result_frame(core, &st, end, io.sink);
@@ -97,7 +105,77 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
     result
 }
 
-async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut RunState) -> End {
+/// SessionStart (first prompt of a session, or after `/clear`) and UserPromptSubmit: the text
+/// blocks they add before the prompt, or how the run ends when a hook blocks it.
+async fn prompt_hooks(
+    core: &mut Core,
+    input: &UserInput,
+    io: &TurnIo<'_>,
+) -> Result<Vec<ContentBlock>, End> {
+    let mut blocks = Vec::new();
+    if let Some(source) = core.session_source.take() {
+        core.session_started = true;
+        let common = core.hook_common();
+        let r = fire(
+            core.hooks.as_ref(),
+            io.sink,
+            &common,
+            HookEvent::SessionStart,
+            Some(source),
+            || fields([("source", source.into())]),
+        )
+        .await;
+        for text in r.output.iter().chain(&r.context) {
+            blocks.push(ContentBlock::text(reminder(
+                HookEvent::SessionStart,
+                "additional context",
+                text,
+            )));
+        }
+    }
+    let common = core.hook_common();
+    let r = fire(
+        core.hooks.as_ref(),
+        io.sink,
+        &common,
+        HookEvent::UserPromptSubmit,
+        None,
+        || fields([("prompt", input.text().into())]),
+    )
+    .await;
+    if let Some(reason) = r.block.or(r.stop) {
+        return Err(End::Failed(format!(
+            "UserPromptSubmit operation blocked by hook: {}",
+            reason.trim_end()
+        )));
+    }
+    for out in &r.output {
+        blocks.push(ContentBlock::text(reminder(
+            HookEvent::UserPromptSubmit,
+            "success",
+            out,
+        )));
+    }
+    for ctx in &r.context {
+        blocks.push(ContentBlock::text(reminder(
+            HookEvent::UserPromptSubmit,
+            "additional context",
+            ctx,
+        )));
+    }
+    Ok(blocks)
+}
+
+/// Consecutive continuations a Stop hook may force before the run ends anyway.
+const MAX_STOP_CONTINUATIONS: u32 = 8;
+
+async fn run_loop(
+    core: &mut Core,
+    input: UserInput,
+    hook_blocks: Vec<ContentBlock>,
+    io: &TurnIo<'_>,
+    st: &mut RunState,
+) -> End {
     let (sink, cancel) = (io.sink, io.cancel);
     let mut blocks = Vec::new();
     if core.conversation.take_memory_turn()
@@ -105,15 +183,7 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
     {
         blocks.push(ContentBlock::text(m.clone()));
     }
-    match core.hooks.user_prompt_submit(&input.text()).await {
-        HookOutcome::Block { reason } => {
-            return End::Failed(format!(
-                "UserPromptSubmit hook blocked the prompt: {reason}"
-            ));
-        }
-        HookOutcome::AddContext(ctx) => blocks.push(ContentBlock::text(ctx)),
-        HookOutcome::Continue => {}
-    }
+    blocks.extend(hook_blocks);
     if core.config.permission_mode == crate::PermissionMode::Plan {
         blocks.push(ContentBlock::text(PLAN_MODE_REMINDER));
     }
@@ -240,6 +310,7 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
             // Calls are run whatever the stop reason says (some servers end with end_turn).
             _ if !tool_uses.is_empty() => {
                 let mode = io.live.borrow().mode;
+                let hook_common = core.hook_common();
                 let dispatcher = Dispatcher {
                     tools: &core.tools,
                     ctx: &core.ctx,
@@ -254,10 +325,16 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
                     max_parallel: core.config.max_parallel_tools,
                     results_dir: core.config.tool_results_dir.as_deref(),
                     switched_mode: std::sync::Mutex::new(None),
+                    hook_common,
+                    hook_stop: std::sync::Mutex::new(None),
                 };
                 let results = dispatcher.run_all(&tool_uses, cancel).await;
                 let switched = dispatcher
                     .switched_mode
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let hook_stop = dispatcher
+                    .hook_stop
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if let Some(mode) = switched {
@@ -288,6 +365,14 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
                 }
+                if let Some(reason) = hook_stop {
+                    sink.notice(
+                        "hook",
+                        "warning",
+                        format!("A hook stopped the run: {reason}"),
+                    );
+                    return End::Completed(reason);
+                }
             }
             StopReason::PauseTurn => {
                 st.merge_next_assistant = true;
@@ -300,7 +385,36 @@ async fn run_loop(core: &mut Core, input: UserInput, io: &TurnIo<'_>, st: &mut R
             }
             _ => {
                 let text = format!("{}{assistant_text}", st.text_prefix);
-                if let HookOutcome::Block { reason } = core.hooks.stop(st.stop_hook_active).await {
+                let common = core.hook_common();
+                let active = st.stop_hook_active;
+                let hook = fire(
+                    core.hooks.as_ref(),
+                    sink,
+                    &common,
+                    HookEvent::Stop,
+                    None,
+                    || {
+                        fields([
+                            ("stop_hook_active", active.into()),
+                            ("last_assistant_message", assistant_text.clone().into()),
+                            ("background_tasks", Value::Array(Vec::new())),
+                            ("session_crons", Value::Array(Vec::new())),
+                        ])
+                    },
+                )
+                .await;
+                if let Some(reason) = hook.stop {
+                    sink.notice(
+                        "hook",
+                        "warning",
+                        format!("A hook stopped the run: {reason}"),
+                    );
+                    return End::Completed(text);
+                }
+                if let Some(reason) = hook.block
+                    && st.stop_continuations < MAX_STOP_CONTINUATIONS
+                {
+                    st.stop_continuations += 1;
                     st.stop_hook_active = true;
                     let feedback = format!("Stop hook feedback:\n{reason}");
                     core.conversation

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use skiff_core::hooks::{HookOutcome, HookRunner};
+use skiff_core::frames::EventSink;
+use skiff_core::hooks::{HookCall, HookEvent, HookResult, HookRunner};
 use skiff_core::{
     Agent, AgentConfig, CompactError, CompactTrigger, CompactionStrategy, CompactionThreshold,
     Session,
@@ -37,17 +38,23 @@ struct RecordingHooks {
 
 #[async_trait::async_trait]
 impl HookRunner for RecordingHooks {
-    async fn pre_compact(&self, trigger: CompactTrigger, custom: Option<&str>) -> HookOutcome {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((trigger, custom.map(str::to_owned)));
-        if self.block {
-            HookOutcome::Block {
-                reason: "not now".into(),
-            }
-        } else {
-            HookOutcome::Continue
+    fn wants(&self, event: HookEvent) -> bool {
+        event == HookEvent::PreCompact
+    }
+
+    async fn run(&self, call: HookCall<'_>, _sink: &EventSink) -> HookResult {
+        assert_eq!(call.input["hook_event_name"], "PreCompact");
+        let trigger = match call.input["trigger"].as_str() {
+            Some("manual") => CompactTrigger::Manual,
+            _ => CompactTrigger::Auto,
+        };
+        let custom = call.input["custom_instructions"]
+            .as_str()
+            .map(str::to_owned);
+        self.calls.lock().unwrap().push((trigger, custom));
+        HookResult {
+            block: self.block.then(|| "not now".to_owned()),
+            ..HookResult::default()
         }
     }
 }

@@ -603,27 +603,30 @@ struct AskingHook {
 
 #[async_trait::async_trait]
 impl skiff_core::hooks::HookRunner for AskingHook {
-    async fn pre_tool_use(
+    fn wants(&self, event: skiff_core::hooks::HookEvent) -> bool {
+        event == skiff_core::hooks::HookEvent::PreToolUse
+    }
+
+    async fn run(
         &self,
-        tool: &str,
-        input: &Value,
-        tool_use_id: &str,
-    ) -> skiff_core::hooks::HookOutcome {
+        call: skiff_core::hooks::HookCall<'_>,
+        _sink: &skiff_core::frames::EventSink,
+    ) -> skiff_core::hooks::HookResult {
+        let tool_use_id = call.input["tool_use_id"].as_str().map(str::to_owned);
         let asked = self
             .client
             .ask(RequestKind::Callback {
                 callback_id: "hook_0".into(),
-                input: json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input}),
-                tool_use_id: Some(tool_use_id.into()),
+                input: call.input.clone(),
+                tool_use_id,
             })
             .await;
         match asked {
-            Ok(Answer::Json(v)) if v["decision"] == "block" => {
-                skiff_core::hooks::HookOutcome::Block {
-                    reason: v["reason"].as_str().unwrap_or_default().to_owned(),
-                }
-            }
-            _ => skiff_core::hooks::HookOutcome::Continue,
+            Ok(Answer::Json(v)) if v["decision"] == "block" => skiff_core::hooks::HookResult {
+                block: Some(v["reason"].as_str().unwrap_or_default().to_owned()),
+                ..Default::default()
+            },
+            _ => skiff_core::hooks::HookResult::default(),
         }
     }
 }

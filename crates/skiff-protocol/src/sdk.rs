@@ -39,6 +39,10 @@ pub enum SystemMessage {
     CompactBoundary(CompactBoundary),
     /// A warning or notice for the user (truncation, trimming, unknown model price, ...).
     Informational(Informational),
+    /// A hook command started.
+    HookStarted(HookStarted),
+    /// A hook command finished (or failed, or timed out).
+    HookResponse(HookResponse),
     /// A subtype this version does not know.
     #[serde(untagged)]
     Unknown(Value),
@@ -144,6 +148,46 @@ pub struct Informational {
     pub session_id: String,
     /// Frame id.
     pub uuid: String,
+}
+
+/// `system/hook_started`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookStarted {
+    /// Pairs this frame with its `hook_response`.
+    pub hook_id: String,
+    /// `PreToolUse:Bash`, `SessionStart:startup`, `Stop`, …
+    pub hook_name: String,
+    /// The event.
+    pub hook_event: String,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
+}
+
+/// `system/hook_response`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookResponse {
+    /// The `hook_started` frame's id.
+    pub hook_id: String,
+    /// As in `hook_started`.
+    pub hook_name: String,
+    /// The event.
+    pub hook_event: String,
+    /// stderr for a blocking error, stdout otherwise.
+    pub output: String,
+    /// What the hook printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+    /// Its exit code (`null` when it was killed or could not start).
+    pub exit_code: Option<i32>,
+    /// `success`, `error` or `cancelled`.
+    pub outcome: String,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
 }
 
 /// `assistant` frame.

@@ -1,6 +1,8 @@
 //! The Bash tool: runs `bash -c <command>` in the workspace root, in its own process group, with
 //! stdout and stderr merged in arrival order, a timeout and cancellation that kill the whole
-//! group, bounded memory for huge output, and Claude Code's result texts.
+//! group, bounded memory for huge output, and Claude Code's result texts. With a sandbox
+//! configured the command starts as `<helper> __sandbox … -- bash -c <command>` (see
+//! [`crate::sandbox`]); everything else is the same.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -20,6 +22,7 @@ use tokio::process::{Child, Command};
 
 use crate::bash_readonly::is_read_only_command;
 use crate::context::ToolContext;
+use crate::sandbox::SandboxConfig;
 use crate::tool::{ToolOutput, TypedTool};
 use crate::truncate::{group, truncate_middle};
 
@@ -41,7 +44,7 @@ pub struct BashInput {
     pub description: Option<String>,
     /// Run the command in the background (not supported yet: leave unset).
     pub run_in_background: Option<bool>,
-    /// Run without the sandbox (skiff has no command sandbox yet; accepted and ignored).
+    /// Run without the sandbox (accepted and ignored: a sandboxed skiff sandboxes every command).
     #[serde(rename = "dangerouslyDisableSandbox")]
     pub dangerously_disable_sandbox: Option<bool>,
 }
@@ -82,12 +85,16 @@ impl TypedTool for BashTool {
                  (leave run_in_background unset) with a suitable timeout.",
             );
         }
+        let sandbox = ctx.config.sandbox.as_ref();
+        if let Some(refused) = sandbox.and_then(|s| s.refused.as_ref()) {
+            return ToolOutput::error(refused.clone());
+        }
         let timeout = effective_timeout(input.timeout, ctx);
         let run = match run_command(&input.command, timeout, ctx).await {
             Ok(run) => run,
             Err(e) => return ToolOutput::error(e),
         };
-        result_of(run, timeout, ctx.config.bash_max_output_chars)
+        result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox)
     }
 }
 
@@ -145,11 +152,20 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     let writer = sender
         .into_blocking_fd()
         .map_err(|e| format!("Cannot create a pipe: {e}"))?;
-    let mut child = match spawn(ctx, shell_path(), command, &writer) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, &writer),
-        other => other,
-    }
-    .map_err(|e| format!("Cannot run the command: {e}"))?;
+    let mut child = match &ctx.config.sandbox {
+        // Never retried unsandboxed: without the helper the command does not run.
+        Some(sandbox) => spawn(ctx, sandboxed_shell(), command, &writer).map_err(|e| {
+            format!(
+                "Cannot start the sandbox helper {}: {e}",
+                sandbox.helper.display()
+            )
+        })?,
+        None => match spawn(ctx, shell_path(), command, &writer) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, &writer),
+            other => other,
+        }
+        .map_err(|e| format!("Cannot run the command: {e}"))?,
+    };
     // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
@@ -207,10 +223,30 @@ fn shell_path() -> &'static str {
     })
 }
 
+/// The shell the sandbox helper execs: bash when it is on PATH, else `sh` (the helper cannot
+/// fall back by itself once it is confined).
+fn sandboxed_shell() -> &'static str {
+    let bash = shell_path();
+    if std::path::Path::new(bash).is_absolute() {
+        bash
+    } else {
+        "sh"
+    }
+}
+
 /// `bash -c <command>` (or `sh`) in the workspace root, in a new process group, stdin from
 /// /dev/null, stdout and stderr both writing to `writer`, secrets removed from the environment.
+/// With a sandbox, the helper runs first and execs the shell (same process, same group).
 fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io::Result<Child> {
-    let mut cmd = Command::new(shell);
+    let mut cmd = match &ctx.config.sandbox {
+        Some(sandbox) => {
+            let mut cmd = Command::new(&sandbox.helper);
+            cmd.args(sandbox.helper_args(ctx.guard.allowed_dirs()))
+                .arg(shell);
+            cmd
+        }
+        None => Command::new(shell),
+    };
     cmd.arg("-c")
         .arg(command)
         .current_dir(ctx.root())
@@ -386,8 +422,14 @@ fn trim_newlines(text: &str) -> &str {
     text.trim_end_matches(['\n', '\r'])
 }
 
-/// The tool result of a finished command (texts as in PROTOCOL.md §4.2).
-fn result_of(run: Run, timeout: Duration, max_chars: usize) -> ToolOutput {
+/// The tool result of a finished command (texts as in PROTOCOL.md §4.2); a failed sandboxed
+/// command whose output looks like the sandbox stopped it gets a line saying so.
+fn result_of(
+    run: Run,
+    timeout: Duration,
+    max_chars: usize,
+    sandbox: Option<&SandboxConfig>,
+) -> ToolOutput {
     let text = run.output.text(max_chars);
     let structured = |interrupted: bool| {
         json!({
@@ -410,7 +452,14 @@ fn result_of(run: Run, timeout: Duration, max_chars: usize) -> ToolOutput {
             0 if text.is_empty() => ToolOutput::text("(Bash completed with no output)")
                 .with_structured(structured(false)),
             0 => ToolOutput::text(text.clone()).with_structured(structured(false)),
-            code => ToolOutput::error(with_output(format!("Exit code {code}"))),
+            code => {
+                let mut body = with_output(format!("Exit code {code}"));
+                if let Some(note) = sandbox.and_then(|s| s.failure_note(&text)) {
+                    body.push('\n');
+                    body.push_str(&note);
+                }
+                ToolOutput::error(body)
+            }
         },
         Ending::TimedOut => {
             let notice = format!("Command timed out after {}ms", timeout.as_millis());

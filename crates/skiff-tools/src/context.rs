@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::changes::ChangeLog;
 use crate::file_state::FileStates;
 use crate::path_guard::PathGuard;
+use crate::sandbox::SandboxConfig;
 
 /// Limits and knobs of the built-in tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +31,8 @@ pub struct ToolConfig {
     pub glob_max_results: usize,
     /// LS: maximum entries (1,000).
     pub ls_max_entries: usize,
+    /// The Bash tool's sandbox (see [`crate::sandbox`]); `None` runs commands directly.
+    pub sandbox: Option<SandboxConfig>,
 }
 
 impl Default for ToolConfig {
@@ -53,6 +56,7 @@ impl Default for ToolConfig {
             read_max_bytes: 100 * 1024,
             glob_max_results: 100,
             ls_max_entries: 1_000,
+            sandbox: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! skiff's tools: the [`Tool`] trait and [`ToolRegistry`], the workspace [`PathGuard`], the
 //! built-in tools (Bash, Read, Write, Edit, Glob, Grep, LS) with Claude Code's names, schemas
-//! and result texts, change tracking and the truncation helper.
+//! and result texts, the Bash tool's sandbox, change tracking and the truncation helper.
 
 pub mod atomic;
 pub mod bash;
@@ -19,6 +19,7 @@ pub mod patch;
 pub mod path_guard;
 pub mod read;
 pub mod registry;
+pub mod sandbox;
 pub mod schema;
 pub mod tool;
 pub mod truncate;
@@ -31,6 +32,7 @@ pub use changes::{ChangeKind, ChangeLog, CodeChange};
 pub use context::{ToolConfig, ToolContext};
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
+pub use sandbox::{SandboxConfig, SandboxStatus};
 pub use tool::{Tool, ToolOutput, Typed, TypedTool};
 pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use anyhow::bail;
 use serde_json::{Map, Value};
 
+use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
+
 use super::{CompactionStrategy, CompactionThreshold, PERMISSION_MODES, Source, Sourced};
 
 /// Claude Code keys skiff knows but does not act on (ignored at debug level).
@@ -55,7 +57,54 @@ pub(super) struct Merged {
     pub compact_prompt: Option<Sourced<bool>>,
     pub text_tool_calls: Option<Sourced<bool>>,
     pub pricing: Option<Sourced<Pricing>>,
+    pub sandbox_mode: Option<Sourced<SandboxMode>>,
+    pub sandbox_network: Option<Sourced<NetworkPolicy>>,
+    pub sandbox_fallback: Option<Sourced<SandboxFallback>>,
+    pub sandbox_auto_allow: Option<Sourced<bool>>,
     pub ignored: Vec<Sourced<String>>,
+}
+
+/// Claude Code's `sandbox` keys skiff does not act on.
+const SANDBOX_UNSUPPORTED: &[&str] = &[
+    "excludedCommands",
+    "allowUnsandboxedCommands",
+    "enableWeakerNestedSandbox",
+    "ignoreViolations",
+];
+
+/// Remove from an untrusted workspace's settings document the `sandbox` values that could
+/// weaken the sandbox (or skip approvals): only `mode: "read-only"`, `network: "deny"`,
+/// `fallback: "refuse"` and `autoAllowBashIfSandboxed: false` stay. The removed keys, as
+/// dotted names.
+pub(super) fn strip_weakening_sandbox(doc: &mut Value) -> Vec<String> {
+    let mut removed = Vec::new();
+    let Some(map) = doc.as_object_mut() else {
+        return removed;
+    };
+    let Some(sandbox) = map.get_mut("sandbox") else {
+        return removed;
+    };
+    let Some(fields) = sandbox.as_object_mut() else {
+        // Not an object: parsing reports it.
+        return removed;
+    };
+    let keep = |key: &str, v: &Value| match key {
+        "mode" => v.as_str() == Some("read-only"),
+        "network" => v.as_str() == Some("deny"),
+        "fallback" => v.as_str() == Some("refuse"),
+        "autoAllowBashIfSandboxed" => v.as_bool() == Some(false),
+        k => SANDBOX_UNSUPPORTED.contains(&k),
+    };
+    let drop: Vec<String> = fields
+        .iter()
+        .filter(|(k, v)| !v.is_null() && !keep(k, v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in drop {
+        fields.remove(&key);
+        removed.push(format!("sandbox.{key}"));
+    }
+    removed
 }
 
 /// `skiff.pricing`: USD per million tokens of a model skiff has no price for.
@@ -175,6 +224,7 @@ impl Merged {
                         Some(Sourced::new(string(v, key, source)?, source.clone()));
                 }
                 "skiff" => self.apply_skiff(object(v, key, source)?, source)?,
+                "sandbox" => self.apply_sandbox(object(v, key, source)?, source)?,
                 "$schema" => {}
                 k if KNOWN_UNSUPPORTED.contains(&k) => self.ignore(k, source, "not supported"),
                 k => self.ignore(k, source, "unknown key"),
@@ -223,6 +273,62 @@ impl Merged {
                     self.default_mode = Some(Sourced::new(mode, source.clone()));
                 }
                 _ => self.ignore(&path, source, "not supported"),
+            }
+        }
+        Ok(())
+    }
+
+    /// `sandbox`: skiff's `mode`, `network` (a string; Claude Code's object form is ignored),
+    /// `fallback`, and Claude Code's `enabled` (false = off, true = workspace-write unless `mode`
+    /// says otherwise) and `autoAllowBashIfSandboxed`.
+    fn apply_sandbox(&mut self, map: &Map<String, Value>, source: &Source) -> anyhow::Result<()> {
+        fn named<T: std::str::FromStr>(
+            v: &Value,
+            p: &str,
+            source: &Source,
+            names: &[&str],
+        ) -> anyhow::Result<T> {
+            match v.as_str().and_then(|s| s.parse().ok()) {
+                Some(t) => Ok(t),
+                None => {
+                    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                    invalid(p, source, &format!("one of {}", quoted.join(", ")))
+                }
+            }
+        }
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("sandbox.{key}");
+            let p = path.as_str();
+            match key.as_str() {
+                "mode" => {
+                    self.sandbox_mode = at(named(v, p, source, SandboxMode::NAMES)?, source);
+                }
+                "enabled" => match v {
+                    // `mode` in the same object wins.
+                    Value::Bool(_) if map.get("mode").is_some_and(|m| !m.is_null()) => {}
+                    Value::Bool(true) => {
+                        self.sandbox_mode = at(SandboxMode::WorkspaceWrite, source)
+                    }
+                    Value::Bool(false) => self.sandbox_mode = at(SandboxMode::Off, source),
+                    _ => return invalid(p, source, "true or false"),
+                },
+                "network" if v.is_object() => self.ignore(p, source, "not supported"),
+                "network" => {
+                    self.sandbox_network = at(named(v, p, source, NetworkPolicy::NAMES)?, source);
+                }
+                "fallback" => {
+                    self.sandbox_fallback =
+                        at(named(v, p, source, SandboxFallback::NAMES)?, source);
+                }
+                "autoAllowBashIfSandboxed" => match v {
+                    Value::Bool(b) => self.sandbox_auto_allow = at(*b, source),
+                    _ => return invalid(p, source, "true or false"),
+                },
+                k if SANDBOX_UNSUPPORTED.contains(&k) => self.ignore(p, source, "not supported"),
+                _ => self.ignore(p, source, "unknown key"),
             }
         }
         Ok(())

@@ -8,8 +8,8 @@ use skiff_core::AgentConfig;
 
 use super::layers::Merged;
 use super::{
-    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Permissions,
-    Settings, Source, Sourced, absolute,
+    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Layer, Permissions,
+    SandboxSettings, Settings, Source, Sourced, absolute,
 };
 use crate::args::Args;
 
@@ -64,6 +64,7 @@ pub(super) fn resolve(
     files: Vec<FileStatus>,
     dotenv_files: Vec<FileStatus>,
     skiff_home: Option<PathBuf>,
+    trusted: bool,
 ) -> anyhow::Result<Settings> {
     let defaults = AgentConfig::default();
     const WHOLE: &str = "a positive whole number";
@@ -201,6 +202,18 @@ pub(super) fn resolve(
         ),
     ]);
 
+    let sandbox = resolve_sandbox(
+        SandboxFiles {
+            mode: m.sandbox_mode,
+            network: m.sandbox_network,
+            fallback: m.sandbox_fallback,
+            auto_allow: m.sandbox_auto_allow,
+        },
+        lookup,
+        args,
+        trusted,
+    )?;
+
     let rules = |mut list: Vec<Sourced<String>>, extra: &[String], name: &'static str| {
         list.extend(
             extra
@@ -266,6 +279,7 @@ pub(super) fn resolve(
         text_tool_calls,
         pricing: m.pricing,
         permissions,
+        sandbox,
         env: m.env,
         hooks: m.hooks,
         api_key_helper: m.api_key_helper,
@@ -275,6 +289,79 @@ pub(super) fn resolve(
         lookup: lookup.clone(),
         trusted: false,
         trust_warnings: Vec::new(),
+    })
+}
+
+/// The `sandbox` values of the merged files.
+struct SandboxFiles {
+    mode: Option<Sourced<skiff_tools::sandbox::SandboxMode>>,
+    network: Option<Sourced<skiff_tools::sandbox::NetworkPolicy>>,
+    fallback: Option<Sourced<skiff_tools::sandbox::SandboxFallback>>,
+    auto_allow: Option<Sourced<bool>>,
+}
+
+/// `sandbox`: files, then SKIFF_SANDBOX / SKIFF_SANDBOX_NETWORK, then `--sandbox` /
+/// `--sandbox-network`. Approval-free Bash (`autoAllowBashIfSandboxed`) defaults on only when a
+/// source the user controls set the mode: a built-in default or an untrusted workspace's file
+/// does not change which commands ask.
+fn resolve_sandbox(
+    m: SandboxFiles,
+    lookup: &EnvLookup,
+    args: &Args,
+    trusted: bool,
+) -> anyhow::Result<SandboxSettings> {
+    use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
+    let mode_names = SandboxMode::NAMES.join(", ");
+    let network_names = NetworkPolicy::NAMES.join(" or ");
+    let mode = latest([
+        Some(Sourced::default(SandboxMode::WorkspaceWrite)),
+        m.mode,
+        from_env(lookup, &["SKIFF_SANDBOX"], &mode_names, |s| s.parse().ok())?,
+        match &args.sandbox {
+            Some(text) => Some(Sourced::new(
+                text.parse::<SandboxMode>()
+                    .map_err(|e| anyhow::anyhow!("--sandbox: {e}"))?,
+                Source::Flag("--sandbox"),
+            )),
+            None => None,
+        },
+    ])
+    .unwrap_or_else(|| Sourced::default(SandboxMode::default()));
+    let network = latest([
+        Some(Sourced::default(NetworkPolicy::Allow)),
+        m.network,
+        from_env(lookup, &["SKIFF_SANDBOX_NETWORK"], &network_names, |s| {
+            s.parse().ok()
+        })?,
+        match &args.sandbox_network {
+            Some(text) => Some(Sourced::new(
+                text.parse::<NetworkPolicy>()
+                    .map_err(|e| anyhow::anyhow!("--sandbox-network: {e}"))?,
+                Source::Flag("--sandbox-network"),
+            )),
+            None => None,
+        },
+    ])
+    .unwrap_or_else(|| Sourced::default(NetworkPolicy::default()));
+    let fallback = m
+        .fallback
+        .unwrap_or_else(|| Sourced::default(SandboxFallback::default()));
+    let chosen_by_user = match &mode.source {
+        Source::Default => false,
+        Source::File {
+            layer: Layer::Project | Layer::Local,
+            ..
+        } => trusted,
+        _ => true,
+    };
+    let auto_allow_bash = m
+        .auto_allow
+        .unwrap_or_else(|| Sourced::default(chosen_by_user));
+    Ok(SandboxSettings {
+        mode,
+        network,
+        fallback,
+        auto_allow_bash,
     })
 }
 

@@ -95,6 +95,7 @@ pub(crate) async fn run(
     actor.requester.abandon_all();
     core.conversation.repair();
     core.conversation.turn_complete();
+    core.end_session(&actor.sink, "other").await;
     tracing::debug!(session = %core.config.session_id, "session ended");
 }
 
@@ -190,7 +191,7 @@ impl Actor {
                 core.conversation.turn_complete();
                 self.sink.send(Event::Compacted(outcome));
             }
-            Work::Op(Op::Clear) => core.clear(),
+            Work::Op(Op::Clear) => core.clear(&self.sink).await,
             Work::Op(op) => self.apply_now(op),
         }
     }
