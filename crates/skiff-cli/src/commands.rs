@@ -23,6 +23,8 @@ pub enum Action {
     SetMode(PermissionMode),
     /// Show the permission mode and rules.
     Permissions,
+    /// Show the Bash sandbox.
+    Sandbox,
 }
 
 /// One slash command.
@@ -80,6 +82,12 @@ pub const COMMANDS: &[Command] = &[
         args: "",
         help: "show the permission mode and the allow / ask / deny rules",
         run: |_, _| Action::Permissions,
+    },
+    Command {
+        name: "sandbox",
+        args: "",
+        help: "show the Bash sandbox: what commands may write, the network, approvals",
+        run: |_, _| Action::Sandbox,
     },
     Command {
         name: "mode",

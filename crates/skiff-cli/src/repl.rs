@@ -144,6 +144,7 @@ pub fn run_repl(
         agent,
         engine,
         local,
+        sandbox,
     } = built;
     let agent = agent.with_approver(Arc::new(AskClient));
     let first_prompt = args.prompt.clone();
@@ -257,6 +258,7 @@ pub fn run_repl(
             Some(Action::Permissions) => {
                 renderer.say(&permissions_text(status.permission_mode, &input.engine));
             }
+            Some(Action::Sandbox) => renderer.say(&sandbox),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
                 if let Some((resumed, engine)) = resume(args, &cwd, &mut renderer, id) {

@@ -35,6 +35,8 @@ pub struct BuiltAgent {
     pub engine: Arc<PermissionEngine>,
     /// The model runs on this machine (the REPL shows "local" instead of a cost).
     pub local: bool,
+    /// What `/sandbox` shows: the Bash sandbox in force.
+    pub sandbox: String,
 }
 
 /// [`build_agent`], with the permission engine and what the front end shows of the provider.
@@ -74,6 +76,7 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     if let Some(warning) = &sandbox.warning {
         eprintln!("{warning}");
     }
+    let sandbox_text = sandbox_description(&sandbox, &settings, &cwd);
     let sandbox_config = if sandbox.applies() {
         // skiff itself is the helper (`skiff __sandbox …`).
         let helper = std::env::current_exe().context(
@@ -223,6 +226,9 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
         .map_err(|e| anyhow::anyhow!("{e} (from {})", settings.permissions.mode.source))?;
     refuse_bypass_as_root(config.permission_mode)?;
     config.deltas = deltas;
+    config
+        .init_extra
+        .insert("sandbox".into(), sandbox.to_json());
     apply_context_settings(&settings, &mut config);
     tracing::info!(
         model = %config.model,
@@ -245,7 +251,34 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
         agent,
         engine,
         local: backend.is_local(),
+        sandbox: sandbox_text,
     })
+}
+
+/// `/sandbox`: the sandbox in force, what this kernel supports, whether Bash still asks, and
+/// where commands may write.
+fn sandbox_description(status: &SandboxStatus, settings: &Settings, cwd: &Path) -> String {
+    let auto = status.enforced() && settings.sandbox.auto_allow_bash.value;
+    let mut text = format!(
+        "Bash sandbox: {}
+this kernel: {}
+Bash commands {}",
+        status.summary(),
+        status.landlock,
+        if auto {
+            "run without asking (the sandbox contains them; deny and ask rules still apply)"
+        } else {
+            "ask for approval as usual"
+        }
+    );
+    if status.enforced() {
+        text.push_str(&format!(
+            "
+writable: {} and its extra directories, temp directories",
+            cwd.display()
+        ));
+    }
+    text
 }
 
 /// The Bash sandbox these settings ask for, as this kernel can enforce it (what `skiff config`

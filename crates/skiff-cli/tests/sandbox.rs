@@ -359,6 +359,10 @@ fn a_sandboxed_bash_call_end_to_end() {
     assert_eq!(res[1], (false, "made".to_owned()));
     assert!(!env.outside.join("escaped").exists());
     assert!(env.ws.join("inside").exists());
+    // The init frame says which sandbox is in force.
+    let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
+    assert_eq!(init["sandbox"]["filesystem"], "workspace-write", "{init}");
+    assert_eq!(init["sandbox"]["enforced"], true);
     assert!(
         !text(&out.stderr).contains("Warning"),
         "{}",

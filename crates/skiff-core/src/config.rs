@@ -60,6 +60,8 @@ pub struct AgentConfig {
     pub compact_tools: bool,
     /// Prices of the model when the table does not know them (`skiff.pricing`).
     pub price: Option<skiff_llm::ModelInfo>,
+    /// Extra fields of the `system/init` frame (the front end's, e.g. `sandbox`).
+    pub init_extra: skiff_protocol::JsonMap,
 }
 
 impl Default for AgentConfig {
@@ -88,6 +90,7 @@ impl Default for AgentConfig {
             deltas: DeltaMode::Frames,
             compact_tools: false,
             price: None,
+            init_extra: skiff_protocol::JsonMap::new(),
         }
     }
 }

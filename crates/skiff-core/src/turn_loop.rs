@@ -453,7 +453,7 @@ fn init_frame(core: &Core) -> SdkMessage {
         output_style: "default".to_owned(),
         agents: Vec::new(),
         uuid: new_uuid(),
-        extra: JsonMap::new(),
+        extra: core.config.init_extra.clone(),
     }))
 }
 
