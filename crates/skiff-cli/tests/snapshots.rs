@@ -85,5 +85,7 @@ async fn stream_json_of_a_bash_round() {
         "[].cwd" => "[cwd]",
         "[].duration_ms" => "[ms]",
         "[].duration_api_ms" => "[ms]",
+        // What this machine's kernel can enforce.
+        "[].sandbox" => "[sandbox]",
     });
 }
