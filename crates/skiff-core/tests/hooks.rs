@@ -22,7 +22,7 @@ use skiff_tools::{ToolContext, ToolRegistry};
 
 fn fixture_keys(name: &str) -> BTreeSet<String> {
     let path = format!(
-        "{}/../../../shared/fixtures/claude-code/hook-stdin/{name}.json",
+        "{}/tests/fixtures/hook-stdin/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
