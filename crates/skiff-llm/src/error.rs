@@ -58,8 +58,8 @@ pub enum LlmError {
     },
     /// The connection could not be made (refused, DNS, TLS).
     #[error(
-        "could not connect to {url} (after {retries} retries): {message}. Check ANTHROPIC_BASE_URL \
-         and that the server is reachable"
+        "could not connect to {url} (after {retries} retries): {message}. Check the base URL \
+         (ANTHROPIC_BASE_URL, OPENAI_BASE_URL or --base-url) and that the server is running"
     )]
     Connect {
         /// The URL that was tried.
