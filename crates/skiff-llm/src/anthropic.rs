@@ -4,16 +4,16 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use skiff_protocol::{ErrorResponse, MessagesRequest, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::StreamAccumulator;
+use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
 use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{self, AttemptStream, RetryPolicy, Retrying, retrying};
-use crate::sse::{SseDecoder, SseEvent};
+use crate::sse::SseEvent;
 use crate::{Credential, LlmError, StreamError};
 
 /// Default API base URL.
@@ -326,82 +326,36 @@ fn attempt(
     body: Body,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
-    async_stream::stream! {
-        let idle = inner.config.idle_timeout;
-        let send = inner
-            .client
-            .post(&inner.messages_url)
-            .headers(inner.headers.clone())
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header(reqwest::header::CONTENT_LENGTH, body.len)
-            .body(body.to_reqwest())
-            .send();
-        let resp = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
-            r = tokio::time::timeout(idle, send) => r,
-        };
-        let resp = match resp {
-            Err(_) => {
-                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
-                return;
-            }
-            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
-            Ok(Ok(r)) => r,
-        };
-        if !resp.status().is_success() {
-            yield Err(http_error(resp, idle).await);
-            return;
-        }
-        let mut body = resp.bytes_stream();
-        let mut decoder = SseDecoder::new();
-        let mut acc = StreamAccumulator::new();
-        let mut sse: Vec<SseEvent> = Vec::new();
-        let mut ready: Vec<ProviderEvent> = Vec::new();
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
-                n = tokio::time::timeout(idle, body.next()) => n,
-            };
-            let at_eof = match next {
-                Err(_) => {
-                    yield Err(AttemptError::Transport(format!(
-                        "stream stalled: no data for {}s", idle.as_secs_f64()
-                    )));
-                    return;
-                }
-                Ok(Some(Err(e))) => {
-                    yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
-                    return;
-                }
-                Ok(Some(Ok(bytes))) => {
-                    decoder.feed(&bytes, &mut sse);
-                    false
-                }
-                Ok(None) => {
-                    // A last event without its closing blank line still counts when complete.
-                    decoder.finish(&mut sse);
-                    true
-                }
-            };
-            for raw in sse.drain(..) {
-                let outcome = handle_event(&mut acc, &raw, &mut ready);
-                for ev in ready.drain(..) {
-                    yield Ok(ev);
-                }
-                match outcome {
-                    Ok(false) => {}
-                    Ok(true) => return,
-                    // Cut-off data at EOF is a dropped connection, not a malformed stream.
-                    Err(AttemptError::Stream(StreamError::Malformed(_))) if at_eof => break,
-                    Err(e) => { yield Err(e); return; }
-                }
-            }
-            if at_eof {
-                yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
-                return;
-            }
+    let request = inner
+        .client
+        .post(&inner.messages_url)
+        .headers(inner.headers.clone())
+        .header(reqwest::header::CONTENT_LENGTH, body.len)
+        .body(body.to_reqwest());
+    sse_attempt(
+        request,
+        inner.config.idle_timeout,
+        cancel,
+        MessagesSse(StreamAccumulator::new()),
+    )
+}
+
+/// The Messages API's events, assembled.
+struct MessagesSse(StreamAccumulator);
+
+impl SseHandler for MessagesSse {
+    fn event(
+        &mut self,
+        raw: &SseEvent,
+        at_eof: bool,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<Flow, AttemptError> {
+        match handle_event(&mut self.0, raw, out) {
+            Ok(true) => Ok(Flow::Done),
+            Ok(false) => Ok(Flow::Continue),
+            // Cut-off data at EOF is a dropped connection, not a malformed stream.
+            Err(AttemptError::Stream(StreamError::Malformed(_))) if at_eof => Ok(Flow::Cut),
+            Err(e) => Err(e),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod accumulator;
 mod anthropic;
+mod attempt;
 mod credential;
 mod error;
 pub mod openai;

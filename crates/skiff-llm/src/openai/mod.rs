@@ -11,9 +11,8 @@ pub mod text_calls;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use skiff_protocol::RequestView;
+use skiff_protocol::{RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 pub use request::chat_body;
@@ -21,13 +20,13 @@ pub use stream::{ChunkError, ChunkTranslator};
 
 use crate::accumulator::StreamAccumulator;
 use crate::anthropic::{
-    ConfigError, apply_event, error_chain, http_error, same_origin_redirects, transport_error,
-    validate_base_url,
+    ConfigError, apply_event, http_error, same_origin_redirects, transport_error, validate_base_url,
 };
+use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
 use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
-use crate::sse::{SseDecoder, SseEvent};
+use crate::sse::SseEvent;
 use crate::{Credential, LlmError, StreamError};
 
 /// OpenAI's own endpoint.
@@ -364,128 +363,81 @@ impl Provider for OpenAiProvider {
 fn attempt(
     inner: Arc<Inner>,
     body: bytes::Bytes,
-    mut translator: ChunkTranslator,
+    translator: ChunkTranslator,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
-    async_stream::stream! {
-        let idle = inner.config.idle_timeout;
-        let send = inner
-            .client
-            .post(&inner.chat_url)
-            .headers(inner.headers.clone())
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body)
-            .send();
-        let resp = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
-            r = tokio::time::timeout(idle, send) => r,
-        };
-        let resp = match resp {
-            Err(_) => {
-                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
-                return;
-            }
-            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
-            Ok(Ok(r)) => r,
-        };
-        if !resp.status().is_success() {
-            yield Err(http_error(resp, idle).await);
-            return;
-        }
-        let mut body = resp.bytes_stream();
-        let mut decoder = SseDecoder::new();
-        let mut acc = StreamAccumulator::new();
-        let mut sse: Vec<SseEvent> = Vec::new();
-        let mut events = Vec::new();
-        let mut ready: Vec<ProviderEvent> = Vec::new();
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
-                n = tokio::time::timeout(idle, body.next()) => n,
-            };
-            let at_eof = match next {
-                Err(_) => {
-                    yield Err(AttemptError::Transport(format!(
-                        "stream stalled: no data for {}s", idle.as_secs_f64()
-                    )));
-                    return;
-                }
-                Ok(Some(Err(e))) => {
-                    yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
-                    return;
-                }
-                Ok(Some(Ok(bytes))) => {
-                    decoder.feed(&bytes, &mut sse);
-                    false
-                }
-                Ok(None) => {
-                    decoder.finish(&mut sse);
-                    true
-                }
-            };
-            for raw in sse.drain(..) {
-                let data = raw.data.trim();
-                if data.is_empty() {
-                    continue;
-                }
-                if data == "[DONE]" {
-                    translator.end(&mut events);
-                } else {
-                    let chunk: serde_json::Value = match serde_json::from_str(data) {
-                        Ok(v) => v,
-                        // Cut-off data at EOF is a dropped connection, not a malformed stream.
-                        Err(_) if at_eof => break,
-                        Err(e) => {
-                            let excerpt: String = data.chars().take(120).collect();
-                            yield Err(AttemptError::Stream(StreamError::Malformed(format!(
-                                "chat completion chunk: {e}; data: {excerpt}"
-                            ))));
-                            return;
-                        }
-                    };
-                    if let Err(ChunkError { kind, message }) = translator.chunk(&chunk, &mut events) {
-                        yield Err(AttemptError::ErrorEvent { kind, message });
-                        return;
-                    }
-                }
-                for event in events.drain(..) {
-                    match apply_event(&mut acc, event, &mut ready) {
-                        Ok(done) => {
-                            for ev in ready.drain(..) {
-                                yield Ok(ev);
-                            }
-                            if done {
-                                return;
-                            }
-                        }
-                        Err(e) => { yield Err(e); return; }
-                    }
-                }
-            }
-            if at_eof {
-                // Some servers end the body after the finish reason without `[DONE]`.
-                if translator.finished() && !translator.ended() {
-                    translator.end(&mut events);
-                    for event in events.drain(..) {
-                        match apply_event(&mut acc, event, &mut ready) {
-                            Ok(done) => {
-                                for ev in ready.drain(..) {
-                                    yield Ok(ev);
-                                }
-                                if done {
-                                    return;
-                                }
-                            }
-                            Err(e) => { yield Err(e); return; }
-                        }
-                    }
-                }
-                yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
-                return;
+    let request = inner
+        .client
+        .post(&inner.chat_url)
+        .headers(inner.headers.clone())
+        .body(body);
+    let handler = ChatSse {
+        translator,
+        acc: StreamAccumulator::new(),
+        events: Vec::new(),
+    };
+    sse_attempt(request, inner.config.idle_timeout, cancel, handler)
+}
+
+/// Chat-completion chunks, translated and assembled.
+struct ChatSse {
+    translator: ChunkTranslator,
+    acc: StreamAccumulator,
+    /// Translated events not yet applied.
+    events: Vec<StreamEvent>,
+}
+
+impl ChatSse {
+    /// Apply the translated events; `Done` once the message is complete.
+    fn apply(&mut self, out: &mut Vec<ProviderEvent>) -> Result<Flow, AttemptError> {
+        for event in self.events.drain(..) {
+            if apply_event(&mut self.acc, event, out)? {
+                return Ok(Flow::Done);
             }
         }
+        Ok(Flow::Continue)
+    }
+}
+
+impl SseHandler for ChatSse {
+    fn event(
+        &mut self,
+        raw: &SseEvent,
+        at_eof: bool,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<Flow, AttemptError> {
+        let data = raw.data.trim();
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        if data == "[DONE]" {
+            self.translator.end(&mut self.events);
+        } else {
+            let chunk: serde_json::Value = match serde_json::from_str(data) {
+                Ok(v) => v,
+                // Cut-off data at EOF is a dropped connection, not a malformed stream.
+                Err(_) if at_eof => return Ok(Flow::Cut),
+                Err(e) => {
+                    let excerpt: String = data.chars().take(120).collect();
+                    return Err(AttemptError::Stream(StreamError::Malformed(format!(
+                        "chat completion chunk: {e}; data: {excerpt}"
+                    ))));
+                }
+            };
+            self.translator.chunk(&chunk, &mut self.events).map_err(
+                |ChunkError { kind, message }| AttemptError::ErrorEvent { kind, message },
+            )?;
+        }
+        self.apply(out)
+    }
+
+    /// Some servers end the body after the finish reason without `[DONE]`.
+    fn eof(&mut self, out: &mut Vec<ProviderEvent>) -> Result<bool, AttemptError> {
+        if !self.translator.finished() || self.translator.ended() {
+            return Ok(false);
+        }
+        self.translator.end(&mut self.events);
+        Ok(matches!(self.apply(out)?, Flow::Done))
     }
 }
 

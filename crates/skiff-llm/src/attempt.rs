@@ -1,0 +1,128 @@
+//! One HTTP attempt of a streaming model call, shared by the providers: send with an idle
+//! timeout, turn a failed status into its error, then read the SSE body (idle timeout,
+//! cancellation, a dropped connection) and hand each event to the provider's [`SseHandler`],
+//! which turns its wire format into [`ProviderEvent`]s.
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::StreamError;
+use crate::anthropic::{error_chain, http_error, transport_error};
+use crate::error::AttemptError;
+use crate::provider::ProviderEvent;
+use crate::sse::{SseDecoder, SseEvent};
+
+/// What to do after one SSE event.
+pub(crate) enum Flow {
+    /// Read on.
+    Continue,
+    /// The message is complete.
+    Done,
+    /// The body ended in the middle of this event: stop reading (a dropped connection).
+    Cut,
+}
+
+/// A provider's side of an attempt: its wire format.
+pub(crate) trait SseHandler: Send + 'static {
+    /// One SSE event (`at_eof`: the body has ended): queue what to report on `out`.
+    fn event(
+        &mut self,
+        raw: &SseEvent,
+        at_eof: bool,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<Flow, AttemptError>;
+
+    /// The body ended before [`Flow::Done`]: `Ok(true)` when the message is complete anyway
+    /// (its last events queued on `out`).
+    fn eof(&mut self, _out: &mut Vec<ProviderEvent>) -> Result<bool, AttemptError> {
+        Ok(false)
+    }
+}
+
+/// Send `request` and stream what `handler` makes of the response.
+pub(crate) fn sse_attempt(
+    request: reqwest::RequestBuilder,
+    idle: std::time::Duration,
+    cancel: CancellationToken,
+    mut handler: impl SseHandler,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
+    async_stream::stream! {
+        let send = request
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send();
+        let resp = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+            r = tokio::time::timeout(idle, send) => r,
+        };
+        let resp = match resp {
+            Err(_) => {
+                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
+                return;
+            }
+            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
+            Ok(Ok(r)) => r,
+        };
+        if !resp.status().is_success() {
+            yield Err(http_error(resp, idle).await);
+            return;
+        }
+        let mut body = resp.bytes_stream();
+        let mut decoder = SseDecoder::new();
+        let mut sse: Vec<SseEvent> = Vec::new();
+        let mut ready: Vec<ProviderEvent> = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
+                n = tokio::time::timeout(idle, body.next()) => n,
+            };
+            let at_eof = match next {
+                Err(_) => {
+                    yield Err(AttemptError::Transport(format!(
+                        "stream stalled: no data for {}s", idle.as_secs_f64()
+                    )));
+                    return;
+                }
+                Ok(Some(Err(e))) => {
+                    yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
+                    return;
+                }
+                Ok(Some(Ok(bytes))) => {
+                    decoder.feed(&bytes, &mut sse);
+                    false
+                }
+                Ok(None) => {
+                    // A last event without its closing blank line still counts when complete.
+                    decoder.finish(&mut sse);
+                    true
+                }
+            };
+            for raw in sse.drain(..) {
+                let flow = handler.event(&raw, at_eof, &mut ready);
+                for ev in ready.drain(..) {
+                    yield Ok(ev);
+                }
+                match flow {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Done) => return,
+                    Ok(Flow::Cut) => break,
+                    Err(e) => { yield Err(e); return; }
+                }
+            }
+            if at_eof {
+                let complete = handler.eof(&mut ready);
+                for ev in ready.drain(..) {
+                    yield Ok(ev);
+                }
+                match complete {
+                    Ok(true) => return,
+                    Ok(false) => {}
+                    Err(e) => { yield Err(e); return; }
+                }
+                yield Err(AttemptError::Stream(StreamError::Truncated("connection closed".into())));
+                return;
+            }
+        }
+    }
+}
