@@ -136,7 +136,7 @@ impl Dispatcher<'_> {
                 .map(|(i, input)| (*i, input.clone()));
             for (idx, mut r) in self.run_batch(calls, batch.collect(), cancel).await {
                 if let Some(context) = contexts.get(idx).filter(|c| !c.is_empty()) {
-                    add_context(&mut r, &calls[idx].name, context);
+                    add_context(&mut r, context);
                 }
                 results[idx] = Some(r);
             }
@@ -552,8 +552,7 @@ fn output_text(output: &ToolOutput) -> String {
 }
 
 /// PreToolUse hooks' context, after the result it goes with.
-fn add_context(result: &mut CallResult, tool: &str, context: &[String]) {
-    let _ = tool;
+fn add_context(result: &mut CallResult, context: &[String]) {
     let extra: Vec<String> = context
         .iter()
         .map(|c| reminder(HookEvent::PreToolUse, "additional context", c))
