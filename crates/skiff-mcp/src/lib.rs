@@ -1,0 +1,11 @@
+//! MCP servers as skiff tools.
+//!
+//! - [`config`]: server entries as Claude Code reads them (`.mcp.json`, `mcpServers` in
+//!   settings, `--mcp-config`), with `${VAR}` / `${VAR:-default}` expansion.
+//! - [`client`]: connecting (stdio child processes and streamable HTTP, with rmcp), all servers
+//!   at once under one startup timeout, each server's status.
+//! - [`tool`]: a server's tool as a [`skiff_tools::Tool`] named `mcp__<server>__<tool>`.
+
+pub mod config;
+
+pub use config::{ConfigProblem, Scope, ServerConfig, Transport};
