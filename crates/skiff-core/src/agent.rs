@@ -15,6 +15,7 @@ use crate::cost::CostTracker;
 use crate::event::{DeltaMode, Event};
 use crate::frames::EventSink;
 use crate::hooks::{HookRunner, NoHooks};
+use crate::late_tools::LateTools;
 use crate::permissions::{AllowAll, Approver, DenyAsks, PermissionChecker};
 use crate::request::RequestTemplate;
 use crate::requests::Requester;
@@ -32,6 +33,8 @@ pub struct Agent {
     hooks: Arc<dyn HookRunner>,
     store: Arc<dyn SessionStore>,
     history: Vec<Message>,
+    /// Tools still on their way (MCP servers connecting).
+    late_tools: Option<LateTools>,
     /// The session's event channel, made here so that seams can get a [`Requester`] before
     /// the session starts.
     events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
@@ -73,6 +76,7 @@ impl Agent {
             hooks: Arc::new(NoHooks),
             store: Arc::new(NoSession),
             history: Vec::new(),
+            late_tools: None,
             events: (tx, rx),
             requester,
         }
@@ -107,6 +111,12 @@ impl Agent {
     /// session's client with a request).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// Add tools that arrive later (MCP servers connecting): the first turn waits for them.
+    pub fn with_late_tools(mut self, tools: LateTools) -> Self {
+        self.late_tools = Some(tools);
         self
     }
 
@@ -172,6 +182,8 @@ impl Agent {
             prompt_id: None,
             session_source: Some(if resumed { "resume" } else { "startup" }),
             session_started: false,
+            late_tools: self.late_tools,
+            mcp_servers: Vec::new(),
         };
         let task = tokio::spawn(crate::session::actor_run(core, cmd_rx, sink, requester));
         Session::new(cmd_tx, ev_rx, task, session_id)

@@ -73,9 +73,37 @@ pub(crate) struct Core {
     pub session_source: Option<&'static str>,
     /// SessionStart has fired (SessionEnd fires at the end).
     pub session_started: bool,
+    /// Tools still on their way (MCP servers connecting).
+    pub late_tools: Option<crate::late_tools::LateTools>,
+    /// MCP server statuses, once known.
+    pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
 }
 
 impl Core {
+    /// Wait for tools still on their way and add them (before the first request).
+    pub async fn receive_late_tools(&mut self) {
+        let Some(late) = self.late_tools.take() else {
+            return;
+        };
+        let arrived = late.arrive().await;
+        self.mcp_servers = arrived.servers;
+        if arrived.tools.is_empty() {
+            return;
+        }
+        let mut registry = (*self.tools).clone();
+        for tool in arrived.tools {
+            if let Err(e) = registry.register(tool) {
+                tracing::warn!(error = %e, "an MCP tool was left out");
+            }
+        }
+        let mut definitions = registry.definitions();
+        if self.config.compact_tools {
+            crate::request::compact_descriptions(&mut definitions);
+        }
+        self.template.set_tools(definitions);
+        self.tools = Arc::new(registry);
+    }
+
     /// Take over the live settings (a model switched while idle or mid-turn).
     pub fn sync(&mut self, live: &Live) {
         if self.config.model != live.model {

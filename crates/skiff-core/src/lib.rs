@@ -64,6 +64,7 @@ pub mod dispatch;
 pub mod event;
 pub mod frames;
 pub mod hooks;
+pub mod late_tools;
 pub mod memory;
 mod model_call;
 pub mod permissions;
@@ -85,6 +86,7 @@ pub use compaction::{
 pub use config::{AgentConfig, DeltaMode};
 pub use conversation::Conversation;
 pub use event::{Answer, ApprovalAnswer, ApprovalRequest, Event, Request, RequestId, RequestKind};
+pub use late_tools::{ArrivedTools, LateTools};
 pub use permissions::PermissionMode;
 pub use session::{Op, Run, Session, SessionEnded, SessionHandle, Status, UserInput};
 pub use turn_loop::COMPAT_VERSION;

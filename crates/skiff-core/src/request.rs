@@ -85,6 +85,18 @@ impl RequestTemplate {
         template
     }
 
+    /// Replace the tool definitions (tools that arrived after the session started), with the
+    /// breakpoint moved to the new last one.
+    pub fn set_tools(&mut self, mut tools: Vec<ToolDefinition>) {
+        if self.caching
+            && let Some(last) = tools.last_mut()
+        {
+            last.cache_control = Some(CacheControl::ephemeral());
+        }
+        self.tools = tools;
+        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+    }
+
     /// Estimated tokens of the parts every request repeats (system prompt and tools).
     pub fn fixed_tokens(&self) -> u64 {
         self.fixed_tokens

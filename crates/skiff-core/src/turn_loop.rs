@@ -92,6 +92,7 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
     };
     core.prompt_id = Some(new_uuid());
     let before = prompt_hooks(core, &input, io).await;
+    core.receive_late_tools().await;
     io.sink.emit(init_frame(core));
     let end = match before {
         Ok(blocks) => run_loop(core, input, blocks, io, &mut st).await,
@@ -444,7 +445,7 @@ fn init_frame(core: &Core) -> SdkMessage {
         cwd: core.config.cwd.display().to_string(),
         session_id: core.config.session_id.clone(),
         tools: core.tools.names(),
-        mcp_servers: Vec::new(),
+        mcp_servers: core.mcp_servers.clone(),
         model: core.config.model.clone(),
         permission_mode: core.config.permission_mode.as_str().to_owned(),
         slash_commands: Vec::new(),

@@ -6,6 +6,13 @@
 //!   at once under one startup timeout, each server's status.
 //! - [`tool`]: a server's tool as a [`skiff_tools::Tool`] named `mcp__<server>__<tool>`.
 
+pub mod client;
 pub mod config;
+pub mod tool;
 
+pub use client::{
+    CallError, Connected, ListedTool, McpOptions, Server, ServerReport, ServerStatus, connect_all,
+    probe,
+};
 pub use config::{ConfigProblem, Scope, ServerConfig, Transport};
+pub use tool::{McpTool, tool_name};

@@ -90,6 +90,12 @@ pub struct McpServerStatus {
     pub name: String,
     /// `connected`, `failed`, `needs-auth`, `pending`, `disabled`.
     pub status: String,
+    /// Where the entry came from (`dynamic` for `--mcp-config`, `project`, `local`, `user`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Why it failed (failed and needs-auth servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `system/api_retry`.

@@ -1,0 +1,647 @@
+//! Connecting to MCP servers with rmcp: stdio child processes and streamable HTTP, all servers
+//! at once under one startup timeout; a server that dies is connected again on its next call.
+
+// Roots (deprecated by SEP-2577 in the newest protocol) are what Claude Code still advertises
+// with protocol 2025-11-25, and what the filesystem server uses.
+#![allow(deprecated)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    JsonObject, ListRootsResult, ProtocolVersion, Root,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ConfigProblem, Scope, ServerConfig, Transport};
+
+/// Claude Code's default startup timeout (`MCP_TIMEOUT`, ms).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The protocol version skiff asks for in `initialize`, as Claude Code does.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// Longest stderr line logged from a server (the rest is cut).
+const MAX_STDERR_LINE: usize = 2000;
+
+/// How servers are reached and for how long skiff waits.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// The workspace: stdio servers start there, and it is the root skiff reports.
+    pub cwd: PathBuf,
+    /// Startup timeout of each server (`MCP_TIMEOUT`), unless its entry sets `timeout`.
+    pub startup_timeout: Duration,
+    /// Timeout of one tool call (`MCP_TOOL_TIMEOUT`); none by default.
+    pub tool_timeout: Option<Duration>,
+    /// Extra environment for stdio servers, under the entry's own `env`.
+    pub env: BTreeMap<String, String>,
+}
+
+impl McpOptions {
+    /// Options for a workspace, timeouts from `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (ms) as looked
+    /// up by `var`.
+    pub fn new(cwd: impl Into<PathBuf>, var: impl Fn(&str) -> Option<String>) -> Self {
+        let ms = |name: &str| {
+            var(name)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&n| n > 0)
+                .map(Duration::from_millis)
+        };
+        Self {
+            cwd: cwd.into(),
+            startup_timeout: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
+            tool_timeout: ms("MCP_TOOL_TIMEOUT"),
+            env: BTreeMap::new(),
+        }
+    }
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Connected; it offers this many tools.
+    Connected {
+        /// Number of tools.
+        tools: usize,
+    },
+    /// Could not connect, or the entry is unusable: the reason.
+    Failed(String),
+    /// The server wants authorization (HTTP 401/403): the reason.
+    NeedsAuth(String),
+    /// Not connected yet.
+    Pending,
+    /// Configured but turned off.
+    Disabled,
+}
+
+impl ServerStatus {
+    /// Claude Code's status word: `connected`, `failed`, `needs-auth`, `pending`, `disabled`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ServerStatus::Connected { .. } => "connected",
+            ServerStatus::Failed(_) => "failed",
+            ServerStatus::NeedsAuth(_) => "needs-auth",
+            ServerStatus::Pending => "pending",
+            ServerStatus::Disabled => "disabled",
+        }
+    }
+
+    /// The reason, for failed and needs-auth servers.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            ServerStatus::Failed(e) | ServerStatus::NeedsAuth(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What one server's connection attempt gave.
+#[derive(Debug, Clone)]
+pub struct ServerReport {
+    /// Server name.
+    pub name: String,
+    /// Where its entry came from.
+    pub scope: Scope,
+    /// Its status.
+    pub status: ServerStatus,
+    /// `serverInfo` name and version, when connected.
+    pub server_info: Option<(String, String)>,
+    /// The skiff names of its tools (`mcp__server__tool`).
+    pub tools: Vec<String>,
+}
+
+/// One tool a server offers, as listed.
+#[derive(Debug, Clone)]
+pub struct ListedTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its input schema.
+    pub input_schema: serde_json::Value,
+    /// The server says it only reads (`annotations.readOnlyHint`).
+    pub read_only_hint: bool,
+}
+
+/// A failed tool call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The call was interrupted (the server was sent `notifications/cancelled`).
+    #[error("the call was interrupted")]
+    Cancelled,
+    /// No answer within `MCP_TOOL_TIMEOUT`.
+    #[error("MCP server \"{server}\" did not answer within {secs} s (MCP_TOOL_TIMEOUT)")]
+    Timeout {
+        /// Server name.
+        server: String,
+        /// The timeout.
+        secs: u64,
+    },
+    /// The server is gone (it will be started again on the next call).
+    #[error(
+        "MCP server \"{server}\" disconnected during the call ({reason}); it will be restarted on the next call"
+    )]
+    Disconnected {
+        /// Server name.
+        server: String,
+        /// What the transport said.
+        reason: String,
+    },
+    /// The server could not be (re)connected.
+    #[error("MCP server \"{server}\" is not connected: {reason}")]
+    NotConnected {
+        /// Server name.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("MCP server \"{server}\" returned an error: {message}")]
+    Server {
+        /// Server name.
+        server: String,
+        /// The error.
+        message: String,
+    },
+}
+
+/// skiff's side of the MCP session: answers `roots/list` with the workspace.
+#[derive(Debug, Clone)]
+struct Client {
+    roots: Vec<Root>,
+}
+
+impl ClientHandler for Client {
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(self.roots.clone()))
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::new(
+            ClientCapabilities::builder().enable_roots().build(),
+            Implementation::new("skiff", env!("CARGO_PKG_VERSION")),
+        );
+        info.protocol_version = PROTOCOL_VERSION;
+        info
+    }
+}
+
+type Service = RunningService<RoleClient, Client>;
+
+/// A live connection; a stdio server's process group is signalled when it is dropped (the
+/// leader is killed by `kill_on_drop`; this reaches what it started, e.g. `npx` → `node`).
+struct Live {
+    service: Service,
+    pgid: Option<u32>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid.and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    }
+}
+
+/// A connected (or connectable) server, shared by its tools.
+pub struct Server {
+    config: ServerConfig,
+    options: Arc<McpOptions>,
+    live: Mutex<Option<Arc<Live>>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The connection, started again if the server died.
+    async fn live(&self) -> Result<Arc<Live>, CallError> {
+        let mut slot = self.live.lock().await;
+        if let Some(s) = slot.as_ref()
+            && !s.service.is_closed()
+        {
+            return Ok(Arc::clone(s));
+        }
+        tracing::info!(server = %self.config.name, "(re)connecting MCP server");
+        let timeout = self.config.timeout.unwrap_or(self.options.startup_timeout);
+        let service =
+            match tokio::time::timeout(timeout, connect(&self.config, &self.options)).await {
+                Ok(Ok(s)) => Arc::new(s),
+                Ok(Err(status)) => {
+                    *slot = None;
+                    return Err(CallError::NotConnected {
+                        server: self.config.name.clone(),
+                        reason: status.error().unwrap_or("not connected").to_owned(),
+                    });
+                }
+                Err(_) => {
+                    *slot = None;
+                    return Err(CallError::NotConnected {
+                        server: self.config.name.clone(),
+                        reason: format!("no answer within {} s", timeout.as_secs()),
+                    });
+                }
+            };
+        *slot = Some(Arc::clone(&service));
+        Ok(service)
+    }
+
+    /// Forget a connection that failed (only if it is still the current one).
+    async fn drop_connection(&self, dead: &Arc<Live>) {
+        let mut slot = self.live.lock().await;
+        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+            *slot = None;
+        }
+    }
+
+    /// Call one of the server's tools. Cancelling `cancel` abandons the call and sends the
+    /// server `notifications/cancelled`.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let service = tokio::select! {
+            s = self.live() => s?,
+            () = cancel.cancelled() => return Err(CallError::Cancelled),
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let call = service.service.peer().call_tool(params);
+        let outcome = tokio::select! {
+            r = maybe_timeout(self.options.tool_timeout, call) => r,
+            // Dropping the call sends `notifications/cancelled`.
+            () = cancel.cancelled() => return Err(CallError::Cancelled),
+        };
+        let server = self.config.name.clone();
+        match outcome {
+            None => Err(CallError::Timeout {
+                server,
+                secs: self.options.tool_timeout.map_or(0, |t| t.as_secs()),
+            }),
+            Some(Ok(result)) => Ok(result),
+            Some(Err(ServiceError::McpError(e))) => Err(CallError::Server {
+                server,
+                message: e.message.to_string(),
+            }),
+            Some(Err(e)) => {
+                self.drop_connection(&service).await;
+                Err(CallError::Disconnected {
+                    server,
+                    reason: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Close the connection (stdio servers are stopped).
+    pub async fn shutdown(&self) {
+        let live = self.live.lock().await.take();
+        if let Some(live) = live {
+            live.service.cancellation_token().cancel();
+        }
+    }
+}
+
+async fn maybe_timeout<F: std::future::Future>(limit: Option<Duration>, f: F) -> Option<F::Output> {
+    match limit {
+        Some(d) => tokio::time::timeout(d, f).await.ok(),
+        None => Some(f.await),
+    }
+}
+
+/// Servers connected at startup: their reports, and the servers themselves (for their tools).
+#[derive(Debug, Default)]
+pub struct Connected {
+    /// One report per configured server (problems included), in name order.
+    pub reports: Vec<ServerReport>,
+    /// Connected servers with their tools.
+    pub servers: Vec<(Arc<Server>, Vec<ListedTool>)>,
+}
+
+/// Connect every server at once; each gets its own startup timeout. Entries that could not be
+/// used are reported as failed. Never fails as a whole.
+pub async fn connect_all(
+    configs: Vec<ServerConfig>,
+    problems: Vec<ConfigProblem>,
+    options: McpOptions,
+) -> Connected {
+    let options = Arc::new(options);
+    let attempts = configs.into_iter().map(|config| {
+        let options = Arc::clone(&options);
+        async move { start(config, options).await }
+    });
+    let mut out = Connected::default();
+    for (report, server) in join_all(attempts).await {
+        out.reports.push(report);
+        out.servers.extend(server);
+    }
+    for p in problems {
+        out.reports.push(ServerReport {
+            name: p.name,
+            scope: p.scope,
+            status: ServerStatus::Failed(p.message),
+            server_info: None,
+            tools: Vec::new(),
+        });
+    }
+    out.reports.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Connect each server and report its status (`skiff mcp list`); the connections are closed.
+pub async fn probe(servers: &[ServerConfig], timeout: Duration) -> Vec<(String, ServerStatus)> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut options = McpOptions::new(cwd, |_| None);
+    options.startup_timeout = timeout;
+    let connected = connect_all(servers.to_vec(), Vec::new(), options).await;
+    for (server, _) in &connected.servers {
+        server.shutdown().await;
+    }
+    connected
+        .reports
+        .into_iter()
+        .map(|r| (r.name, r.status))
+        .collect()
+}
+
+async fn start(
+    config: ServerConfig,
+    options: Arc<McpOptions>,
+) -> (ServerReport, Option<(Arc<Server>, Vec<ListedTool>)>) {
+    let name = config.name.clone();
+    let scope = config.scope;
+    let timeout = config.timeout.unwrap_or(options.startup_timeout);
+    let started = std::time::Instant::now();
+    let attempt = async {
+        let service = connect(&config, &options).await?;
+        let tools =
+            service.service.peer().list_all_tools().await.map_err(|e| {
+                ServerStatus::Failed(format!("connected, but tools/list failed: {e}"))
+            })?;
+        Ok::<_, ServerStatus>((service, tools))
+    };
+    let failed = |status: ServerStatus| {
+        tracing::warn!(server = %name, status = status.as_str(), error = status.error().unwrap_or(""), "MCP server not connected");
+        (
+            ServerReport {
+                name: name.clone(),
+                scope,
+                status,
+                server_info: None,
+                tools: Vec::new(),
+            },
+            None,
+        )
+    };
+    let (service, listed) = match tokio::time::timeout(timeout, attempt).await {
+        Ok(Ok(ok)) => ok,
+        Ok(Err(status)) => return failed(status),
+        Err(_) => {
+            return failed(ServerStatus::Failed(format!(
+                "did not finish connecting within {} ms (MCP_TIMEOUT)",
+                timeout.as_millis()
+            )));
+        }
+    };
+    let server_info = service
+        .service
+        .peer_info()
+        .and_then(|i| i.server_info.clone())
+        .map(|i| (i.name, i.version));
+    let tools: Vec<ListedTool> = listed
+        .into_iter()
+        .map(|t| ListedTool {
+            read_only_hint: t
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false),
+            name: t.name.to_string(),
+            description: t.description.map(|d| d.to_string()),
+            input_schema: serde_json::Value::Object((*t.input_schema).clone()),
+        })
+        .collect();
+    tracing::info!(
+        server = %name,
+        tools = tools.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "MCP server connected"
+    );
+    let report = ServerReport {
+        name: name.clone(),
+        scope,
+        status: ServerStatus::Connected { tools: tools.len() },
+        server_info,
+        tools: tools
+            .iter()
+            .map(|t| crate::tool::tool_name(&name, &t.name))
+            .collect(),
+    };
+    let server = Arc::new(Server {
+        config,
+        options,
+        live: Mutex::new(Some(Arc::new(service))),
+    });
+    (report, Some((server, tools)))
+}
+
+/// Start the transport and run the `initialize` handshake.
+async fn connect(config: &ServerConfig, options: &McpOptions) -> Result<Live, ServerStatus> {
+    let client = Client {
+        roots: vec![Root::new(file_uri(&options.cwd))],
+    };
+    match &config.transport {
+        Transport::Stdio { command, args, env } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args)
+                .envs(&options.env)
+                .envs(env)
+                .current_dir(&options.cwd)
+                .kill_on_drop(true);
+            #[cfg(unix)]
+            cmd.process_group(0);
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| ServerStatus::Failed(format!("cannot start `{command}`: {e}")))?;
+            if let Some(stderr) = stderr {
+                tokio::spawn(log_stderr(config.name.clone(), stderr));
+            }
+            let pgid = transport.id();
+            let service = client.serve(transport).await.map_err(|e| {
+                ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
+            })?;
+            Ok(Live { service, pgid })
+        }
+        Transport::Http { url, headers } => {
+            connect_http(client, url, headers, false)
+                .await
+                .map(|service| Live {
+                    service,
+                    pgid: None,
+                })
+        }
+        Transport::Sse { url, headers } => {
+            connect_http(client, url, headers, true)
+                .await
+                .map(|service| Live {
+                    service,
+                    pgid: None,
+                })
+        }
+        Transport::Sdk => Err(ServerStatus::Failed(
+            "SDK servers are reached only through an Agent SDK host (--input-format stream-json)"
+                .into(),
+        )),
+    }
+}
+
+async fn connect_http(
+    client: Client,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    sse: bool,
+) -> Result<Service, ServerStatus> {
+    let mut custom = std::collections::HashMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ServerStatus::Failed(format!("invalid header name {k:?}")))?;
+        let value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|_| ServerStatus::Failed(format!("invalid value for header {k}")))?;
+        custom.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    config.custom_headers = custom;
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| ServerStatus::Failed(format!("cannot build the HTTP client: {e}")))?;
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    client.serve(transport).await.map_err(|e| {
+        if e.is_authorization_required() {
+            return ServerStatus::NeedsAuth(format!(
+                "the server at {url} requires authorization (set an Authorization header in its entry)"
+            ));
+        }
+        let reason = describe_init_error(&e);
+        if sse {
+            ServerStatus::Failed(format!(
+                "SSE servers are not supported; tried {url} as streamable HTTP: {reason}"
+            ))
+        } else {
+            ServerStatus::Failed(format!("cannot connect to {url}: {reason}"))
+        }
+    })
+}
+
+/// An initialize error with its causes (rmcp's top-level text is terse).
+fn describe_init_error(e: &rmcp::service::ClientInitializeError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    if text.contains("connection closed") || text.contains("Transport closed") {
+        text.push_str(" (the server exited or closed its stdout; see the log for its stderr)");
+    }
+    text
+}
+
+/// Log a server's stderr, line by line (never to the terminal).
+async fn log_stderr(server: String, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    loop {
+        match lines.next_line().await {
+            Ok(Some(mut line)) => {
+                if line.len() > MAX_STDERR_LINE {
+                    let mut cut = MAX_STDERR_LINE;
+                    while !line.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    line.truncate(cut);
+                    line.push('…');
+                }
+                tracing::info!(target: "skiff::mcp::stderr", server = %server, "{line}");
+            }
+            Ok(None) => break,
+            // Not UTF-8 or a read error: stop logging, the server keeps running.
+            Err(e) => {
+                tracing::debug!(server = %server, error = %e, "stopped reading the server's stderr");
+                break;
+            }
+        }
+    }
+}
+
+/// `file://` URI of a directory.
+fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(char::from(b));
+            }
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_escape_what_needs_it() {
+        assert_eq!(
+            file_uri(std::path::Path::new("/tmp/a b/ü")),
+            "file:///tmp/a%20b/%C3%BC"
+        );
+    }
+
+    #[test]
+    fn timeouts_come_from_the_environment() {
+        let o = McpOptions::new("/", |k| match k {
+            "MCP_TIMEOUT" => Some("1500".into()),
+            "MCP_TOOL_TIMEOUT" => Some("bogus".into()),
+            _ => None,
+        });
+        assert_eq!(o.startup_timeout, Duration::from_millis(1500));
+        assert_eq!(o.tool_timeout, None);
+        let d = McpOptions::new("/", |_| None);
+        assert_eq!(d.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+    }
+}
