@@ -468,8 +468,32 @@ impl Dispatcher<'_> {
     }
 
     fn truncate(&self, call: &ToolUseBlock, output: &mut ToolOutput) {
-        let ToolResultContent::Text(text) = &output.content else {
-            return;
+        // Blocks (MCP results): their text is cut as one, the images stay after it.
+        let (joined, others) = match &output.content {
+            ToolResultContent::Text(_) => (None, Vec::new()),
+            ToolResultContent::Blocks(blocks) => {
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if texts.iter().map(|t| t.len()).sum::<usize>() <= self.max_result_chars {
+                    return;
+                }
+                let others = blocks
+                    .iter()
+                    .filter(|b| !matches!(b, ContentBlock::Text(_)))
+                    .cloned()
+                    .collect();
+                (Some(texts.join("\n")), others)
+            }
+        };
+        let text = match (&output.content, &joined) {
+            (ToolResultContent::Text(t), _) => t.as_str(),
+            (_, Some(j)) => j.as_str(),
+            _ => return,
         };
         let Some(mut cut) = truncate_result(text, self.max_result_chars, &call.name) else {
             return;
@@ -498,7 +522,13 @@ impl Dispatcher<'_> {
                     .unwrap_or_default()
             ),
         );
-        output.content = ToolResultContent::Text(cut);
+        output.content = if joined.is_some() {
+            let mut blocks = vec![ContentBlock::text(cut)];
+            blocks.extend(others);
+            ToolResultContent::Blocks(blocks)
+        } else {
+            ToolResultContent::Text(cut)
+        };
     }
 }
 

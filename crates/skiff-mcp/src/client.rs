@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, ListRootsResult, ProtocolVersion, Root,
+    JsonObject, ListRootsResult, ProtocolVersion, Root, RootsCapabilities,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -189,8 +189,10 @@ impl ClientHandler for Client {
     }
 
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(RootsCapabilities::default());
         let mut info = ClientConfig::new(
-            ClientCapabilities::builder().enable_roots().build(),
+            capabilities,
             Implementation::new("skiff", env!("CARGO_PKG_VERSION")),
         );
         info.protocol_version = PROTOCOL_VERSION;

@@ -234,7 +234,7 @@ async fn a_server_that_dies_mid_call_is_an_error_result_then_restarted() {
     }
     let dir = tempfile::tempdir().unwrap();
     let starts = dir.path().join("starts");
-    let mut server = stdio("flaky", "node", &[&fixture("crashing-server.js")]);
+    let mut server = stdio("flaky", "node", &[&fixture("demo-server.js")]);
     if let Transport::Stdio { env, .. } = &mut server.transport {
         env.insert("STARTS_FILE".into(), starts.display().to_string());
     }
@@ -264,7 +264,7 @@ async fn an_interrupted_call_returns_at_once_and_tells_the_server() {
     }
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let mut server = stdio("slow", "node", &[&fixture("crashing-server.js")]);
+    let mut server = stdio("slow", "node", &[&fixture("demo-server.js")]);
     if let Transport::Stdio { env, .. } = &mut server.transport {
         env.insert("LOG_FILE".into(), log.display().to_string());
     }

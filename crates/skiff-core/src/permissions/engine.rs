@@ -204,6 +204,12 @@ impl RuleSet {
             .filter_map(|r| r.bare_tool().map(str::to_owned))
             .collect()
     }
+
+    /// Whether a deny rule without a specifier covers `tool` (by name, MCP server or glob):
+    /// such a tool is not offered to the model at all.
+    pub fn removes_tool(&self, tool: &str) -> bool {
+        self.deny.iter().any(|r| r.removes(tool))
+    }
 }
 
 /// Claude Code's permission rules and modes.
@@ -240,6 +246,11 @@ impl PermissionEngine {
     /// A copy of the current rules.
     pub fn rules(&self) -> RuleSet {
         self.read().clone()
+    }
+
+    /// See [`RuleSet::removes_tool`].
+    pub fn removes_tool(&self, tool: &str) -> bool {
+        self.read().removes_tool(tool)
     }
 
     /// Add a rule while the session runs ("yes, and don't ask again").

@@ -198,6 +198,12 @@ impl Rule {
         }
     }
 
+    /// Whether this rule, as a deny rule, takes `tool` away from the model: no specifier, and
+    /// the name, server or glob covers it.
+    pub fn removes(&self, tool: &str) -> bool {
+        matches!(self.spec, Spec::Any) && self.names_tool(tool, RuleKind::Deny)
+    }
+
     /// Whether the rule may be an allow rule: tool-name globs only after a literal
     /// `mcp__server__`.
     pub fn allowable(&self) -> bool {
@@ -497,6 +503,17 @@ mod tests {
 
     fn rule(text: &str) -> Rule {
         Rule::parse(text, &origin()).unwrap()
+    }
+
+    #[test]
+    fn deny_rules_without_a_specifier_remove_tools_by_name_server_or_glob() {
+        assert!(rule("mcp__demo").removes("mcp__demo__add"));
+        assert!(rule("mcp__demo__*").removes("mcp__demo__add"));
+        assert!(!rule("mcp__demo").removes("mcp__demos__add"));
+        assert!(rule("mcp__demo__add").removes("mcp__demo__add"));
+        assert!(!rule("mcp__demo__add").removes("mcp__demo__sub"));
+        assert!(rule("Bash").removes("Bash"));
+        assert!(!rule("Bash(rm:*)").removes("Bash"));
     }
 
     #[test]
