@@ -66,6 +66,78 @@ pub enum Command {
     Man,
     /// List the models the provider offers (`skiff models --provider ollama`).
     Models,
+    /// Configure MCP servers (the files Claude Code uses: `~/.claude.json`, `.mcp.json`).
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        action: McpCommand,
+    },
+}
+
+/// Where `skiff mcp add` writes a server (as `claude mcp add --scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpScope {
+    /// You, in this workspace: `~/.claude.json` `projects[<workspace>].mcpServers`.
+    Local,
+    /// Everyone working in this workspace: `<workspace>/.mcp.json`.
+    Project,
+    /// You, in every workspace: `~/.claude.json` `mcpServers`.
+    User,
+}
+
+/// How `skiff mcp add` reaches a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpTransport {
+    /// A command speaking MCP on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP at a URL.
+    Http,
+    /// Legacy HTTP+SSE at a URL.
+    Sse,
+}
+
+/// `skiff mcp …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum McpCommand {
+    /// List the configured servers with their connection status.
+    List,
+    /// Show one server's configuration.
+    Get {
+        /// Server name.
+        name: String,
+    },
+    /// Add a server: `skiff mcp add NAME -- CMD ARGS…`, or
+    /// `skiff mcp add --transport http NAME URL`.
+    Add {
+        /// Server name (letters, digits, `-` and `_`).
+        name: String,
+        /// The command (stdio) or the URL (http, sse).
+        #[arg(value_name = "COMMAND_OR_URL")]
+        command_or_url: String,
+        /// The command's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Where to write it.
+        #[arg(short, long, value_enum, default_value = "local")]
+        scope: McpScope,
+        /// How to reach the server.
+        #[arg(short, long, value_enum, default_value = "stdio")]
+        transport: McpTransport,
+        /// An environment variable of the command: `-e KEY=VALUE` (repeatable).
+        #[arg(short, long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// An HTTP header: `-H "Name: value"` (repeatable).
+        #[arg(short = 'H', long = "header", value_name = "HEADER")]
+        header: Vec<String>,
+    },
+    /// Remove a server (from the one scope that has it, or from --scope).
+    Remove {
+        /// Server name.
+        name: String,
+        /// The scope to remove it from.
+        #[arg(short, long, value_enum)]
+        scope: Option<McpScope>,
+    },
 }
 
 /// skiff: an agentic coding assistant.
@@ -231,6 +303,15 @@ pub struct Args {
     /// Extra settings: a JSON file or a JSON string (above the settings files).
     #[arg(long, value_name = "FILE|JSON", global = true)]
     pub settings: Option<String>,
+
+    /// MCP servers from a JSON file or a JSON string (`{"mcpServers": {…}}`; repeatable).
+    #[arg(long = "mcp-config", value_name = "FILE|JSON")]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the MCP servers of --mcp-config (none from .mcp.json, settings or
+    /// ~/.claude.json).
+    #[arg(long)]
+    pub strict_mcp_config: bool,
 
     /// Which settings files load: comma list of user, project, local ("" = none).
     #[arg(long, value_name = "SOURCES", global = true)]

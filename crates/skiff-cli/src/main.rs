@@ -7,8 +7,11 @@ mod commands;
 mod config_cmd;
 mod env_guard;
 mod headless;
+mod json_doc;
 mod logging;
 mod markdown;
+mod mcp_cmd;
+mod mcp_config;
 mod output;
 mod provider;
 mod render;
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(provider::run_models(&args)),
+        Some(Command::Mcp { action }) => return report(mcp_cmd::run_mcp(&args, action)),
         None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -369,6 +369,8 @@ pub struct Settings {
     pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
     /// `apiKeyHelper` (recorded, not run: unsupported).
     pub api_key_helper: Option<Sourced<String>>,
+    /// The MCP keys of the settings files (see [`crate::mcp_config`]).
+    pub mcp: McpSettings,
     /// Keys present in settings files that skiff ignores (dotted paths).
     pub ignored: Vec<Sourced<String>>,
     /// The settings files considered, in load order.
@@ -377,6 +379,29 @@ pub struct Settings {
     pub dotenv_files: Vec<FileStatus>,
     /// Variable lookup: real env > workspace `.env` > home `.env` > settings `env`.
     pub lookup: EnvLookup,
+}
+
+/// The MCP keys of the settings files, as written (an untrusted workspace's files have lost
+/// `mcpServers`, `enableAllProjectMcpServers` and `enabledMcpjsonServers` already).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct McpSettings {
+    /// Each file's `mcpServers` value, lowest layer first (checked by [`crate::mcp_config`]).
+    pub servers: Vec<Sourced<Value>>,
+    /// `enableAllProjectMcpServers`.
+    pub enable_all_project_servers: Option<Sourced<bool>>,
+    /// `enabledMcpjsonServers`, pooled.
+    pub enabled_mcpjson: Vec<Sourced<String>>,
+    /// `disabledMcpjsonServers`, pooled: these `.mcp.json` servers never start.
+    pub disabled_mcpjson: Vec<Sourced<String>>,
+}
+
+/// Claude Code's global config: `$CLAUDE_CONFIG_DIR/.claude.json`, or `~/.claude.json`
+/// (user- and local-scoped MCP servers, accepted trust dialogs).
+pub fn claude_global_config(env: &HashMap<String, String>) -> Option<PathBuf> {
+    let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    get("CLAUDE_CONFIG_DIR")
+        .map(|d| d.join(".claude.json"))
+        .or_else(|| get("HOME").map(|h| h.join(".claude.json")))
 }
 
 /// What settings are loaded from: the flags, the workspace and a snapshot of the process env.
@@ -434,9 +459,7 @@ impl Settings {
             || penv("SKIFF_TRUST_WORKSPACE")
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes"))
             || crate::trust::Store::load(skiff_home.as_deref()).trusts(&cwd)
-            || penv("CLAUDE_CONFIG_DIR")
-                .map(|d| PathBuf::from(d).join(".claude.json"))
-                .or_else(|| home.as_ref().map(|h| h.join(".claude.json")))
+            || claude_global_config(&inputs.process_env)
                 .is_some_and(|cfg| crate::trust::claude_code_trusts(&cfg, &cwd));
         let mut trust_warnings = Vec::new();
         let mut merged = Merged::default();

@@ -3,6 +3,10 @@
 //! messages that a caller keeps from one request to the next, so each request serializes only
 //! what was added since the last one. The body then goes out as a list of shared chunks
 //! ([`RequestView::body_chunks`]); the JSON is the same as [`MessagesRequest`]'s.
+//!
+//! A prefix is kept in one wire format ([`MessageEncoding`]): the Messages API's by default, or
+//! another provider's (OpenAI chat completions) whose messages map to zero, one or several
+//! array elements each. A provider uses a prefix only in its own encoding.
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -103,7 +107,11 @@ impl<'a> RequestView<'a> {
         }
         head.extend_from_slice(b"\"messages\":[");
         let (segments, start): (&[Bytes], usize) = match self.prefix {
-            Some(p) if p.count() < self.messages.len() => (p.segments(), p.count()),
+            Some(p)
+                if p.count() < self.messages.len() && p.encoding() == MessageEncoding::MESSAGES =>
+            {
+                (p.segments(), p.count())
+            }
             _ => (&[], 0),
         };
         let mut tail = Vec::new();
@@ -114,20 +122,7 @@ impl<'a> RequestView<'a> {
             self.write_message(&mut tail, i, m)?;
         }
         tail.extend_from_slice(b"]}");
-        let total = head.len() + segments.iter().map(Bytes::len).sum::<usize>() + tail.len();
-        if total <= SINGLE_CHUNK_BYTES {
-            let mut one = head;
-            for s in segments {
-                one.extend_from_slice(s);
-            }
-            one.extend_from_slice(&tail);
-            return Ok(vec![Bytes::from(one)]);
-        }
-        let mut chunks = Vec::with_capacity(segments.len() + 2);
-        chunks.push(Bytes::from(head));
-        chunks.extend(segments.iter().cloned());
-        chunks.push(Bytes::from(tail));
-        Ok(chunks)
+        Ok(body_from_parts(head, segments, tail))
     }
 
     fn write_message(
@@ -243,6 +238,100 @@ impl Serialize for RequestView<'_> {
     }
 }
 
+/// A body as chunks to send one after the other: `head`, the shared `segments` (not copied),
+/// `tail`; one chunk when it is small.
+pub fn body_from_parts(head: Vec<u8>, segments: &[Bytes], tail: Vec<u8>) -> Vec<Bytes> {
+    let total = head.len() + segments.iter().map(Bytes::len).sum::<usize>() + tail.len();
+    if total <= SINGLE_CHUNK_BYTES {
+        let mut one = head;
+        one.reserve_exact(total - one.len());
+        for s in segments {
+            one.extend_from_slice(s);
+        }
+        one.extend_from_slice(&tail);
+        return vec![Bytes::from(one)];
+    }
+    let mut chunks = Vec::with_capacity(segments.len() + 2);
+    chunks.push(Bytes::from(head));
+    chunks.extend(segments.iter().cloned());
+    chunks.push(Bytes::from(tail));
+    chunks
+}
+
+/// The elements of a JSON array being written, with a comma before each but the first.
+#[derive(Debug)]
+pub struct Elements<'a> {
+    out: &'a mut Vec<u8>,
+    count: usize,
+}
+
+impl<'a> Elements<'a> {
+    /// Write into `out`, after `before` elements already written (in `out` or earlier).
+    pub fn new(out: &'a mut Vec<u8>, before: usize) -> Self {
+        Self { out, count: before }
+    }
+
+    /// Append one element.
+    pub fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), serde_json::Error> {
+        if self.count > 0 {
+            self.out.push(b',');
+        }
+        serde_json::to_writer(&mut *self.out, value)?;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Elements written in all (those before included).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
+/// Writes one message as zero or more elements of a messages array.
+pub type EncodeFn = fn(&Message, &mut Elements<'_>) -> Result<(), serde_json::Error>;
+
+/// A wire format of the messages array: its name (what tells two formats apart) and how one
+/// message is written.
+#[derive(Clone, Copy)]
+pub struct MessageEncoding {
+    /// Unique name.
+    pub name: &'static str,
+    /// Writes a message.
+    pub encode: EncodeFn,
+}
+
+impl MessageEncoding {
+    /// The Messages API's: one element per message, the message as it is.
+    pub const MESSAGES: Self = Self {
+        name: "anthropic-messages",
+        encode: encode_message,
+    };
+}
+
+fn encode_message(m: &Message, out: &mut Elements<'_>) -> Result<(), serde_json::Error> {
+    out.push(m)
+}
+
+impl PartialEq for MessageEncoding {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for MessageEncoding {}
+
+impl std::fmt::Debug for MessageEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Default for MessageEncoding {
+    fn default() -> Self {
+        Self::MESSAGES
+    }
+}
+
 /// Put a cache breakpoint on the last block of `msg` that can carry one.
 pub fn mark_last_block(msg: &mut Message) {
     if let MessageContent::Text(t) = &msg.content {
@@ -259,24 +348,46 @@ pub fn mark_last_block(msg: &mut Message) {
 }
 
 /// The first messages of a conversation, serialized once: `m0,m1,…` (the JSON array's elements
-/// without brackets), in a few shared segments. Appending serializes only the new messages;
-/// segments are merged so there are O(log n) of them, each byte being copied O(log n) times
-/// over the whole conversation.
+/// without brackets, in its [`MessageEncoding`]), in a few shared segments. Appending serializes
+/// only the new messages; segments are merged so there are O(log n) of them, each byte being
+/// copied O(log n) times over the whole conversation.
 #[derive(Debug, Clone, Default)]
 pub struct MessagesJson {
     segments: Vec<Bytes>,
+    /// Messages serialized.
     count: usize,
+    /// Array elements written for them.
+    elements: usize,
+    encoding: MessageEncoding,
 }
 
 impl MessagesJson {
-    /// Nothing serialized yet.
+    /// Nothing serialized yet, in the Messages API's encoding.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Nothing serialized yet, in `encoding`.
+    pub fn with_encoding(encoding: MessageEncoding) -> Self {
+        Self {
+            encoding,
+            ..Self::default()
+        }
+    }
+
+    /// The wire format of the messages held.
+    pub fn encoding(&self) -> MessageEncoding {
+        self.encoding
     }
 
     /// How many messages are serialized.
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// How many array elements they made (a message may make zero or several).
+    pub fn elements(&self) -> usize {
+        self.elements
     }
 
     /// Bytes of JSON held.
@@ -293,21 +404,25 @@ impl MessagesJson {
     pub fn clear(&mut self) {
         self.segments.clear();
         self.count = 0;
+        self.elements = 0;
     }
 
-    /// Serialize `messages`, which follow the ones already held, and append them.
+    /// Serialize `messages`, which follow the ones already held, and append them. On an error
+    /// nothing is appended.
     pub fn extend(&mut self, messages: &[Message]) -> Result<(), serde_json::Error> {
         if messages.is_empty() {
             return Ok(());
         }
         let mut buf = Vec::new();
+        let mut out = Elements::new(&mut buf, self.elements);
         for m in messages {
-            if self.count > 0 || !buf.is_empty() {
-                buf.push(b',');
-            }
-            serde_json::to_writer(&mut buf, m)?;
+            (self.encoding.encode)(m, &mut out)?;
         }
+        self.elements = out.count();
         self.count += messages.len();
+        if buf.is_empty() {
+            return Ok(());
+        }
         self.segments.push(Bytes::from(buf));
         // Merge like a binary counter: only segments of about equal size, so sizes fall from
         // the first to the last and each byte is copied O(log n) times in all.
@@ -413,6 +528,63 @@ mod tests {
         // log2(1024) = 10 copies per byte at most, plus the fresh serialization.
         assert!(copied <= 11 * total, "{copied} bytes copied for {total}");
         assert!(prefix.segments().len() <= 11);
+    }
+
+    /// Writes "skip" user texts as nothing, every other message twice.
+    fn twice_or_never(m: &Message, out: &mut Elements<'_>) -> Result<(), serde_json::Error> {
+        if m.content == MessageContent::Text("skip".into()) {
+            return Ok(());
+        }
+        out.push(m)?;
+        out.push(m)
+    }
+
+    const TWICE: MessageEncoding = MessageEncoding {
+        name: "twice",
+        encode: twice_or_never,
+    };
+
+    #[test]
+    fn messages_making_zero_or_several_elements_keep_the_commas_right() {
+        let skip = Message::user_text("skip");
+        let h = [
+            skip.clone(),
+            skip.clone(),
+            Message::user_text("a"),
+            skip.clone(),
+            Message::user_text("b"),
+            skip,
+        ];
+        for split in 0..=h.len() {
+            let mut prefix = MessagesJson::with_encoding(TWICE);
+            prefix.extend(&h[..split]).unwrap();
+            prefix.extend(&h[split..]).unwrap();
+            assert_eq!(prefix.count(), h.len());
+            assert_eq!(prefix.elements(), 4);
+            let mut all = b"[".to_vec();
+            for s in prefix.segments() {
+                all.extend_from_slice(s);
+            }
+            all.push(b']');
+            let v: serde_json::Value = serde_json::from_slice(&all).unwrap();
+            assert_eq!(
+                v,
+                json!([{"role": "user", "content": "a"}, {"role": "user", "content": "a"},
+                       {"role": "user", "content": "b"}, {"role": "user", "content": "b"}]),
+                "split {split}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_prefix_in_another_encoding_is_not_used() {
+        let h = history(5);
+        let mut prefix = MessagesJson::with_encoding(TWICE);
+        prefix.extend(&h[..h.len() - 1]).unwrap();
+        let mut view = RequestView::new("m", 100, &h);
+        view.prefix = Some(&prefix);
+        let expected = serde_json::to_value(view.to_request()).unwrap();
+        assert_eq!(joined(&view.body_chunks().unwrap()), expected);
     }
 
     #[test]

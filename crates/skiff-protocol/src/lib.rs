@@ -16,7 +16,15 @@ mod script_cursor;
 pub mod sdk;
 mod stream;
 
-pub use body::{MessagesJson, RequestView, mark_last_block};
+/// The serde this crate's types implement, for crates that write wire types of their own
+/// without depending on serde themselves (`#[serde(crate = "skiff_protocol::serde")]`).
+#[doc(hidden)]
+pub use serde;
+
+pub use body::{
+    Elements, EncodeFn, MessageEncoding, MessagesJson, RequestView, body_from_parts,
+    mark_last_block,
+};
 pub use content::{
     CacheControl, ContentBlock, ImageBlock, ImageSource, Message, MessageContent,
     RedactedThinkingBlock, Role, TextBlock, ThinkingBlock, ToolResultBlock, ToolResultContent,

@@ -15,9 +15,6 @@ use super::{CompactionStrategy, CompactionThreshold, PERMISSION_MODES, Source, S
 const KNOWN_UNSUPPORTED: &[&str] = &[
     "disableAllHooks",
     "cleanupPeriodDays",
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
     "includeCoAuthoredBy",
     "outputStyle",
     "statusLine",
@@ -61,6 +58,7 @@ pub(super) struct Merged {
     pub sandbox_network: Option<Sourced<NetworkPolicy>>,
     pub sandbox_fallback: Option<Sourced<SandboxFallback>>,
     pub sandbox_auto_allow: Option<Sourced<bool>>,
+    pub mcp: super::McpSettings,
     pub ignored: Vec<Sourced<String>>,
 }
 
@@ -225,6 +223,21 @@ impl Merged {
                 }
                 "skiff" => self.apply_skiff(object(v, key, source)?, source)?,
                 "sandbox" => self.apply_sandbox(object(v, key, source)?, source)?,
+                // Read by `mcp_config` (entries are checked there: a bad one is a failed server).
+                "mcpServers" => self
+                    .mcp
+                    .servers
+                    .push(Sourced::new(v.clone(), source.clone())),
+                "enableAllProjectMcpServers" => match v {
+                    Value::Bool(b) => self.mcp.enable_all_project_servers = at(*b, source),
+                    _ => return invalid(key, source, "true or false"),
+                },
+                "enabledMcpjsonServers" => {
+                    self.mcp.enabled_mcpjson.extend(strings(v, key, source)?)
+                }
+                "disabledMcpjsonServers" => {
+                    self.mcp.disabled_mcpjson.extend(strings(v, key, source)?)
+                }
                 "$schema" => {}
                 k if KNOWN_UNSUPPORTED.contains(&k) => self.ignore(k, source, "not supported"),
                 k => self.ignore(k, source, "unknown key"),

@@ -283,6 +283,7 @@ pub(super) fn resolve(
         env: m.env,
         hooks: m.hooks,
         api_key_helper: m.api_key_helper,
+        mcp: m.mcp,
         ignored: m.ignored,
         files,
         dotenv_files,
