@@ -6,6 +6,7 @@
 #
 #   ./bench/turns.sh                       # 500 turns, 10 KB results
 #   TURNS=1000 RESULT_KB=20 ./bench/turns.sh
+#   PROVIDER=openai ./bench/turns.sh       # the same through chat completions (OpenAI dialect)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -90,12 +90,16 @@ async fn the_scripted_bug_fix_through_an_openai_compatible_server() {
         "{}",
         String::from_utf8_lossy(&check.stdout)
     );
-    // It went through chat completions, tool results as `role: tool` messages.
-    let requests = server.requests();
+    // It went through chat completions, tool results as `role: tool` messages (beside them
+    // only the model metadata requests).
+    let requests = server.chat_requests();
     assert!(
-        requests.iter().all(|r| r.path == "/v1/chat/completions"),
+        server
+            .requests()
+            .iter()
+            .all(|r| r.is_chat() || r.method == "GET" || r.path == "/api/show"),
         "{:?}",
-        requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+        server.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
     );
     let last = &requests.last().unwrap().body;
     let roles: Vec<&str> = last["messages"]

@@ -10,7 +10,8 @@
 //! and the peak RSS of this process at the end.
 //!
 //! Usage: `turn_bench PATH/TO/skiff-mock` (env: TURNS=500, RESULT_KB=10, WINDOW=50,
-//! PROVIDER=script for the in-process scripted provider instead of HTTP).
+//! PROVIDER=anthropic (default) | openai (chat completions against the mock's OpenAI dialect) |
+//! script (the in-process scripted provider, no HTTP)).
 
 #![allow(clippy::print_stdout)]
 
@@ -25,11 +26,12 @@ use serde_json::json;
 use skiff_core::transcript::{JsonlTranscript, TranscriptMeta, session_path};
 use skiff_core::{Agent, AgentConfig, CompactionStrategy, DeltaMode, Event};
 use skiff_llm::{
-    AnthropicConfig, AnthropicProvider, Credential, EventStream, Provider, ScriptedProvider,
+    AnthropicConfig, AnthropicProvider, Credential, EventStream, OpenAiConfig, OpenAiProvider,
+    Provider, ScriptedProvider, ServedModel,
 };
-use skiff_protocol::RequestView;
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_protocol::sdk::SdkMessage;
+use skiff_protocol::{MessageEncoding, RequestView};
 use skiff_testkit::process::{MockProcess, env_or, peak_rss_kib};
 use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -85,7 +87,15 @@ struct Timed {
 
 impl Provider for Timed {
     fn name(&self) -> &str {
-        "anthropic"
+        self.inner.name()
+    }
+
+    fn history_encoding(&self) -> MessageEncoding {
+        self.inner.history_encoding()
+    }
+
+    fn served_model(&self, model: &str) -> Option<ServedModel> {
+        self.inner.served_model(model)
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
@@ -186,11 +196,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let calls = Arc::new(Mutex::new(Vec::new()));
     // PROVIDER=script: the same turns from the in-process scripted provider (no HTTP, no mock
     // process), to tell the client's own costs from the transport's.
-    let inner: Box<dyn Provider> = if std::env::var("PROVIDER").as_deref() == Ok("script") {
-        Box::new(ScriptedProvider::new(script.clone()).without_recording())
-    } else {
-        Box::new(AnthropicProvider::new(cfg)?)
+    let inner: Box<dyn Provider> = match std::env::var("PROVIDER").as_deref() {
+        Ok("script") => Box::new(ScriptedProvider::new(script.clone()).without_recording()),
+        Ok("openai") => Box::new(OpenAiProvider::new(OpenAiConfig::new(mock.url(), None))?),
+        _ => Box::new(AnthropicProvider::new(cfg)?),
     };
+    println!("provider: {}", inner.name());
     let provider = Timed {
         inner,
         calls: Arc::clone(&calls),

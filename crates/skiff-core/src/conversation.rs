@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use skiff_protocol::{
-    ContentBlock, Message, MessageContent, MessageResponse, MessagesJson, Role, ToolResultBlock,
+    ContentBlock, Message, MessageContent, MessageEncoding, MessageResponse, MessagesJson, Role,
+    ToolResultBlock,
 };
 
 use crate::store::{SessionEntry, SessionStore, TrimRecord};
@@ -129,12 +130,15 @@ impl Conversation {
             .push(Message::blocks(Role::Assistant, content));
     }
 
-    /// The messages before the last one, serialized for the next request: only what was added
+    /// The messages before the last one, serialized in `encoding` (the provider's
+    /// [`skiff_llm::Provider::history_encoding`]) for the next request: only what was added
     /// since the previous request is serialized now. `None` if serialization failed (the
     /// request then serializes everything itself).
-    pub fn request_prefix(&mut self) -> Option<&MessagesJson> {
+    pub fn request_prefix(&mut self, encoding: MessageEncoding) -> Option<&MessagesJson> {
         let upto = self.messages.len().saturating_sub(1);
-        if self.json.count() > upto {
+        if self.json.encoding() != encoding {
+            self.json = MessagesJson::with_encoding(encoding);
+        } else if self.json.count() > upto {
             self.json.clear();
         }
         let start = self.json.count();

@@ -215,7 +215,7 @@ async fn run_loop(
         }
         core.conversation.repair();
         let conv = &mut core.conversation;
-        let prefix = conv.request_prefix().cloned();
+        let prefix = conv.request_prefix(core.provider.history_encoding()).cloned();
         let request = core
             .template
             .build(conv.messages(), prefix.as_ref(), st.max_tokens);

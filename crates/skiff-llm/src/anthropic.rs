@@ -296,18 +296,19 @@ impl Provider for AnthropicProvider {
 /// A request body: shared chunks, sent one after the other without being joined, so a long
 /// conversation's serialized prefix is not copied for each request or retry.
 #[derive(Debug, Clone)]
-struct Body {
+pub(crate) struct Body {
     chunks: Vec<Bytes>,
-    len: usize,
+    /// Bytes in all (the Content-Length).
+    pub(crate) len: usize,
 }
 
 impl Body {
-    fn new(chunks: Vec<Bytes>) -> Self {
+    pub(crate) fn new(chunks: Vec<Bytes>) -> Self {
         let len = chunks.iter().map(Bytes::len).sum();
         Self { chunks, len }
     }
 
-    fn to_reqwest(&self) -> reqwest::Body {
+    pub(crate) fn to_reqwest(&self) -> reqwest::Body {
         match self.chunks.as_slice() {
             [one] => reqwest::Body::from(one.clone()),
             _ => reqwest::Body::wrap_stream(futures::stream::iter(

@@ -21,8 +21,8 @@ pub use credential::Credential;
 pub use error::LlmError;
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use pricing::{
-    DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, cost_at, cost_usd, custom_price,
-    known_models, model_info, resolve_alias,
+    DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, ServedModel, cost_at, cost_usd,
+    custom_price, known_models, model_info, resolve_alias,
 };
 pub use provider::{EventStream, Provider, ProviderEvent, RetryNotice, complete};
 pub use retry::RetryPolicy;

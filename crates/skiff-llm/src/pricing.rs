@@ -171,6 +171,63 @@ pub fn custom_price(
     m
 }
 
+/// What a server says about one of its models (an OpenAI-compatible server's model list,
+/// llama.cpp's `/props`, Ollama's `/api/show`, …); each figure only when it says.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServedModel {
+    /// Context window in tokens.
+    pub context_window: Option<u64>,
+    /// Largest `max_tokens` it accepts.
+    pub max_output_tokens: Option<u64>,
+    /// USD per million input tokens.
+    pub input_per_mtok: Option<f64>,
+    /// USD per million output tokens.
+    pub output_per_mtok: Option<f64>,
+    /// USD per million tokens read from the prompt cache.
+    pub cache_read_per_mtok: Option<f64>,
+    /// USD per million tokens written to the prompt cache.
+    pub cache_write_per_mtok: Option<f64>,
+}
+
+impl ServedModel {
+    /// Whether the server said nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Its prices, when the server gives both the input and the output price (cache prices
+    /// default as in [`custom_price`]).
+    pub fn price(&self) -> Option<ModelInfo> {
+        let mut m = custom_price(self.input_per_mtok?, self.output_per_mtok?, None);
+        m.id = "server";
+        if let Some(r) = self.cache_read_per_mtok {
+            m.cache_read_per_mtok = r;
+        }
+        if let Some(w) = self.cache_write_per_mtok {
+            m.cache_write_per_mtok = w;
+        }
+        if let Some(w) = self.context_window {
+            m.context_window = w;
+        }
+        if let Some(o) = self.max_output_tokens {
+            m.max_output_tokens = o;
+        }
+        Some(m)
+    }
+
+    /// Each figure from `self`, else from `other`.
+    pub fn or(self, other: Self) -> Self {
+        Self {
+            context_window: self.context_window.or(other.context_window),
+            max_output_tokens: self.max_output_tokens.or(other.max_output_tokens),
+            input_per_mtok: self.input_per_mtok.or(other.input_per_mtok),
+            output_per_mtok: self.output_per_mtok.or(other.output_per_mtok),
+            cache_read_per_mtok: self.cache_read_per_mtok.or(other.cache_read_per_mtok),
+            cache_write_per_mtok: self.cache_write_per_mtok.or(other.cache_write_per_mtok),
+        }
+    }
+}
+
 /// Cost in USD of one call's usage: uncached input, output, cache writes (1-hour writes, when
 /// the usage breaks them out, at 2× input) and cache reads. `None` when the model is unknown.
 pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {

@@ -4,10 +4,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use skiff_protocol::{ContentBlock, MessageResponse, RequestView, StreamEvent};
+use skiff_protocol::{ContentBlock, MessageEncoding, MessageResponse, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
-use crate::LlmError;
+use crate::{LlmError, ServedModel};
 
 /// What a model call reports while it runs. The last item of a successful call is
 /// [`ProviderEvent::Done`].
@@ -60,6 +60,21 @@ pub trait Provider: Send + Sync {
     /// task is left behind). An owned [`skiff_protocol::MessagesRequest`] is passed as
     /// `&request.view()`.
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream;
+
+    /// The wire format its requests write the messages in: the caller keeps the conversation's
+    /// serialized prefix ([`RequestView::prefix`]) in it. A prefix in another format is not
+    /// used (every message is serialized again: correct, only slower).
+    fn history_encoding(&self) -> MessageEncoding {
+        MessageEncoding::MESSAGES
+    }
+
+    /// What the server says about `model` (context window, max output tokens, prices), once
+    /// known. Looked up in the background, never delaying a call, so `None` until the answer
+    /// came (and for servers that say nothing). The user's settings go over it.
+    fn served_model(&self, model: &str) -> Option<ServedModel> {
+        let _ = model;
+        None
+    }
 }
 
 /// Drive a call to completion and return the assembled message, ignoring intermediate events.

@@ -91,7 +91,7 @@ async fn text_streams_and_the_call_comes_whole_with_the_key_as_bearer() {
     };
     assert_eq!((t.id.as_str(), t.name.as_str()), ("call_7", "Bash"));
     assert_eq!(t.input, json!({"command": "ls -la"}));
-    let req = &server.requests()[0];
+    let req = &server.chat_requests()[0];
     let auth = req
         .headers
         .iter()
@@ -107,7 +107,7 @@ async fn text_streams_and_the_call_comes_whole_with_the_key_as_bearer() {
         .unwrap();
     let _ = collect(&provider(&server, false)).await;
     assert!(
-        server.requests()[0]
+        server.chat_requests()[0]
             .headers
             .iter()
             .all(|(k, _)| k != "authorization")
@@ -144,7 +144,7 @@ async fn faults_are_retried_like_the_anthropic_provider_and_the_key_never_shows(
     assert_eq!(notices.len(), 3);
     assert!(notices[1].discard_partial);
     assert!(matches!(events.last(), Some(ProviderEvent::Done(_))));
-    assert_eq!(server.request_count(), 4);
+    assert_eq!(server.chat_requests().len(), 4);
 
     // A malformed chunk is an error, not a panic; the key is in no message.
     let mut turn = tool_turn();
@@ -172,7 +172,7 @@ async fn an_exhausted_script_is_a_client_error_asked_once() {
         "{err:?}"
     );
     assert!(err.to_string().contains("exhausted"));
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(server.chat_requests().len(), 2);
 }
 
 #[tokio::test]

@@ -91,6 +91,11 @@ impl RecordedRequest {
     pub fn is_messages(&self) -> bool {
         self.method == "POST" && self.path_only() == "/v1/messages"
     }
+
+    /// Whether this is a `POST /v1/chat/completions` (query strings ignored).
+    pub fn is_chat(&self) -> bool {
+        self.method == "POST" && self.path_only() == "/v1/chat/completions"
+    }
 }
 
 /// The list of recorded requests, shared between the server and its handle.

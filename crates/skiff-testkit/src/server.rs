@@ -123,6 +123,15 @@ impl MockServer {
             .collect()
     }
 
+    /// The `POST /v1/chat/completions` requests received so far, in arrival order (not the
+    /// model metadata requests an OpenAI-compatible client makes beside them).
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(RecordedRequest::is_chat)
+            .collect()
+    }
+
     /// How many successful streaming responses are being written right now (0 once clients hung up).
     pub fn open_streams(&self) -> usize {
         self.shared.open_streams.load(Ordering::SeqCst)

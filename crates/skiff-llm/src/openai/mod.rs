@@ -2,32 +2,37 @@
 //! LM Studio, OpenRouter, LiteLLM) behind the same [`Provider`] trait, streaming, with the same
 //! retries, idle timeout and cancellation as the Anthropic provider. The chunks are translated
 //! into Messages API events ([`stream::ChunkTranslator`]), so the loop and every client see one
-//! format.
+//! format. What the server says about a model (context window, max output tokens, prices) is
+//! looked up in the background ([`metadata`]) with the first call for it.
 
+mod metadata;
 mod request;
 mod stream;
 pub mod text_calls;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use skiff_protocol::{RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
-pub use request::chat_body;
+pub use request::{CHAT_ENCODING, chat_body, chat_body_chunks};
 pub use stream::{ChunkError, ChunkTranslator};
 
 use crate::accumulator::StreamAccumulator;
 use crate::anthropic::{
-    ConfigError, apply_event, http_error, same_origin_redirects, transport_error, validate_base_url,
+    Body, ConfigError, apply_event, http_error, same_origin_redirects, transport_error,
+    validate_base_url,
 };
 use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
 use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
 use crate::sse::SseEvent;
-use crate::{Credential, LlmError, StreamError};
+use crate::{Credential, LlmError, ServedModel, StreamError};
+use metadata::{MetadataSource, ServerKind};
 
 /// OpenAI's own endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -113,6 +118,12 @@ pub struct OpenAiConfig {
     pub extra_headers: Vec<(String, String)>,
     /// Treat a tool call written as text (JSON, a ```json fence, `<tool_call>`) as a call.
     pub text_tool_calls: bool,
+    /// The preset it was built from (`ollama`, `llamacpp`, …): where the server says a model's
+    /// context window. `None`: guessed from the base URL.
+    pub preset: Option<&'static str>,
+    /// Ask the server about the model (context window, max output tokens, prices), in the
+    /// background, with the first call for it.
+    pub server_metadata: bool,
 }
 
 impl OpenAiConfig {
@@ -126,6 +137,8 @@ impl OpenAiConfig {
             connect_timeout: Duration::from_secs(10),
             extra_headers: Vec::new(),
             text_tool_calls: true,
+            preset: None,
+            server_metadata: true,
         }
     }
 
@@ -144,6 +157,7 @@ impl OpenAiConfig {
         let credential = key.map(|(k, var)| Credential::bearer_from(k.trim(), var));
         let base = non_empty("OPENAI_BASE_URL").unwrap_or_else(|| preset.base_url.to_owned());
         let mut cfg = Self::new(normalize_base_url(&base)?, credential);
+        cfg.preset = Some(preset.name);
         if let Some(n) = non_empty("SKIFF_MAX_RETRIES") {
             cfg.retry.max_retries = n.trim().parse().map_err(|_| ConfigError::Invalid {
                 name: "SKIFF_MAX_RETRIES".into(),
@@ -192,6 +206,9 @@ struct Inner {
     headers: HeaderMap,
     chat_url: String,
     config: OpenAiConfig,
+    /// What the server said about each model asked about: absent = not asked yet, `None` =
+    /// asking, or it said nothing.
+    served: Mutex<HashMap<String, Option<ServedModel>>>,
 }
 
 /// The OpenAI-compatible provider. Cheap to clone.
@@ -247,6 +264,7 @@ impl OpenAiProvider {
                 headers,
                 chat_url: format!("{}/chat/completions", config.base_url),
                 config,
+                served: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -254,6 +272,53 @@ impl OpenAiProvider {
     /// The configuration in use.
     pub fn config(&self) -> &OpenAiConfig {
         &self.inner.config
+    }
+
+    /// Where the server says things about its models.
+    fn metadata_source(&self) -> MetadataSource {
+        let mut headers = self.inner.headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        MetadataSource {
+            client: self.inner.client.clone(),
+            headers,
+            base_url: self.inner.config.base_url.clone(),
+            kind: ServerKind::of(self.inner.config.preset, &self.inner.config.base_url),
+        }
+    }
+
+    /// Ask the server about `model` now (context window, max output tokens, prices) and keep
+    /// the answer for [`Provider::served_model`]. Never fails: what the server does not say
+    /// stays unknown. Calls do this in the background by themselves.
+    pub async fn fetch_served_model(&self, model: &str) -> Option<ServedModel> {
+        let found = Some(self.metadata_source().lookup(model).await).filter(|m| !m.is_empty());
+        lock(&self.inner.served).insert(model.to_owned(), found);
+        found
+    }
+
+    /// Start asking the server about `model` in the background, unless that was done already.
+    fn start_lookup(&self, model: &str) {
+        if !self.inner.config.server_metadata {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        {
+            let mut served = lock(&self.inner.served);
+            if served.contains_key(model) {
+                return;
+            }
+            served.insert(model.to_owned(), None);
+        }
+        let source = self.metadata_source();
+        let inner = Arc::downgrade(&self.inner);
+        let model = model.to_owned();
+        runtime.spawn(async move {
+            let found = Some(source.lookup(&model).await).filter(|m| !m.is_empty());
+            if let Some(inner) = inner.upgrade() {
+                lock(&inner.served).insert(model, found);
+            }
+        });
     }
 
     /// `GET /models`: the models the server offers.
@@ -327,15 +392,34 @@ impl Provider for OpenAiProvider {
         "openai"
     }
 
+    fn history_encoding(&self) -> skiff_protocol::MessageEncoding {
+        CHAT_ENCODING
+    }
+
+    fn served_model(&self, model: &str) -> Option<ServedModel> {
+        lock(&self.inner.served).get(model).copied().flatten()
+    }
+
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let inner = self.inner.clone();
-        let body = match serde_json::to_vec(&chat_body(request)) {
-            Ok(b) => bytes::Bytes::from(b),
+        // Never more output than the server allows, once it said.
+        let max_tokens = self
+            .served_model(request.model)
+            .and_then(|m| m.max_output_tokens)
+            .map_or(request.max_tokens, |cap| {
+                request
+                    .max_tokens
+                    .min(u32::try_from(cap).unwrap_or(u32::MAX))
+            });
+        let body = match chat_body_chunks(request, max_tokens) {
+            Ok(chunks) => Body::new(chunks),
             Err(e) => {
                 let e = LlmError::Request(e.to_string());
                 return Box::pin(futures::stream::once(async move { Err(e) }));
             }
         };
+        // In the background: this call goes out at once.
+        self.start_lookup(request.model);
         let tools: Arc<[String]> = if inner.config.text_tool_calls {
             request.tools.iter().map(|t| t.name.clone()).collect()
         } else {
@@ -359,10 +443,15 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// The map's lock, even if a thread panicked holding it (its data stays valid).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// One HTTP attempt: send, check the status, translate the chunks until `[DONE]`.
 fn attempt(
     inner: Arc<Inner>,
-    body: bytes::Bytes,
+    body: Body,
     translator: ChunkTranslator,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
@@ -370,7 +459,8 @@ fn attempt(
         .client
         .post(&inner.chat_url)
         .headers(inner.headers.clone())
-        .body(body);
+        .header(reqwest::header::CONTENT_LENGTH, body.len)
+        .body(body.to_reqwest());
     let handler = ChatSse {
         translator,
         acc: StreamAccumulator::new(),

@@ -5,80 +5,243 @@
 //! tool` messages placed right after the assistant message that asked, as the API requires;
 //! thinking blocks stay local (chat servers do not take them back). The same conversation
 //! always converts to the same bytes, so servers' prefix caches keep working.
+//!
+//! The body is written as chunks ([`chat_body_chunks`]): the fixed fields, the conversation's
+//! serialized prefix in this format ([`CHAT_ENCODING`], kept by the conversation from one turn
+//! to the next), the messages after it, the closing fields. Only the new messages are
+//! serialized each turn. Every object's keys are written in sorted order, as a
+//! `serde_json::Value` writes them, so the bytes are those of [`chat_body`].
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use skiff_protocol::serde::Serialize;
 use skiff_protocol::{
-    ContentBlock, ImageSource, Message, MessageContent, RequestView, Role, SystemPrompt,
-    ToolResultContent,
+    ContentBlock, Elements, ImageSource, Message, MessageContent, MessageEncoding, RequestView,
+    Role, SystemPrompt, ToolResultContent, body_from_parts,
 };
 
-/// The chat-completions body for `request` (always streaming, usage included).
-pub fn chat_body(request: &RequestView<'_>) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(system) = request.system {
-        let text = match system {
-            SystemPrompt::Text(t) => t.clone(),
-            SystemPrompt::Blocks(blocks) => blocks
+/// The chat-completions format of the messages array, for a conversation's serialized prefix.
+pub const CHAT_ENCODING: MessageEncoding = MessageEncoding {
+    name: "openai-chat",
+    encode: encode_message,
+};
+
+/// The chat-completions body for `request` (always streaming, usage included), as one value.
+pub fn chat_body(request: &RequestView<'_>) -> Result<Value, serde_json::Error> {
+    let chunks = chat_body_chunks(request, request.max_tokens)?;
+    let all: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+    serde_json::from_slice(&all)
+}
+
+/// The chat-completions body for `request` as chunks to send one after the other, with
+/// `max_tokens` in place of the request's. The request's prefix is used when it is in
+/// [`CHAT_ENCODING`] (otherwise every message is serialized).
+pub fn chat_body_chunks(
+    request: &RequestView<'_>,
+    max_tokens: u32,
+) -> Result<Vec<Bytes>, serde_json::Error> {
+    let (segments, start, before): (&[Bytes], usize, usize) = match request.prefix {
+        Some(p) if p.count() < request.messages.len() && p.encoding() == CHAT_ENCODING => {
+            (p.segments(), p.count(), p.elements())
+        }
+        _ => (&[], 0, 0),
+    };
+    let mut tail = Vec::new();
+    let mut out = Elements::new(&mut tail, before);
+    for m in &request.messages[start..] {
+        encode_message(m, &mut out)?;
+    }
+    let any_message = out.count() > 0;
+    let closing = Closing {
+        model: request.model,
+        stop: request.stop_sequences,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        temperature: request.temperature.map(f64::from),
+        tools: request.tools.iter().map(ToolDef::of).collect(),
+    };
+    // `{"model":…}` → `],"model":…}`
+    let closing = serde_json::to_vec(&closing)?;
+    tail.extend_from_slice(b"],");
+    tail.extend_from_slice(closing.get(1..).unwrap_or_default());
+
+    let mut head = format!("{{\"max_tokens\":{max_tokens},\"messages\":[").into_bytes();
+    if let Some(text) = request.system.map(system_text).filter(|t| !t.is_empty()) {
+        serde_json::to_writer(
+            &mut head,
+            &TextMessage {
+                content: &text,
+                role: "system",
+            },
+        )?;
+        if any_message {
+            head.push(b',');
+        }
+    }
+    Ok(body_from_parts(head, segments, tail))
+}
+
+fn system_text(system: &SystemPrompt) -> Cow<'_, str> {
+    match system {
+        SystemPrompt::Text(t) => Cow::Borrowed(t),
+        SystemPrompt::Blocks(blocks) => Cow::Owned(
+            blocks
                 .iter()
                 .map(|b| b.text.as_str())
                 .collect::<Vec<_>>()
                 .join("\n\n"),
-        };
-        if !text.is_empty() {
-            messages.push(json!({"role": "system", "content": text}));
-        }
+        ),
     }
-    for message in request.messages {
-        push_message(message, &mut messages);
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), request.model.into());
-    body.insert("messages".into(), Value::Array(messages));
-    body.insert("max_tokens".into(), request.max_tokens.into());
-    body.insert("stream".into(), true.into());
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                let mut function = Map::new();
-                function.insert("name".into(), t.name.clone().into());
-                if let Some(d) = &t.description {
-                    function.insert("description".into(), d.clone().into());
-                }
-                let params = if t.input_schema.is_object() {
-                    t.input_schema.clone()
-                } else {
-                    json!({"type": "object", "properties": {}})
-                };
-                function.insert("parameters".into(), params);
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
-    }
-    if let Some(t) = request.temperature {
-        body.insert("temperature".into(), f64::from(t).into());
-    }
-    if !request.stop_sequences.is_empty() {
-        body.insert("stop".into(), request.stop_sequences.to_vec().into());
-    }
-    Value::Object(body)
 }
 
-fn push_message(message: &Message, out: &mut Vec<Value>) {
-    let blocks: Vec<ContentBlock> = match &message.content {
-        MessageContent::Text(t) => {
-            let role = role_name(message.role);
-            out.push(json!({"role": role, "content": t}));
-            return;
+/// The fields after the messages (sorted, like every object here).
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct Closing<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop: &'a [String],
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDef<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct ToolDef<'a> {
+    function: FunctionDef<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct FunctionDef<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<&'a str>,
+    name: &'a str,
+    parameters: Cow<'a, Value>,
+}
+
+impl<'a> ToolDef<'a> {
+    fn of(t: &'a skiff_protocol::ToolDefinition) -> Self {
+        let parameters = if t.input_schema.is_object() {
+            Cow::Borrowed(&t.input_schema)
+        } else {
+            Cow::Owned(json!({"type": "object", "properties": {}}))
+        };
+        Self {
+            function: FunctionDef {
+                description: t.description.as_deref(),
+                name: &t.name,
+                parameters,
+            },
+            kind: "function",
         }
-        MessageContent::Blocks(b) => b.clone(),
-    };
-    match message.role {
-        Role::Assistant => push_assistant(&blocks, out),
-        Role::User => push_user(&blocks, out),
+    }
+}
+
+/// `{"content": "…", "role": "…"}`
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct TextMessage<'a> {
+    content: &'a str,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct AssistantMessage<'a> {
+    /// Null beside tool calls when there is no text.
+    content: Option<Cow<'a, str>>,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct ToolCall<'a> {
+    function: FunctionCall<'a>,
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct FunctionCall<'a> {
+    arguments: String,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct ToolMessage<'a> {
+    content: Cow<'a, str>,
+    role: &'static str,
+    tool_call_id: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct UserMessage<'a> {
+    content: UserContent<'a>,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(String),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+#[serde(untagged)]
+enum Part<'a> {
+    Text {
+        text: &'a str,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+    Image {
+        image_url: ImageUrl<'a>,
+        #[serde(rename = "type")]
+        kind: &'static str,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde")]
+struct ImageUrl<'a> {
+    url: Cow<'a, str>,
+}
+
+/// One conversation message as chat messages: none, one, or (tool results) several.
+pub fn encode_message(message: &Message, out: &mut Elements<'_>) -> Result<(), serde_json::Error> {
+    match (&message.content, message.role) {
+        (MessageContent::Text(t), role) => out.push(&TextMessage {
+            content: t,
+            role: role_name(role),
+        }),
+        (MessageContent::Blocks(blocks), Role::Assistant) => encode_assistant(blocks, out),
+        (MessageContent::Blocks(blocks), Role::User) => encode_user(blocks, out),
     }
 }
 
@@ -89,113 +252,324 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn push_assistant(blocks: &[ContentBlock], out: &mut Vec<Value>) {
-    let mut text = String::new();
-    let mut calls = Vec::new();
+fn encode_assistant(
+    blocks: &[ContentBlock],
+    out: &mut Elements<'_>,
+) -> Result<(), serde_json::Error> {
+    let mut text: Cow<'_, str> = Cow::Borrowed("");
+    let mut tool_calls = Vec::new();
     for block in blocks {
         match block {
-            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::Text(t) if text.is_empty() => text = Cow::Borrowed(&t.text),
+            ContentBlock::Text(t) => text.to_mut().push_str(&t.text),
             ContentBlock::ToolUse(tu) => {
                 let arguments = if tu.input.is_object() {
                     tu.input.to_string()
                 } else {
                     "{}".to_owned()
                 };
-                calls.push(json!({
-                    "id": tu.id,
-                    "type": "function",
-                    "function": {"name": tu.name, "arguments": arguments},
-                }));
+                tool_calls.push(ToolCall {
+                    function: FunctionCall {
+                        arguments,
+                        name: &tu.name,
+                    },
+                    id: &tu.id,
+                    kind: "function",
+                });
             }
             _ => {}
         }
     }
-    let mut m = Map::new();
-    m.insert("role".into(), "assistant".into());
     // Servers differ on an empty content beside tool calls; null is what OpenAI sends.
-    m.insert(
-        "content".into(),
-        if text.is_empty() && !calls.is_empty() {
-            Value::Null
-        } else {
-            text.into()
-        },
-    );
-    if !calls.is_empty() {
-        m.insert("tool_calls".into(), Value::Array(calls));
-    }
-    out.push(Value::Object(m));
+    let content = (!text.is_empty() || tool_calls.is_empty()).then_some(text);
+    out.push(&AssistantMessage {
+        content,
+        role: "assistant",
+        tool_calls,
+    })
 }
 
-fn push_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
+fn encode_user(blocks: &[ContentBlock], out: &mut Elements<'_>) -> Result<(), serde_json::Error> {
     let mut parts = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::ToolResult(r) => {
-                let (mut text, images) = match &r.content {
-                    None => (String::new(), Vec::new()),
-                    Some(ToolResultContent::Text(t)) => (t.clone(), Vec::new()),
+                let mut text: Cow<'_, str> = Cow::Borrowed("");
+                match &r.content {
+                    None => {}
+                    Some(ToolResultContent::Text(t)) => text = Cow::Borrowed(t),
                     Some(ToolResultContent::Blocks(bs)) => {
-                        let mut text = String::new();
-                        let mut images = Vec::new();
                         for b in bs {
                             match b {
                                 ContentBlock::Text(t) => {
                                     if !text.is_empty() {
-                                        text.push('\n');
+                                        text.to_mut().push('\n');
                                     }
-                                    text.push_str(&t.text);
+                                    text.to_mut().push_str(&t.text);
                                 }
-                                ContentBlock::Image(i) => images.extend(image_part(&i.source)),
+                                ContentBlock::Image(i) => parts.extend(image_part(&i.source)),
                                 _ => {}
                             }
                         }
-                        (text, images)
                     }
-                };
-                if r.is_error == Some(true) && !text.starts_with("Error") {
-                    text = format!("Error: {text}");
                 }
-                out.push(json!({"role": "tool", "tool_call_id": r.tool_use_id, "content": text}));
-                // Tool messages carry text only: images go in the next user message.
-                parts.extend(images);
+                if r.is_error == Some(true) && !text.starts_with("Error") {
+                    text = Cow::Owned(format!("Error: {text}"));
+                }
+                out.push(&ToolMessage {
+                    content: text,
+                    role: "tool",
+                    tool_call_id: &r.tool_use_id,
+                })?;
+                // Tool messages carry text only: their images go in the next user message.
             }
-            ContentBlock::Text(t) => parts.push(json!({"type": "text", "text": t.text})),
+            ContentBlock::Text(t) => parts.push(Part::Text {
+                text: &t.text,
+                kind: "text",
+            }),
             ContentBlock::Image(i) => parts.extend(image_part(&i.source)),
             _ => {}
         }
     }
     if parts.is_empty() {
-        return;
+        return Ok(());
     }
     // Text only: a plain string, which every server takes.
-    let all_text = parts.iter().all(|p| p["type"] == "text");
-    let content = if all_text {
-        Value::String(
+    let content = if parts.iter().all(|p| matches!(p, Part::Text { .. })) {
+        UserContent::Text(
             parts
                 .iter()
-                .filter_map(|p| p["text"].as_str())
+                .filter_map(|p| match p {
+                    Part::Text { text, .. } => Some(*text),
+                    Part::Image { .. } => None,
+                })
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
     } else {
-        Value::Array(parts)
+        UserContent::Parts(parts)
     };
-    out.push(json!({"role": "user", "content": content}));
+    out.push(&UserMessage {
+        content,
+        role: "user",
+    })
 }
 
-fn image_part(source: &ImageSource) -> Option<Value> {
+fn image_part(source: &ImageSource) -> Option<Part<'_>> {
     let url = match source {
-        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
-        ImageSource::Url { url } => url.clone(),
+        ImageSource::Base64 { media_type, data } => {
+            Cow::Owned(format!("data:{media_type};base64,{data}"))
+        }
+        ImageSource::Url { url } => Cow::Borrowed(url.as_str()),
         _ => return None,
     };
-    Some(json!({"type": "image_url", "image_url": {"url": url}}))
+    Some(Part::Image {
+        image_url: ImageUrl { url },
+        kind: "image_url",
+    })
+}
+
+/// The conversion as it was before the body was written in chunks: whole `serde_json::Value`s.
+/// The chunks must give exactly its bytes.
+#[cfg(test)]
+mod reference {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::{Map, Value, json};
+    use skiff_protocol::{
+        ContentBlock, ImageSource, Message, MessageContent, RequestView, Role, SystemPrompt,
+        ToolResultContent,
+    };
+
+    /// The chat-completions body for `request` (always streaming, usage included).
+    pub fn chat_body_value(request: &RequestView<'_>) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(system) = request.system {
+            let text = match system {
+                SystemPrompt::Text(t) => t.clone(),
+                SystemPrompt::Blocks(blocks) => blocks
+                    .iter()
+                    .map(|b| b.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            };
+            if !text.is_empty() {
+                messages.push(json!({"role": "system", "content": text}));
+            }
+        }
+        for message in request.messages {
+            push_message(message, &mut messages);
+        }
+        let mut body = Map::new();
+        body.insert("model".into(), request.model.into());
+        body.insert("messages".into(), Value::Array(messages));
+        body.insert("max_tokens".into(), request.max_tokens.into());
+        body.insert("stream".into(), true.into());
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut function = Map::new();
+                    function.insert("name".into(), t.name.clone().into());
+                    if let Some(d) = &t.description {
+                        function.insert("description".into(), d.clone().into());
+                    }
+                    let params = if t.input_schema.is_object() {
+                        t.input_schema.clone()
+                    } else {
+                        json!({"type": "object", "properties": {}})
+                    };
+                    function.insert("parameters".into(), params);
+                    json!({"type": "function", "function": function})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(t) = request.temperature {
+            body.insert("temperature".into(), f64::from(t).into());
+        }
+        if !request.stop_sequences.is_empty() {
+            body.insert("stop".into(), request.stop_sequences.to_vec().into());
+        }
+        Value::Object(body)
+    }
+
+    fn push_message(message: &Message, out: &mut Vec<Value>) {
+        let blocks: Vec<ContentBlock> = match &message.content {
+            MessageContent::Text(t) => {
+                let role = role_name(message.role);
+                out.push(json!({"role": role, "content": t}));
+                return;
+            }
+            MessageContent::Blocks(b) => b.clone(),
+        };
+        match message.role {
+            Role::Assistant => push_assistant(&blocks, out),
+            Role::User => push_user(&blocks, out),
+        }
+    }
+
+    fn role_name(role: Role) -> &'static str {
+        match role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    fn push_assistant(blocks: &[ContentBlock], out: &mut Vec<Value>) {
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        for block in blocks {
+            match block {
+                ContentBlock::Text(t) => text.push_str(&t.text),
+                ContentBlock::ToolUse(tu) => {
+                    let arguments = if tu.input.is_object() {
+                        tu.input.to_string()
+                    } else {
+                        "{}".to_owned()
+                    };
+                    calls.push(json!({
+                        "id": tu.id,
+                        "type": "function",
+                        "function": {"name": tu.name, "arguments": arguments},
+                    }));
+                }
+                _ => {}
+            }
+        }
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        // Servers differ on an empty content beside tool calls; null is what OpenAI sends.
+        m.insert(
+            "content".into(),
+            if text.is_empty() && !calls.is_empty() {
+                Value::Null
+            } else {
+                text.into()
+            },
+        );
+        if !calls.is_empty() {
+            m.insert("tool_calls".into(), Value::Array(calls));
+        }
+        out.push(Value::Object(m));
+    }
+
+    fn push_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
+        let mut parts = Vec::new();
+        for block in blocks {
+            match block {
+                ContentBlock::ToolResult(r) => {
+                    let (mut text, images) = match &r.content {
+                        None => (String::new(), Vec::new()),
+                        Some(ToolResultContent::Text(t)) => (t.clone(), Vec::new()),
+                        Some(ToolResultContent::Blocks(bs)) => {
+                            let mut text = String::new();
+                            let mut images = Vec::new();
+                            for b in bs {
+                                match b {
+                                    ContentBlock::Text(t) => {
+                                        if !text.is_empty() {
+                                            text.push('\n');
+                                        }
+                                        text.push_str(&t.text);
+                                    }
+                                    ContentBlock::Image(i) => images.extend(image_part(&i.source)),
+                                    _ => {}
+                                }
+                            }
+                            (text, images)
+                        }
+                    };
+                    if r.is_error == Some(true) && !text.starts_with("Error") {
+                        text = format!("Error: {text}");
+                    }
+                    out.push(
+                        json!({"role": "tool", "tool_call_id": r.tool_use_id, "content": text}),
+                    );
+                    // Tool messages carry text only: images go in the next user message.
+                    parts.extend(images);
+                }
+                ContentBlock::Text(t) => parts.push(json!({"type": "text", "text": t.text})),
+                ContentBlock::Image(i) => parts.extend(image_part(&i.source)),
+                _ => {}
+            }
+        }
+        if parts.is_empty() {
+            return;
+        }
+        // Text only: a plain string, which every server takes.
+        let all_text = parts.iter().all(|p| p["type"] == "text");
+        let content = if all_text {
+            Value::String(
+                parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        } else {
+            Value::Array(parts)
+        };
+        out.push(json!({"role": "user", "content": content}));
+    }
+
+    fn image_part(source: &ImageSource) -> Option<Value> {
+        let url = match source {
+            ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+            ImageSource::Url { url } => url.clone(),
+            _ => return None,
+        };
+        Some(json!({"type": "image_url", "image_url": {"url": url}}))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
+    use serde_json::json;
     use skiff_protocol::{
         MessagesRequest, SystemBlock, ToolDefinition, ToolResultBlock, ToolUseBlock,
     };
@@ -244,7 +618,7 @@ mod tests {
             cache_control: None,
             extra: Default::default(),
         }];
-        let body = chat_body(&req.view());
+        let body = chat_body(&req.view()).unwrap();
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m[0], json!({"role": "system", "content": "You are skiff."}));
         assert_eq!(m[1], json!({"role": "user", "content": "list files"}));
@@ -261,7 +635,197 @@ mod tests {
         assert_eq!(body["tools"][0]["function"]["name"], "Bash");
         assert_eq!(body["stream_options"]["include_usage"], true);
         // The same conversation gives the same bytes (prefix caches).
-        assert_eq!(body.to_string(), chat_body(&req.view()).to_string());
+        assert_eq!(
+            body.to_string(),
+            chat_body(&req.view()).unwrap().to_string()
+        );
+    }
+
+    fn call(id: &str, input: Value) -> ContentBlock {
+        ContentBlock::ToolUse(ToolUseBlock {
+            id: id.into(),
+            name: "Bash".into(),
+            input,
+            cache_control: None,
+        })
+    }
+
+    fn png(data: &str) -> ContentBlock {
+        ContentBlock::Image(skiff_protocol::ImageBlock {
+            source: ImageSource::Base64 {
+                media_type: "image/png".into(),
+                data: data.into(),
+            },
+            cache_control: None,
+        })
+    }
+
+    /// Every shape a turn can take: text, text with calls, calls alone, results (text, blocks
+    /// with images, errors, none), prompts beside results, messages that make no chat message.
+    fn history(turns: usize) -> Vec<Message> {
+        let mut h = vec![Message::user_text("start \"quoted\" ünïcode")];
+        for i in 0..turns {
+            let assistant = match i % 4 {
+                0 => vec![ContentBlock::text(format!("answer {i}"))],
+                1 => vec![
+                    ContentBlock::text("Let me look."),
+                    ContentBlock::text(" More."),
+                    call(&format!("c{i}a"), json!({"command": "ls", "n": i})),
+                    call(&format!("c{i}b"), json!("not an object")),
+                ],
+                2 => vec![call(&format!("c{i}a"), json!({"z": 1, "a": [1, 2]}))],
+                _ => vec![
+                    ContentBlock::Thinking(skiff_protocol::ThinkingBlock {
+                        thinking: "hmm".into(),
+                        signature: "sig".into(),
+                    }),
+                    ContentBlock::text(String::new()),
+                ],
+            };
+            let calls: Vec<String> = assistant
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse(t) => Some(t.id.clone()),
+                    _ => None,
+                })
+                .collect();
+            h.push(Message::blocks(Role::Assistant, assistant));
+            let mut user = Vec::new();
+            for (n, id) in calls.iter().enumerate() {
+                user.push(ContentBlock::ToolResult(match n {
+                    0 => ToolResultBlock {
+                        tool_use_id: id.clone(),
+                        content: Some(ToolResultContent::Blocks(vec![
+                            ContentBlock::text("x".repeat((i % 25) * 37)),
+                            png("AAAA"),
+                            ContentBlock::text("second"),
+                        ])),
+                        is_error: None,
+                        cache_control: None,
+                    },
+                    _ => ToolResultBlock::text(id.clone(), "it failed", true),
+                }));
+            }
+            match i % 3 {
+                0 => user.push(ContentBlock::text(format!("prompt {i}"))),
+                1 => user.push(png("BBBB")),
+                _ => {}
+            }
+            if user.is_empty() {
+                // A message that makes no chat message at all.
+                user.push(ContentBlock::Unknown(json!({"type": "server_only"})));
+            }
+            h.push(Message::blocks(Role::User, user));
+        }
+        h
+    }
+
+    fn joined(chunks: &[Bytes]) -> Vec<u8> {
+        chunks.iter().flat_map(|c| c.iter().copied()).collect()
+    }
+
+    #[test]
+    fn chunks_with_a_growing_prefix_are_the_bytes_of_the_whole_body() {
+        let system = SystemPrompt::Blocks(vec![
+            SystemBlock {
+                text: "You are skiff.".into(),
+                cache_control: None,
+            },
+            SystemBlock {
+                text: "Be brief.".into(),
+                cache_control: None,
+            },
+        ]);
+        let tools = vec![
+            ToolDefinition {
+                name: "Bash".into(),
+                description: Some("Run".into()),
+                input_schema: json!({"type": "object", "properties": {"command": {}}}),
+                cache_control: None,
+                extra: Default::default(),
+            },
+            ToolDefinition {
+                name: "Odd".into(),
+                description: None,
+                input_schema: json!(null),
+                cache_control: None,
+                extra: Default::default(),
+            },
+        ];
+        let stop = vec!["END".to_owned()];
+        let h = history(100);
+        for with_system in [true, false] {
+            let mut prefix = skiff_protocol::MessagesJson::with_encoding(CHAT_ENCODING);
+            for len in 1..h.len() {
+                let messages = &h[..len];
+                prefix.extend(&messages[prefix.count()..len - 1]).unwrap();
+                let mut view = RequestView::new("qwen", 512, messages);
+                if with_system {
+                    view.system = Some(&system);
+                    view.tools = &tools;
+                    view.temperature = Some(0.3);
+                    view.stop_sequences = &stop;
+                }
+                view.cache_last_message = true;
+                let expected = serde_json::to_vec(&reference::chat_body_value(&view)).unwrap();
+                // Without a prefix, with one, and with one in the Messages API's format.
+                assert_eq!(joined(&chat_body_chunks(&view, 512).unwrap()), expected);
+                view.prefix = Some(&prefix);
+                let chunks = chat_body_chunks(&view, 512).unwrap();
+                assert_eq!(
+                    String::from_utf8(joined(&chunks)).unwrap(),
+                    String::from_utf8(expected.clone()).unwrap(),
+                    "len {len}"
+                );
+                let mut other = skiff_protocol::MessagesJson::new();
+                other.extend(&messages[..len - 1]).unwrap();
+                view.prefix = Some(&other);
+                assert_eq!(joined(&chat_body_chunks(&view, 512).unwrap()), expected);
+            }
+            // A conversation that makes no chat message at all.
+            let lone = [Message::blocks(
+                Role::User,
+                vec![ContentBlock::Unknown(json!({"type": "x"}))],
+            )];
+            let mut view = RequestView::new("qwen", 512, &lone);
+            view.system = with_system.then_some(&system);
+            let expected = serde_json::to_vec(&reference::chat_body_value(&view)).unwrap();
+            assert_eq!(joined(&chat_body_chunks(&view, 512).unwrap()), expected);
+        }
+    }
+
+    #[test]
+    fn the_chat_prefix_copies_each_byte_a_logarithmic_number_of_times() {
+        // One turn at a time, like the loop: an assistant call and its results (several chat
+        // messages each).
+        let h = history(1024);
+        let mut prefix = skiff_protocol::MessagesJson::with_encoding(CHAT_ENCODING);
+        let mut copied = 0usize;
+        for len in (1..h.len()).step_by(2) {
+            let before: Vec<usize> = prefix.segments().iter().map(Bytes::len).collect();
+            let start = prefix.count();
+            prefix.extend(&h[start..len]).unwrap();
+            let after: Vec<usize> = prefix.segments().iter().map(Bytes::len).collect();
+            let kept = before
+                .iter()
+                .zip(&after)
+                .take_while(|(a, b)| a == b)
+                .count();
+            copied += after[kept..].iter().sum::<usize>();
+        }
+        let total = prefix.len_bytes();
+        // log2(1024 turns) ≈ 10 copies per byte at most, plus the fresh serialization.
+        assert!(copied <= 12 * total, "{copied} bytes copied for {total}");
+        assert!(prefix.segments().len() <= 12, "{}", prefix.segments().len());
+        assert!(prefix.elements() > prefix.count());
+    }
+
+    #[test]
+    fn the_servers_output_cap_replaces_max_tokens() {
+        let req = MessagesRequest::new("m", 8192, vec![Message::user_text("hi")]);
+        let body: Value =
+            serde_json::from_slice(&joined(&chat_body_chunks(&req.view(), 4096).unwrap())).unwrap();
+        assert_eq!(body["max_tokens"], 4096);
     }
 
     #[test]
@@ -283,7 +847,7 @@ mod tests {
                 ],
             )],
         );
-        let body = chat_body(&req.view());
+        let body = chat_body(&req.view()).unwrap();
         let parts = &body["messages"][0]["content"];
         assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,AAAA");
     }
