@@ -12,6 +12,7 @@ mod logging;
 mod markdown;
 mod mcp_cmd;
 mod mcp_config;
+mod mcp_files;
 mod output;
 mod provider;
 mod render;

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -18,7 +18,8 @@ use skiff_mcp::{Scope, ServerConfig, ServerStatus, Transport};
 use crate::args::{Args, McpCommand, McpScope, McpTransport};
 use crate::config_cmd::is_secret_name;
 use crate::json_doc::Json;
-use crate::mcp_config::{self, MCP_JSON, project_key, read_doc};
+use crate::mcp_config::{self, MCP_JSON, read_doc};
+use crate::mcp_files::{Target, scope_name, searched};
 use crate::settings::{Settings, redact_url};
 use crate::setup::UsageError;
 
@@ -264,14 +265,6 @@ fn editable_scope(scope: Scope) -> Option<McpScope> {
     }
 }
 
-fn scope_name(scope: McpScope) -> &'static str {
-    match scope {
-        McpScope::Local => "local",
-        McpScope::Project => "project",
-        McpScope::User => "user",
-    }
-}
-
 /// The entry of `skiff mcp add`, from its flags (values as typed: `${VAR}` stays).
 fn server_from_flags(
     name: &str,
@@ -369,107 +362,6 @@ fn server_from_flags(
         transport,
         timeout: None,
     })
-}
-
-/// The file of a scope and where in it the servers are.
-struct Target {
-    scope: McpScope,
-    path: PathBuf,
-    /// The `projects` key (local scope).
-    project: Option<String>,
-}
-
-impl Target {
-    fn new(scope: McpScope, cwd: &Path, env: &HashMap<String, String>) -> anyhow::Result<Self> {
-        Ok(match scope {
-            McpScope::Project => Self {
-                scope,
-                path: cwd.join(MCP_JSON),
-                project: None,
-            },
-            McpScope::User => Self {
-                scope,
-                path: mcp_config::claude_json(env)?,
-                project: None,
-            },
-            McpScope::Local => Self {
-                scope,
-                path: mcp_config::claude_json(env)?,
-                project: Some(project_key(cwd)),
-            },
-        })
-    }
-
-    /// `/home/u/.claude.json [project: /w]`.
-    fn describe(&self) -> String {
-        match &self.project {
-            Some(p) => format!("{} [project: {p}]", self.path.display()),
-            None => self.path.display().to_string(),
-        }
-    }
-
-    /// The `mcpServers` object, if the file has one.
-    fn servers<'a>(&self, doc: &'a Json) -> Option<&'a Json> {
-        match &self.project {
-            Some(p) => doc.get("projects")?.get(p)?.get("mcpServers"),
-            None => doc.get("mcpServers"),
-        }
-    }
-
-    /// The `mcpServers` object, created where missing. An error when something on the way
-    /// is not an object (the file is left alone then).
-    fn servers_mut<'a>(&self, doc: &'a mut Json) -> anyhow::Result<&'a mut Json> {
-        let shape = |what: &str| {
-            anyhow::anyhow!(
-                "{}: {what} is not a JSON object; fix the file first (nothing was changed)",
-                self.path.display()
-            )
-        };
-        let holder = match &self.project {
-            Some(p) => doc
-                .object_at("projects")
-                .ok_or_else(|| shape("the top level or \"projects\""))?
-                .object_at(p)
-                .ok_or_else(|| shape(&format!("projects[\"{p}\"]")))?,
-            None => doc,
-        };
-        holder
-            .object_at("mcpServers")
-            .ok_or_else(|| shape("the top level or \"mcpServers\""))
-    }
-
-    /// The document (`{}` when the file does not exist); invalid JSON is an error.
-    fn read(&self) -> anyhow::Result<(Json, bool)> {
-        match read_doc(&self.path)
-            .map_err(|e| e.context("nothing was changed; fix the file first"))?
-        {
-            Some(doc) => Ok((doc, true)),
-            None => Ok((Json::Object(Vec::new()), false)),
-        }
-    }
-
-    /// Write the document back atomically, keeping the file's permissions (a new
-    /// `~/.claude.json` is private) and its trailing newline, through a symlink.
-    fn write(&self, doc: &Json, existed: bool) -> anyhow::Result<()> {
-        let mut text = doc.to_pretty()?;
-        let old = std::fs::read(&self.path).unwrap_or_default();
-        if old.ends_with(b"\n") {
-            text.push('\n');
-        }
-        let path = if existed {
-            std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone())
-        } else {
-            self.path.clone()
-        };
-        skiff_tools::atomic::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        if !existed && self.scope != McpScope::Project {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
-        }
-        Ok(())
-    }
 }
 
 /// `skiff mcp add`.
@@ -574,17 +466,6 @@ fn remove(
         scope_name(target.scope),
         target.describe()
     ))
-}
-
-/// Where `get` and `remove` looked, for their "not found" errors.
-fn searched(cwd: &Path, env: &HashMap<String, String>) -> String {
-    let mut parts = Vec::new();
-    for s in [McpScope::Local, McpScope::Project, McpScope::User] {
-        if let Ok(t) = Target::new(s, cwd, env) {
-            parts.push(format!("{}: {}", scope_name(s), t.describe()));
-        }
-    }
-    format!("searched {}", parts.join("; "))
 }
 
 #[cfg(test)]
