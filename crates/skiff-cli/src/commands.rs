@@ -25,6 +25,8 @@ pub enum Action {
     Permissions,
     /// Show the Bash sandbox.
     Sandbox,
+    /// Show the MCP servers.
+    Mcp,
 }
 
 /// One slash command.
@@ -88,6 +90,12 @@ pub const COMMANDS: &[Command] = &[
         args: "",
         help: "show the Bash sandbox: what commands may write, the network, approvals",
         run: |_, _| Action::Sandbox,
+    },
+    Command {
+        name: "mcp",
+        args: "",
+        help: "show the MCP servers: connected or why not, and their tools",
+        run: |_, _| Action::Mcp,
     },
     Command {
         name: "mode",

@@ -13,6 +13,7 @@ mod markdown;
 mod mcp_cmd;
 mod mcp_config;
 mod mcp_files;
+mod mcp_session;
 mod output;
 mod provider;
 mod render;

@@ -145,6 +145,7 @@ pub fn run_repl(
         engine,
         local,
         sandbox,
+        mut mcp,
     } = built;
     let agent = agent.with_approver(Arc::new(AskClient));
     let first_prompt = args.prompt.clone();
@@ -259,10 +260,12 @@ pub fn run_repl(
                 renderer.say(&permissions_text(status.permission_mode, &input.engine));
             }
             Some(Action::Sandbox) => renderer.say(&sandbox),
+            Some(Action::Mcp) => renderer.say(&mcp.describe()),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
-                if let Some((resumed, engine)) = resume(args, &cwd, &mut renderer, id) {
+                if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {
                     input.engine = engine;
+                    mcp = servers;
                     let old = std::mem::replace(&mut session, {
                         let _rt = rt.enter();
                         resumed.spawn()
@@ -374,7 +377,7 @@ fn resume(
     cwd: &std::path::Path,
     renderer: &mut Renderer<std::io::Stdout>,
     id: Option<String>,
-) -> Option<(Agent, Arc<PermissionEngine>)> {
+) -> Option<(Agent, Arc<PermissionEngine>, crate::mcp_session::McpHandle)> {
     let Some(home) = skiff_core::transcript::default_skiff_home() else {
         renderer.say("No SKIFF_HOME or HOME: sessions are not saved.");
         return None;
@@ -415,14 +418,17 @@ fn resume(
     resumed_args.prompt = None;
     match crate::setup::build(&resumed_args, DeltaMode::Raw) {
         Ok(crate::setup::BuiltAgent {
-            agent: a, engine, ..
+            agent: a,
+            engine,
+            mcp,
+            ..
         }) => {
             renderer.say(&format!(
                 "Resumed session {} ({} messages).",
                 a.config().session_id,
                 a.history().len()
             ));
-            Some((a.with_approver(Arc::new(AskClient)), engine))
+            Some((a.with_approver(Arc::new(AskClient)), engine, mcp))
         }
         Err(e) => {
             renderer.say(&format!("Cannot resume: {e:#}"));

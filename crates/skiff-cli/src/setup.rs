@@ -37,6 +37,8 @@ pub struct BuiltAgent {
     pub local: bool,
     /// What `/sandbox` shows: the Bash sandbox in force.
     pub sandbox: String,
+    /// The MCP servers (`/mcp`).
+    pub mcp: crate::mcp_session::McpHandle,
 }
 
 /// [`build_agent`], with the permission engine and what the front end shows of the provider.
@@ -156,6 +158,17 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
         skiff_tools::HiddenPaths::new(move |p| engine.read_denied(p))
     };
     ctx.guard = Arc::new((*ctx.guard).clone().with_hidden(hidden));
+    // MCP servers start connecting now, in the background; the first turn waits for them.
+    let servers = crate::mcp_config::session_servers(args, &settings, &cwd)?;
+    for warning in &servers.warnings {
+        eprintln!("{warning}");
+    }
+    let (late_tools, mcp) = {
+        let engine = Arc::clone(&engine);
+        crate::mcp_session::start(servers.servers, servers.problems, &cwd, move |tool| {
+            engine.removes_tool(tool)
+        })
+    };
 
     let replace = match (&args.system_prompt, &args.system_prompt_file) {
         (Some(p), _) => Some(p.clone()),
@@ -247,7 +260,11 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     if let Some(hooks) = command_hooks(&settings, &cwd) {
         agent = agent.with_hooks(hooks);
     }
+    if let Some(late) = late_tools {
+        agent = agent.with_late_tools(late);
+    }
     Ok(BuiltAgent {
+        mcp,
         agent,
         engine,
         local: backend.is_local(),
