@@ -457,6 +457,20 @@ fn invalid_mcp_config_is_a_usage_error() {
         err.contains("servers.json") && err.contains("mcpServers"),
         "{err}"
     );
+    // A run stops before any model call.
+    let out = e.run_with(
+        &["-p", "hi", "--mcp-config", "{\"mcpServers\": 1}"],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-test"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--mcp-config: \"mcpServers\" must be an object"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
