@@ -139,12 +139,12 @@ pub enum CallError {
     #[error("the call was interrupted")]
     Cancelled,
     /// No answer within `MCP_TOOL_TIMEOUT`.
-    #[error("MCP server \"{server}\" did not answer within {secs} s (MCP_TOOL_TIMEOUT)")]
+    #[error("MCP server \"{server}\" did not answer within {ms} ms (MCP_TOOL_TIMEOUT)")]
     Timeout {
         /// Server name.
         server: String,
-        /// The timeout.
-        secs: u64,
+        /// The timeout, in milliseconds.
+        ms: u128,
     },
     /// The server is gone (it will be started again on the next call).
     #[error(
@@ -306,7 +306,7 @@ impl Server {
         match outcome {
             None => Err(CallError::Timeout {
                 server,
-                secs: self.options.tool_timeout.map_or(0, |t| t.as_secs()),
+                ms: self.options.tool_timeout.map_or(0, |t| t.as_millis()),
             }),
             Some(Ok(result)) => Ok(result),
             Some(Err(ServiceError::McpError(e))) => Err(CallError::Server {

@@ -471,3 +471,34 @@ mod http {
         );
     }
 }
+
+#[tokio::test]
+async fn mcp_tool_timeout_bounds_a_call() {
+    if !node_available() {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = stdio("slow", "node", &[&fixture("demo-server.js")]);
+    let mut opts = options(dir.path());
+    opts.tool_timeout = Some(Duration::from_millis(300));
+    let connected = connect_all(vec![server], Vec::new(), opts).await;
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let started = Instant::now();
+    let out = tool(&connected, "mcp__slow__hang")
+        .call(json!({}), &ctx)
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(out.is_error, "{out:?}");
+    assert!(
+        out.text_content()
+            .contains("within 300 ms (MCP_TOOL_TIMEOUT)"),
+        "{}",
+        out.text_content()
+    );
+    // The server is still usable afterwards.
+    let out = tool(&connected, "mcp__slow__add")
+        .call(json!({"a": 1, "b": 2}), &ctx)
+        .await;
+    assert_eq!(out.text_content(), "3");
+}
