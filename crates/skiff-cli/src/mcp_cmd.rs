@@ -84,7 +84,7 @@ fn list(args: &Args, cwd: &Path) -> anyhow::Result<String> {
         .filter(|ms| *ms > 0)
         .map_or(DEFAULT_PROBE_TIMEOUT, Duration::from_millis);
     eprintln!("Checking MCP server health...");
-    let statuses = probe_statuses(&found.servers, timeout)?;
+    let statuses = probe_statuses(&found.servers, cwd, timeout)?;
     let mut out = String::new();
     for server in &found.servers {
         let status = statuses
@@ -108,6 +108,7 @@ fn list(args: &Args, cwd: &Path) -> anyhow::Result<String> {
 /// Each server's connection status (connections closed again).
 fn probe_statuses(
     servers: &[ServerConfig],
+    cwd: &Path,
     timeout: Duration,
 ) -> anyhow::Result<Vec<(String, ServerStatus)>> {
     if servers.is_empty() {
@@ -117,7 +118,7 @@ fn probe_statuses(
         .enable_all()
         .build()
         .context("could not start the async runtime")?;
-    Ok(runtime.block_on(skiff_mcp::probe(servers, timeout)))
+    Ok(runtime.block_on(skiff_mcp::probe(servers, cwd, timeout)))
 }
 
 /// `✓ Connected`, `✗ Failed to connect: why`, … as `claude mcp list` shows them.

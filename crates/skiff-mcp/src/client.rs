@@ -378,9 +378,13 @@ pub async fn connect_all(
     out
 }
 
-/// Connect each server and report its status (`skiff mcp list`); the connections are closed.
-pub async fn probe(servers: &[ServerConfig], timeout: Duration) -> Vec<(String, ServerStatus)> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+/// Connect each server (stdio servers start in `cwd`) and report its status (`skiff mcp
+/// list`); the connections are closed again.
+pub async fn probe(
+    servers: &[ServerConfig],
+    cwd: &std::path::Path,
+    timeout: Duration,
+) -> Vec<(String, ServerStatus)> {
     let mut options = McpOptions::new(cwd, |_| None);
     options.startup_timeout = timeout;
     let connected = connect_all(servers.to_vec(), Vec::new(), options).await;
