@@ -130,7 +130,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     };
     config.compaction.strategy = strategy;
     config.compaction.keep_recent = keep;
-    let window = skiff_core::tokens::context_window(&config);
+    let window = skiff_core::tokens::context_window(&config, None);
     let threshold = config.compaction.threshold.tokens(window);
     let mut agent = Agent::new(
         config,

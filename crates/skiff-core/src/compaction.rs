@@ -124,16 +124,19 @@ pub(crate) async fn summarize(
         return Err(CompactError::Blocked(reason));
     }
     let model = env.model.to_owned();
-    let max_tokens =
-        skiff_llm::model_info(&model).map_or(config.compaction.summary_max_tokens, |i| {
-            config
-                .compaction
-                .summary_max_tokens
-                .min(u32::try_from(i.max_output_tokens).unwrap_or(u32::MAX))
-        });
+    let served = env.provider.served_model(&model);
+    let max_output = served
+        .and_then(|s| s.max_output_tokens)
+        .or_else(|| skiff_llm::model_info(&model).map(|i| i.max_output_tokens));
+    let max_tokens = max_output.map_or(config.compaction.summary_max_tokens, |m| {
+        config
+            .compaction
+            .summary_max_tokens
+            .min(u32::try_from(m).unwrap_or(u32::MAX))
+    });
     // Leave room for the prompt and the answer; 3 bytes per token keeps the transcript well
     // inside the window even for dense text.
-    let window = tokens::context_window(config);
+    let window = tokens::context_window(config, served.as_ref());
     let budget_tokens = window
         .saturating_sub(u64::from(max_tokens) + 4_000)
         .max(1_000);
@@ -162,7 +165,8 @@ pub(crate) async fn summarize(
             }
             Err(e) => return Err(CompactError::Failed(e.to_string())),
         };
-    let (_, unknown) = env.costs.add(&model, &reply.usage);
+    let served = env.provider.served_model(&model);
+    let (_, unknown) = env.costs.add(&model, &reply.usage, served.as_ref());
     if unknown {
         env.sink.notice(
             "pricing",

@@ -36,10 +36,11 @@ pub struct ContextLimits {
 }
 
 impl ContextLimits {
-    /// The limits for this configuration.
-    pub fn of(config: &AgentConfig) -> Self {
-        let window = tokens::context_window(config);
-        let hard = window.saturating_sub(u64::from(config.max_tokens));
+    /// The limits for this configuration and what the server says about the model
+    /// ([`skiff_llm::Provider::served_model`]; the configuration goes over it).
+    pub fn of(config: &AgentConfig, served: Option<&skiff_llm::ServedModel>) -> Self {
+        let window = tokens::context_window(config, served);
+        let hard = window.saturating_sub(u64::from(tokens::max_output_tokens(config, served)));
         let threshold = config.compaction.threshold.tokens(window).min(hard);
         Self {
             window,
@@ -61,7 +62,8 @@ pub(crate) async fn prepare(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
     if conv.is_empty() || env.cancel.is_cancelled() {
         return;
     }
-    let limits = ContextLimits::of(env.config);
+    let served = env.provider.served_model(env.model);
+    let limits = ContextLimits::of(env.config, served.as_ref());
     let fixed = env.fixed_tokens();
     let before = conv.next_request_tokens(fixed);
     let mut trim_to: Option<u64> = None;

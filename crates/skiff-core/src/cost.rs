@@ -1,4 +1,6 @@
-//! Token and cost accounting: usage per turn and per model, cost from the model price table.
+//! Token and cost accounting: usage per turn and per model, cost at the user's prices
+//! (`skiff.pricing`), else the server's, else the model price table's; unknown prices count
+//! as $0 (the caller warns once per model).
 
 use std::collections::BTreeMap;
 
@@ -29,10 +31,17 @@ impl CostTracker {
         }
     }
 
-    /// Add one model call. Returns its cost, and whether the model's price is unknown and this
-    /// is the first time we see it (the caller warns once).
-    pub fn add(&mut self, model: &str, usage: &Usage) -> (f64, bool) {
-        let priced = match &self.price {
+    /// Add one model call; `served` is what the server says about the model
+    /// ([`skiff_llm::Provider::served_model`]). Returns its cost, and whether the model's price
+    /// is unknown and this is the first time we see it (the caller warns once).
+    pub fn add(
+        &mut self,
+        model: &str,
+        usage: &Usage,
+        served: Option<&skiff_llm::ServedModel>,
+    ) -> (f64, bool) {
+        let server_price = served.and_then(skiff_llm::ServedModel::price);
+        let priced = match self.price.as_ref().or(server_price.as_ref()) {
             Some(p) => Some(skiff_llm::cost_at(p, usage)),
             None => skiff_llm::cost_usd(model, usage),
         };
@@ -55,8 +64,12 @@ impl CostTracker {
         entry.cache_read_input_tokens += usage.cache_read();
         entry.cache_creation_input_tokens += usage.cache_creation();
         entry.cost_usd += cost;
-        entry.context_window = info.map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window);
-        entry.max_output_tokens = info.map_or(0, |i| i.max_output_tokens);
+        entry.context_window = served.and_then(|s| s.context_window).unwrap_or_else(|| {
+            info.map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window)
+        });
+        entry.max_output_tokens = served
+            .and_then(|s| s.max_output_tokens)
+            .unwrap_or_else(|| info.map_or(0, |i| i.max_output_tokens));
         (cost, first_unknown)
     }
 }
@@ -76,15 +89,47 @@ mod tests {
     #[test]
     fn unknown_models_are_free_with_one_warning_unless_priced() {
         let mut t = CostTracker::default();
-        assert_eq!(t.add("qwen2.5-coder:7b", &usage(1_000_000, 0)), (0.0, true));
         assert_eq!(
-            t.add("qwen2.5-coder:7b", &usage(1_000_000, 0)),
+            t.add("qwen2.5-coder:7b", &usage(1_000_000, 0), None),
+            (0.0, true)
+        );
+        assert_eq!(
+            t.add("qwen2.5-coder:7b", &usage(1_000_000, 0), None),
             (0.0, false)
         );
         let mut t = CostTracker::with_price(Some(skiff_llm::custom_price(0.5, 2.0, None)));
-        let (cost, unknown) = t.add("qwen/qwen-2.5-coder-32b", &usage(1_000_000, 500_000));
+        let (cost, unknown) = t.add("qwen/qwen-2.5-coder-32b", &usage(1_000_000, 500_000), None);
         assert!((cost - 1.5).abs() < 1e-9, "{cost}");
         assert!(!unknown);
         assert!((t.total_cost_usd - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_servers_prices_and_sizes_count_unless_the_user_priced_the_model() {
+        let served = skiff_llm::ServedModel {
+            context_window: Some(32_768),
+            max_output_tokens: Some(16_384),
+            input_per_mtok: Some(0.07),
+            output_per_mtok: Some(0.16),
+            ..Default::default()
+        };
+        let model = "qwen/qwen-2.5-coder-32b-instruct";
+        let mut t = CostTracker::default();
+        let (cost, unknown) = t.add(model, &usage(1_000_000, 1_000_000), Some(&served));
+        assert!((cost - 0.23).abs() < 1e-9, "{cost}");
+        assert!(!unknown);
+        assert_eq!(t.per_model[model].context_window, 32_768);
+        assert_eq!(t.per_model[model].max_output_tokens, 16_384);
+        // The user's prices go over the server's.
+        let mut t = CostTracker::with_price(Some(skiff_llm::custom_price(1.0, 1.0, None)));
+        let (cost, _) = t.add(model, &usage(1_000_000, 1_000_000), Some(&served));
+        assert!((cost - 2.0).abs() < 1e-9, "{cost}");
+        // A server that gives only sizes leaves the price unknown.
+        let sizes = skiff_llm::ServedModel {
+            context_window: Some(8_192),
+            ..Default::default()
+        };
+        let mut t = CostTracker::default();
+        assert_eq!(t.add(model, &usage(10, 10), Some(&sizes)), (0.0, true));
     }
 }

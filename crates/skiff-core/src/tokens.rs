@@ -17,6 +17,8 @@ use skiff_protocol::{
     ContentBlock, Message, MessageContent, SystemBlock, ToolDefinition, ToolResultContent,
 };
 
+use skiff_llm::ServedModel;
+
 use crate::config::AgentConfig;
 
 /// Bytes of text or JSON per token in the estimate.
@@ -100,13 +102,29 @@ pub fn estimate_fixed(system: &[SystemBlock], tools: &[ToolDefinition]) -> u64 {
     estimate_bytes(system + tools)
 }
 
-/// The model's context window: `config.context_window` when set, else the model table's
-/// (200,000 for unknown models).
-pub fn context_window(config: &AgentConfig) -> u64 {
-    config.context_window.unwrap_or_else(|| {
-        skiff_llm::model_info(&config.model)
-            .map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window)
-    })
+/// The model's context window: `config.context_window` when set, else what the server says
+/// (`served`, [`skiff_llm::Provider::served_model`]), else the model table's (200,000 for
+/// unknown models).
+pub fn context_window(config: &AgentConfig, served: Option<&ServedModel>) -> u64 {
+    config
+        .context_window
+        .or_else(|| served.and_then(|s| s.context_window))
+        .unwrap_or_else(|| {
+            skiff_llm::model_info(&config.model)
+                .map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window)
+        })
+}
+
+/// The max output tokens of a request: `config.max_tokens`, capped by what the server allows
+/// when it says.
+pub fn max_output_tokens(config: &AgentConfig, served: Option<&ServedModel>) -> u32 {
+    served
+        .and_then(|s| s.max_output_tokens)
+        .map_or(config.max_tokens, |cap| {
+            config
+                .max_tokens
+                .min(u32::try_from(cap).unwrap_or(u32::MAX))
+        })
 }
 
 #[cfg(test)]
@@ -161,5 +179,30 @@ mod tests {
         assert!((1_000..1_020).contains(&t), "{t}");
         let m = Message::blocks(Role::Assistant, vec![b]);
         assert!(estimate_message(&m) >= t);
+    }
+
+    #[test]
+    fn the_window_and_output_cap_come_from_settings_then_the_server_then_the_table() {
+        let served = ServedModel {
+            context_window: Some(32_768),
+            max_output_tokens: Some(4_096),
+            ..ServedModel::default()
+        };
+        let mut config = AgentConfig {
+            model: "qwen2.5-coder:7b".into(),
+            max_tokens: 8_192,
+            ..AgentConfig::default()
+        };
+        assert_eq!(
+            context_window(&config, None),
+            skiff_llm::DEFAULT_CONTEXT_WINDOW
+        );
+        assert_eq!(context_window(&config, Some(&served)), 32_768);
+        assert_eq!(max_output_tokens(&config, None), 8_192);
+        assert_eq!(max_output_tokens(&config, Some(&served)), 4_096);
+        config.context_window = Some(16_000);
+        assert_eq!(context_window(&config, Some(&served)), 16_000);
+        config.max_tokens = 1_000;
+        assert_eq!(max_output_tokens(&config, Some(&served)), 1_000);
     }
 }

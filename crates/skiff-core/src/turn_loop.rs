@@ -215,7 +215,9 @@ async fn run_loop(
         }
         core.conversation.repair();
         let conv = &mut core.conversation;
-        let prefix = conv.request_prefix(core.provider.history_encoding()).cloned();
+        let prefix = conv
+            .request_prefix(core.provider.history_encoding())
+            .cloned();
         let request = core
             .template
             .build(conv.messages(), prefix.as_ref(), st.max_tokens);
@@ -238,7 +240,10 @@ async fn run_loop(
         core.conversation
             .note_request_usage(msg.usage.total_input());
         st.usage.accumulate(&msg.usage);
-        let (_, unknown) = core.costs.add(&core.config.model, &msg.usage);
+        let served = core.provider.served_model(&core.config.model);
+        let (_, unknown) = core
+            .costs
+            .add(&core.config.model, &msg.usage, served.as_ref());
         if unknown {
             sink.notice(
                 "pricing",

@@ -14,6 +14,7 @@ use skiff_llm::{
 use skiff_protocol::script::{Fault, ScriptBlock, ScriptTurn};
 use skiff_protocol::{ContentBlock, Delta, Message, MessagesRequest, StreamEvent};
 use skiff_testkit::MockServer;
+use skiff_testkit::openai::ModelMetadata;
 
 const KEY: &str = "sk-openai-test-SUPERSECRET-42";
 
@@ -186,4 +187,129 @@ async fn models_are_listed() {
     let models = provider(&server, false).list_models().await.unwrap();
     assert_eq!(models.len(), 1);
     assert_eq!(models[0].id, "llama-3.2-3b");
+}
+
+fn metadata() -> ModelMetadata {
+    ModelMetadata {
+        context_window: Some(32_768),
+        max_output_tokens: Some(200),
+        price_per_token: Some(("0.00000007".into(), "0.00000016".into())),
+        ..ModelMetadata::default()
+    }
+}
+
+#[tokio::test]
+async fn the_servers_figures_arrive_in_the_background_and_cap_max_tokens() {
+    let server = MockServer::builder()
+        .model("qwen")
+        .model_metadata(metadata())
+        .turns([ScriptTurn::text("one"), ScriptTurn::text("two")])
+        .start()
+        .await
+        .unwrap();
+    let p = provider(&server, false);
+    assert!(p.served_model("qwen").is_none());
+    let (_, err) = collect(&p).await;
+    assert!(err.is_none(), "{err:?}");
+    // The first call went out with the requested max_tokens, the lookup beside it.
+    assert_eq!(server.chat_requests()[0].body["max_tokens"], 256);
+    let mut served = None;
+    for _ in 0..500 {
+        served = p.served_model("qwen");
+        if served.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let served = served.expect("the server's figures never arrived");
+    assert_eq!(served.context_window, Some(32_768));
+    assert_eq!(served.max_output_tokens, Some(200));
+    assert!((served.input_per_mtok.unwrap() - 0.07).abs() < 1e-9);
+    assert!((served.output_per_mtok.unwrap() - 0.16).abs() < 1e-9);
+    // Asked once, however many calls.
+    let (_, err) = collect(&p).await;
+    assert!(err.is_none(), "{err:?}");
+    let listed = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/v1/models")
+        .count();
+    assert_eq!(listed, 1);
+    // 256 is more than the server allows.
+    assert_eq!(server.chat_requests()[1].body["max_tokens"], 200);
+}
+
+#[tokio::test]
+async fn each_local_server_is_asked_where_it_says_its_context_window() {
+    for (preset, path) in [
+        ("llamacpp", "/props"),
+        ("ollama", "/api/show"),
+        ("lmstudio", "/api/v0/models"),
+    ] {
+        let server = MockServer::builder()
+            .model("qwen")
+            .model_metadata(ModelMetadata {
+                context_window: Some(8_192),
+                ..ModelMetadata::default()
+            })
+            .start()
+            .await
+            .unwrap();
+        let mut cfg = OpenAiConfig::new(server.url(), None);
+        cfg.preset = Some(preset);
+        let p = OpenAiProvider::new(cfg).unwrap();
+        let served = p.fetch_served_model("qwen").await.unwrap();
+        assert_eq!(served.context_window, Some(8_192), "{preset}");
+        assert_eq!(p.served_model("qwen"), Some(served));
+        let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+        assert!(paths.iter().any(|p| p == path), "{preset}: {paths:?}");
+        if preset == "ollama" {
+            let show = server
+                .requests()
+                .into_iter()
+                .find(|r| r.path == "/api/show")
+                .unwrap();
+            assert_eq!(show.body["model"], "qwen");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_failing_or_silent_server_leaves_the_figures_unknown() {
+    let server = MockServer::builder()
+        .model("qwen")
+        .model_metadata(ModelMetadata {
+            status: Some(503),
+            ..metadata()
+        })
+        .turn(ScriptTurn::text("one"))
+        .start()
+        .await
+        .unwrap();
+    let p = provider(&server, false);
+    assert_eq!(p.fetch_served_model("qwen").await, None);
+    let (_, err) = collect(&p).await;
+    assert!(err.is_none(), "{err:?}");
+    // A plain model list says nothing either.
+    let server = MockServer::builder().model("qwen").start().await.unwrap();
+    assert_eq!(
+        provider(&server, false).fetch_served_model("qwen").await,
+        None
+    );
+    // Switched off: nothing is asked.
+    let server = MockServer::builder()
+        .model("qwen")
+        .model_metadata(metadata())
+        .turn(ScriptTurn::text("one"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = OpenAiConfig::new(server.url(), None);
+    cfg.server_metadata = false;
+    let p = OpenAiProvider::new(cfg).unwrap();
+    let (_, err) = collect(&p).await;
+    assert!(err.is_none(), "{err:?}");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(server.requests().len(), 1);
+    assert!(p.served_model("qwen").is_none());
 }

@@ -137,6 +137,63 @@ pub fn completion(message: &MessageResponse) -> Value {
     })
 }
 
+/// What the mock says about its model where OpenAI-compatible servers say it: `GET /v1/models`
+/// (OpenRouter's `context_length`, `top_provider.max_completion_tokens`, `pricing`; vLLM's
+/// `max_model_len`), llama.cpp's `GET /props`, Ollama's `POST /api/show`, LM Studio's
+/// `GET /api/v0/models`. Without it only `/v1/models` answers, with the id alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelMetadata {
+    /// The context window, on every endpoint.
+    pub context_window: Option<u64>,
+    /// `top_provider.max_completion_tokens` in the model list.
+    pub max_output_tokens: Option<u64>,
+    /// `pricing.prompt` and `pricing.completion`: USD per token, as strings (OpenRouter).
+    pub price_per_token: Option<(String, String)>,
+    /// Answer the metadata endpoints after this long (a slow server).
+    pub delay_ms: u64,
+    /// Answer them with this error status instead.
+    pub status: Option<u16>,
+}
+
+impl ModelMetadata {
+    /// The model list's entry for `model`.
+    pub fn list_entry(&self, model: &str) -> Value {
+        let mut entry = json!({"id": model, "object": "model", "owned_by": "skiff-mock"});
+        if let Some(n) = self.context_window {
+            entry["context_length"] = n.into();
+            entry["max_model_len"] = n.into();
+        }
+        if let Some(n) = self.max_output_tokens {
+            entry["top_provider"] =
+                json!({"context_length": self.context_window, "max_completion_tokens": n});
+        }
+        if let Some((prompt, completion)) = &self.price_per_token {
+            entry["pricing"] = json!({"prompt": prompt, "completion": completion});
+        }
+        entry
+    }
+
+    /// llama.cpp's `/props`.
+    pub fn props(&self) -> Value {
+        json!({"default_generation_settings": {"n_ctx": self.context_window}, "total_slots": 1})
+    }
+
+    /// Ollama's `/api/show`.
+    pub fn ollama_show(&self) -> Value {
+        json!({
+            "parameters": "stop \"<|im_end|>\"",
+            "model_info": {"general.architecture": "qwen2",
+                           "qwen2.context_length": self.context_window},
+        })
+    }
+
+    /// LM Studio's `/api/v0/models`.
+    pub fn lmstudio_models(&self, model: &str) -> Value {
+        json!({"object": "list", "data": [{"id": model, "object": "model", "type": "llm",
+            "state": "loaded", "max_context_length": self.context_window}]})
+    }
+}
+
 /// OpenAI's error body.
 pub fn error_body(error_type: &str, message: &str) -> Value {
     json!({"error": {"message": message, "type": error_type, "param": null, "code": null}})

@@ -113,18 +113,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         messages(&shared, call, Dialect::Anthropic).await
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/chat/completions" {
         messages(&shared, call, Dialect::OpenAi).await
-    } else if parts.method == Method::GET && parts.uri.path() == "/v1/models" {
-        let model = shared
-            .cursor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .model()
-            .unwrap_or(FALLBACK_MODEL)
-            .to_owned();
-        json_response(
-            json!({"object": "list", "data": [{"id": model, "object": "model", "owned_by": "skiff-mock"}]})
-                .to_string(),
-        )
+    } else if let Some(answer) = metadata(&shared, &parts.method, parts.uri.path()).await {
+        answer
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages/count_tokens" {
         json_response(json!({ "input_tokens": call.input_estimate }).to_string())
     } else {
@@ -139,6 +129,52 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         response.headers_mut().insert("request-id", value);
     }
     response
+}
+
+/// The model metadata endpoints: `GET /v1/models` always; `GET /props`, `POST /api/show` and
+/// `GET /api/v0/models` when the server was given [`crate::openai::ModelMetadata`]. `None`:
+/// not one of them.
+async fn metadata(shared: &Shared, method: &Method, path: &str) -> Option<Response> {
+    let model = shared
+        .cursor
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .model()
+        .unwrap_or(FALLBACK_MODEL)
+        .to_owned();
+    let Some(meta) = &shared.metadata else {
+        return (*method == Method::GET && path == "/v1/models").then(|| {
+            json_response(
+                json!({"object": "list", "data": [{"id": model, "object": "model", "owned_by": "skiff-mock"}]})
+                    .to_string(),
+            )
+        });
+    };
+    let body = match (method.as_str(), path) {
+        ("GET", "/v1/models") => json!({"object": "list", "data": [meta.list_entry(&model)]}),
+        ("GET", "/props") => meta.props(),
+        ("POST", "/api/show") => meta.ollama_show(),
+        ("GET", "/api/v0/models") => meta.lmstudio_models(&model),
+        _ => return None,
+    };
+    if meta.delay_ms > 0 {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(meta.delay_ms)) => {}
+            () = shared.cancel.cancelled() => {}
+        }
+    }
+    if let Some(status) = meta.status {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return Some(
+            (
+                status,
+                [(header::CONTENT_TYPE, "application/json")],
+                crate::openai::error_body("server_error", "mock: metadata fault").to_string(),
+            )
+                .into_response(),
+        );
+    }
+    Some(json_response(body.to_string()))
 }
 
 /// An error response in the dialect's shape.

@@ -12,6 +12,7 @@ use skiff_protocol::script::{Script, ScriptTurn};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::openai::ModelMetadata;
 use crate::recording::{RecordedRequest, Recorder};
 use crate::routes;
 use skiff_protocol::script::ScriptCursor;
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) check: bool,
     /// Requests that broke them: (request number, what was wrong).
     pub(crate) violations: Mutex<Vec<(usize, String)>>,
+    /// What the model metadata endpoints say.
+    pub(crate) metadata: Option<ModelMetadata>,
 }
 
 impl Shared {
@@ -44,8 +47,10 @@ impl Shared {
 
 /// A running mock Anthropic Messages API server; it stops when dropped.
 ///
-/// Routes: `POST /v1/messages` (script-driven, query strings ignored),
-/// `POST /v1/messages/count_tokens` (`{"input_tokens": body bytes / 4}`), anything else 404.
+/// Routes: `POST /v1/messages` and `POST /v1/chat/completions` (script-driven, query strings
+/// ignored), `POST /v1/messages/count_tokens` (`{"input_tokens": body bytes / 4}`), the model
+/// metadata endpoints (`GET /v1/models`, and with [`MockServerBuilder::model_metadata`]
+/// `GET /props`, `POST /api/show`, `GET /api/v0/models`), anything else 404.
 /// Each `/v1/messages` request first gets the current turn's pending faults, one per request,
 /// then the turn's answer, after which the script moves to the next turn.
 #[derive(Debug)]
@@ -58,7 +63,7 @@ pub struct MockServer {
 impl MockServer {
     /// Serve `script` on an ephemeral port of 127.0.0.1.
     pub async fn start(script: Script) -> io::Result<Self> {
-        Self::start_on(script, 0, true, true).await
+        Self::builder().script(script).start().await
     }
 
     /// A builder for a script assembled turn by turn.
@@ -66,7 +71,8 @@ impl MockServer {
         MockServerBuilder::default()
     }
 
-    async fn start_on(script: Script, port: u16, record: bool, check: bool) -> io::Result<Self> {
+    async fn start_with(b: MockServerBuilder) -> io::Result<Self> {
+        let (script, port, record, check) = (b.script, b.port, !b.no_record, !b.lenient);
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -77,6 +83,7 @@ impl MockServer {
             last_activity: Mutex::new(Instant::now()),
             check,
             violations: Mutex::new(Vec::new()),
+            metadata: b.metadata,
         });
         let app = Router::new()
             .fallback(routes::handle)
@@ -191,6 +198,7 @@ pub struct MockServerBuilder {
     port: u16,
     no_record: bool,
     lenient: bool,
+    metadata: Option<ModelMetadata>,
 }
 
 impl MockServerBuilder {
@@ -244,8 +252,15 @@ impl MockServerBuilder {
         self
     }
 
+    /// Say this about the model on the metadata endpoints (`/v1/models`, `/props`,
+    /// `/api/show`, `/api/v0/models`).
+    pub fn model_metadata(mut self, metadata: ModelMetadata) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
     /// Bind and start serving.
     pub async fn start(self) -> io::Result<MockServer> {
-        MockServer::start_on(self.script, self.port, !self.no_record, !self.lenient).await
+        MockServer::start_with(self).await
     }
 }
