@@ -245,11 +245,34 @@ pub struct Args {
     #[arg(long, value_parser = parse_permission_mode)]
     pub permission_mode: Option<String>,
 
-    /// Who answers approvals in print mode: `stdio` (the Agent SDK's control protocol) or an
-    /// MCP tool. Accepted for compatibility; until those land, calls that need approval are
-    /// denied as without it.
+    /// Who answers approvals in print mode: `stdio` (the Agent SDK's control protocol, with
+    /// --input-format stream-json). Without it, calls that need approval are denied.
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
+
+    /// Thinking budget (accepted for the Agent SDKs; skiff does not request thinking yet).
+    #[arg(long, value_name = "TOKENS", hide = true)]
+    pub max_thinking_tokens: Option<u64>,
+
+    /// Custom subagents as JSON (as the Agent SDKs pass them).
+    #[arg(long, value_name = "JSON", hide = true)]
+    pub agents: Option<String>,
+
+    /// API beta headers (accepted for the Agent SDKs).
+    #[arg(long, num_args = 1.., hide = true)]
+    pub betas: Vec<String>,
+
+    /// Model to fall back to when the main one is overloaded (accepted for the Agent SDKs).
+    #[arg(long, value_name = "MODEL", hide = true)]
+    pub fallback_model: Option<String>,
+
+    /// Plugin directories (accepted for the Agent SDKs; skiff has no plugins).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub plugin_dir: Vec<String>,
+
+    /// JSON schema for structured output (accepted for the Agent SDKs).
+    #[arg(long, value_name = "SCHEMA", hide = true)]
+    pub json_schema: Option<String>,
 
     /// Same as --permission-mode bypassPermissions.
     #[arg(long)]

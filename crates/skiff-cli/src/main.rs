@@ -21,6 +21,7 @@ mod repl;
 mod sessions;
 mod settings;
 mod setup;
+mod stdio;
 mod trust;
 mod view;
 
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
     {
         return skiff_tools::sandbox::helper_main(std::env::args_os().skip(2));
     }
-    let mut args = Args::parse();
+    let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();
     // Held until exit: dropping it flushes the log file.
     let _log = logging::init_from_args(&args);
@@ -81,6 +82,43 @@ fn main() -> ExitCode {
         runtime.block_on(run(args))
     };
     report(outcome)
+}
+
+/// Parse the command line; flags skiff does not know are dropped with one warning each (the
+/// Agent SDKs pass the flags of newer `claude` versions). When the SDK's stream-json input is
+/// in use, a value after an unknown flag goes with it (there is no positional prompt then).
+fn parse_tolerant(mut argv: Vec<std::ffi::OsString>) -> Args {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let sdk = argv.iter().any(|a| a == "--input-format");
+    for _ in 0..32 {
+        let e = match Args::try_parse_from(&argv) {
+            Ok(args) => return args,
+            Err(e) => e,
+        };
+        if e.kind() != ErrorKind::UnknownArgument {
+            e.exit();
+        }
+        let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg).cloned() else {
+            e.exit();
+        };
+        let Some(at) = argv.iter().position(|a| {
+            let a = a.to_string_lossy();
+            a == flag.as_str() || a.starts_with(&format!("{flag}="))
+        }) else {
+            e.exit();
+        };
+        if !flag.starts_with("--") {
+            e.exit();
+        }
+        let takes_value = sdk
+            && argv[at].to_string_lossy() == flag.as_str()
+            && argv
+                .get(at + 1)
+                .is_some_and(|v| !v.to_string_lossy().starts_with('-'));
+        argv.drain(at..at + if takes_value { 2 } else { 1 });
+        eprintln!("Warning: ignoring unknown option {flag}");
+    }
+    Args::parse_from(argv)
 }
 
 /// `skiff completions SHELL`: the completion script on stdout.
@@ -234,8 +272,11 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // Print mode caps turns at 100 unless settings, SKIFF_MAX_TURNS or --max-turns say otherwise.
     args.default_max_turns = Some(setup::DEFAULT_MAX_TURNS);
     if args.input_format == InputFormat::StreamJson {
-        eprintln!("Error: --input-format stream-json is not supported yet");
-        return Ok(ExitCode::from(2));
+        if args.output_format != OutputFormat::StreamJson {
+            eprintln!("Error: --input-format=stream-json requires output-format=stream-json.");
+            return Ok(ExitCode::from(2));
+        }
+        return stdio::run_stream_json(args).await;
     }
     if args.output_format == OutputFormat::StreamJson && args.print && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");

@@ -120,6 +120,12 @@ impl Agent {
         self
     }
 
+    /// Add hooks beside the ones already set (an SDK host's, beside the settings' commands).
+    pub fn add_hooks(mut self, hooks: Arc<dyn HookRunner>) -> Self {
+        self.hooks = Arc::new(crate::hooks::HookChain(vec![self.hooks, hooks]));
+        self
+    }
+
     /// Use these hooks.
     pub fn with_hooks(mut self, hooks: Arc<dyn HookRunner>) -> Self {
         self.hooks = hooks;

@@ -6,11 +6,13 @@
 //! same way.
 
 mod command;
+mod sdk;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 pub use command::{CommandHooks, HookConfigError};
+pub use sdk::SdkHooks;
 
 use crate::frames::EventSink;
 
@@ -136,6 +138,61 @@ pub trait HookRunner: Send + Sync {
     /// Run the hooks of `call.event` that match; report each run on `sink`.
     async fn run(&self, _call: HookCall<'_>, _sink: &EventSink) -> HookResult {
         HookResult::default()
+    }
+}
+
+/// Several runners, each asked in turn; their results merged.
+pub struct HookChain(pub Vec<std::sync::Arc<dyn HookRunner>>);
+
+#[async_trait]
+impl HookRunner for HookChain {
+    fn wants(&self, event: HookEvent) -> bool {
+        self.0.iter().any(|r| r.wants(event))
+    }
+
+    async fn run(&self, call: HookCall<'_>, sink: &EventSink) -> HookResult {
+        let mut merged = HookResult::default();
+        for runner in self.0.iter().filter(|r| r.wants(call.event)) {
+            merged.merge(runner.run(call.clone(), sink).await);
+        }
+        merged
+    }
+}
+
+impl HookResult {
+    /// Add another runner's result: blocks and stops joined, deny over ask over allow, the
+    /// later updated input, every context, output and message.
+    pub fn merge(&mut self, other: HookResult) {
+        for (slot, text) in [(&mut self.block, other.block), (&mut self.stop, other.stop)] {
+            if let Some(t) = text {
+                match slot {
+                    Some(s) => {
+                        s.push('\n');
+                        s.push_str(&t);
+                    }
+                    None => *slot = Some(t),
+                }
+            }
+        }
+        let rank = |d: HookDecision| match d {
+            HookDecision::Deny => 2,
+            HookDecision::Ask => 1,
+            HookDecision::Allow => 0,
+        };
+        if let Some((d, why)) = other.decision
+            && self
+                .decision
+                .as_ref()
+                .is_none_or(|(mine, _)| rank(d) > rank(*mine))
+        {
+            self.decision = Some((d, why));
+        }
+        if other.updated_input.is_some() {
+            self.updated_input = other.updated_input;
+        }
+        self.context.extend(other.context);
+        self.output.extend(other.output);
+        self.messages.extend(other.messages);
     }
 }
 

@@ -28,14 +28,14 @@ const MAX_OUTPUT: usize = 64 * 1024;
 pub struct HookConfigError(pub String);
 
 #[derive(Debug)]
-enum Matcher {
+pub(crate) enum Matcher {
     All,
     Names(Vec<String>),
     Regex(regex::Regex),
 }
 
 impl Matcher {
-    fn parse(text: Option<&str>) -> Result<Self, String> {
+    pub(crate) fn parse(text: Option<&str>) -> Result<Self, String> {
         let text = text.map(str::trim).unwrap_or("");
         if text.is_empty() || text == "*" {
             return Ok(Self::All);
@@ -57,7 +57,7 @@ impl Matcher {
             .map_err(|e| format!("matcher {text:?} is not a valid regular expression: {e}"))
     }
 
-    fn matches(&self, target: Option<&str>) -> bool {
+    pub(crate) fn matches(&self, target: Option<&str>) -> bool {
         match (self, target) {
             (Self::All, _) => true,
             (_, None) => false,
@@ -386,7 +386,7 @@ fn apply(result: &mut HookResult, event: HookEvent, name: &str, handler: &Handle
         return;
     }
     match ran.exit_code {
-        Some(0) => apply_output(result, event, name, handler, &ran.stdout),
+        Some(0) => apply_output(result, event, name, &handler.command, &ran.stdout),
         Some(2) => {
             let reason = if event == HookEvent::PreToolUse {
                 format!("[{}]: {}", handler.command, ran.stderr)
@@ -415,12 +415,13 @@ fn join(slot: &mut Option<String>, text: String) {
     }
 }
 
-/// Exit 0: JSON output when stdout is a JSON object, plain text otherwise.
-fn apply_output(
+/// Exit 0: JSON output when stdout is a JSON object, plain text otherwise. `label` names the
+/// hook in warnings (its command, or an SDK callback id).
+pub(crate) fn apply_output(
     result: &mut HookResult,
     event: HookEvent,
     name: &str,
-    handler: &Handler,
+    label: &str,
     out: &str,
 ) {
     let trimmed = out.trim();
@@ -433,8 +434,7 @@ fn apply_output(
     }
     let Ok(Value::Object(json)) = serde_json::from_str::<Value>(trimmed) else {
         result.messages.push(format!(
-            "{name} hook [{}] printed output that starts like JSON but is not; it was ignored",
-            handler.command
+            "{name} hook [{label}] printed output that starts like JSON but is not; it was ignored"
         ));
         return;
     };

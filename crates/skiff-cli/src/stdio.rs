@@ -1,0 +1,716 @@
+//! `--input-format stream-json`: the Agent SDKs' control protocol on stdin/stdout
+//! (PROTOCOL.md §3). A client of the session actor like the REPL and `-p`: user messages from
+//! stdin become turns (queued while one runs), frames go to stdout, the session's questions
+//! (approvals, SDK hook callbacks) become `control_request`s and the host's answers come back
+//! as `control_response`s; the host's own requests (`initialize`, `interrupt`,
+//! `set_permission_mode`, …) are answered here. stdin EOF finishes the work and exits.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use skiff_core::hooks::SdkHooks;
+use skiff_core::permissions::rule::{Rule, RuleKind, RuleOrigin};
+use skiff_core::permissions::{AskClient, PermissionEngine, not_granted};
+use skiff_core::{
+    Agent, Answer, ApprovalAnswer, ApprovalRequest, Event, Op, PermissionMode, Request, RequestId,
+    RequestKind, Session, UserInput,
+};
+use skiff_protocol::ContentBlock;
+use skiff_protocol::sdk::SdkMessage;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::args::Args;
+use crate::mcp_session::McpHandle;
+
+/// One line of stdin, understood.
+#[derive(Debug)]
+enum Incoming {
+    User(UserInput),
+    Control {
+        id: String,
+        request: Value,
+    },
+    Response {
+        id: String,
+        answer: Result<Value, String>,
+    },
+    Cancel,
+    Bad(String),
+    Eof,
+}
+
+/// Parse one stdin line (blank lines are `None`).
+fn parse_line(line: &str) -> Option<Incoming> {
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return Some(Incoming::Bad(format!("not JSON: {e}"))),
+    };
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    Some(match kind {
+        "user" => match user_input(&v) {
+            Ok(input) => Incoming::User(input),
+            Err(e) => Incoming::Bad(e),
+        },
+        "control_request" => match (
+            v.get("request_id").and_then(Value::as_str),
+            v.get("request"),
+        ) {
+            (Some(id), Some(request)) if request.is_object() => Incoming::Control {
+                id: id.to_owned(),
+                request: request.clone(),
+            },
+            _ => Incoming::Bad("a control_request needs request_id and request".into()),
+        },
+        "control_response" => {
+            let r = v.get("response").unwrap_or(&Value::Null);
+            let Some(id) = r.get("request_id").and_then(Value::as_str) else {
+                return Some(Incoming::Bad(
+                    "a control_response needs response.request_id".into(),
+                ));
+            };
+            let answer = if r.get("subtype").and_then(Value::as_str) == Some("error") {
+                Err(r
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error")
+                    .to_owned())
+            } else {
+                Ok(r.get("response").cloned().unwrap_or_else(|| json!({})))
+            };
+            Incoming::Response {
+                id: id.to_owned(),
+                answer,
+            }
+        }
+        "control_cancel_request" => Incoming::Cancel,
+        other => Incoming::Bad(format!("unknown message type {other:?}")),
+    })
+}
+
+/// A `user` message's content: a string, or content blocks (text, images, documents).
+fn user_input(v: &Value) -> Result<UserInput, String> {
+    let content = v
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .ok_or("a user message needs message.content")?;
+    match content {
+        Value::String(s) => Ok(UserInput::Text(s.clone())),
+        Value::Array(_) => serde_json::from_value::<Vec<ContentBlock>>(content.clone())
+            .map(UserInput::Blocks)
+            .map_err(|e| format!("invalid content blocks in a user message: {e}")),
+        _ => Err("message.content must be a string or an array of content blocks".into()),
+    }
+}
+
+/// Frames to stdout, one JSON line each, in order.
+#[derive(Clone)]
+struct Out {
+    tx: mpsc::UnboundedSender<String>,
+}
+
+impl Out {
+    fn send(&self, v: &impl serde::Serialize) {
+        match serde_json::to_string(v) {
+            Ok(line) => {
+                let _ = self.tx.send(line);
+            }
+            Err(e) => tracing::error!(error = %e, "cannot serialize a frame"),
+        }
+    }
+
+    fn success(&self, id: &str, response: Value) {
+        self.send(&json!({"type": "control_response", "response": {
+            "subtype": "success", "request_id": id, "response": response}}));
+    }
+
+    fn error(&self, id: &str, error: &str, code: Option<&str>) {
+        let mut r = json!({"subtype": "error", "request_id": id, "error": error});
+        if let Some(c) = code {
+            r["error_code"] = json!(c);
+        }
+        self.send(&json!({"type": "control_response", "response": r}));
+    }
+}
+
+/// What a request skiff sent the host was about.
+enum Asked {
+    Approval(ApprovalRequest),
+    Callback,
+}
+
+/// The protocol's state.
+struct Driver {
+    out: Out,
+    agent: Option<Agent>,
+    session: Option<Session>,
+    engine: Arc<PermissionEngine>,
+    mcp: McpHandle,
+    session_id: String,
+    cwd: std::path::PathBuf,
+    /// Requests sent to the host, by id, waiting for its answer.
+    asked: HashMap<String, Asked>,
+    /// Approvals go to the host (`--permission-prompt-tool stdio`).
+    host_approves: bool,
+    /// The host reads `session_state_changed` (CLAUDE_CODE_SDK_READS_SESSION_STATE).
+    state_frames: bool,
+    last_error: bool,
+    /// stdin ended: the host can no longer answer, so its questions get the default answer.
+    eof: bool,
+}
+
+/// Run the protocol until stdin ends and the work is done.
+pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
+    let deltas = if args.include_partial_messages {
+        skiff_core::DeltaMode::Frames
+    } else {
+        skiff_core::DeltaMode::Off
+    };
+    if let Ok(entry) = std::env::var("CLAUDE_CODE_ENTRYPOINT") {
+        tracing::info!(entrypoint = %entry, "started by an Agent SDK");
+    }
+    let built = crate::setup::build(&args, deltas)?;
+    let host_approves = args.permission_prompt_tool.as_deref() == Some("stdio");
+    let mut agent = built.agent;
+    if host_approves {
+        agent = agent.with_approver(Arc::new(AskClient));
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut line) = rx.recv().await {
+            line.push('\n');
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                // The host is gone; keep draining so senders never block.
+                while rx.recv().await.is_some() {}
+                break;
+            }
+        }
+    });
+    let (in_tx, mut in_rx) = mpsc::unbounded_channel::<Incoming>();
+    let reader = tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            match lines.next_line().await {
+                Ok(Some(line)) => {
+                    if let Some(msg) = parse_line(&line) {
+                        let _ = in_tx.send(msg);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = in_tx.send(Incoming::Bad(format!("reading stdin failed: {e}")));
+                    break;
+                }
+            }
+        }
+        let _ = in_tx.send(Incoming::Eof);
+    });
+    let mut d = Driver {
+        out: Out { tx },
+        session_id: agent.config().session_id.clone(),
+        cwd: agent.config().cwd.clone(),
+        agent: Some(agent),
+        session: None,
+        engine: built.engine,
+        mcp: built.mcp,
+        asked: HashMap::new(),
+        host_approves,
+        state_frames: std::env::var_os("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some(),
+        last_error: false,
+        eof: false,
+    };
+    let mut eof = false;
+    loop {
+        tokio::select! {
+            msg = in_rx.recv(), if !eof => match msg.unwrap_or(Incoming::Eof) {
+                Incoming::Eof => {
+                    eof = true;
+                    d.host_gone();
+                    match d.session.as_mut() {
+                        Some(s) => {
+                            let _ = s.submit(Op::Shutdown);
+                        }
+                        None => break,
+                    }
+                }
+                msg => d.incoming(msg),
+            },
+            ev = next_event(&mut d.session) => match ev {
+                Some(ev) => d.event(ev),
+                None => break,
+            },
+        }
+    }
+    reader.abort();
+    if let Some(s) = d.session.take() {
+        s.shutdown().await;
+    }
+    let code = if d.last_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    };
+    drop(d);
+    let _ = writer.await;
+    Ok(code)
+}
+
+async fn next_event(session: &mut Option<Session>) -> Option<Event> {
+    match session {
+        Some(s) => s.next_event().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Driver {
+    fn session(&mut self) -> &mut Session {
+        if self.session.is_none()
+            && let Some(agent) = self.agent.take()
+        {
+            self.session = Some(agent.spawn());
+        }
+        #[allow(clippy::expect_used)]
+        self.session
+            .as_mut()
+            .expect("the agent is spawned on first use")
+    }
+
+    fn incoming(&mut self, msg: Incoming) {
+        match msg {
+            Incoming::User(input) => {
+                if self.session().send_message(input).is_err() {
+                    self.system_error("the session has ended; the message was dropped");
+                }
+            }
+            Incoming::Control { id, request } => self.control(&id, &request),
+            Incoming::Response { id, answer } => self.response(&id, answer),
+            Incoming::Cancel => {}
+            Incoming::Bad(why) => {
+                tracing::warn!(%why, "bad input line");
+                self.system_error(&format!("skipped an input line: {why}"));
+            }
+            Incoming::Eof => {}
+        }
+    }
+
+    fn system_error(&self, message: &str) {
+        self.out.send(&json!({
+            "type": "system", "subtype": "error", "error": message,
+            "session_id": self.session_id, "uuid": skiff_core::frames::new_uuid(),
+        }));
+    }
+
+    /// A request from the host.
+    fn control(&mut self, id: &str, request: &Value) {
+        let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or("");
+        match subtype {
+            "initialize" => self.initialize(id, request),
+            "interrupt" => {
+                if let Some(s) = &self.session {
+                    s.interrupt();
+                }
+                self.out.success(id, json!({"still_queued": []}));
+            }
+            "set_permission_mode" => {
+                let mode = request.get("mode").and_then(Value::as_str).unwrap_or("");
+                match mode.parse::<PermissionMode>() {
+                    Ok(m) => {
+                        let _ = self.session().handle().set_permission_mode(m);
+                        self.out.success(id, json!({"mode": m.as_str()}));
+                        self.out.send(&json!({
+                            "type": "system", "subtype": "status", "status": null,
+                            "permissionMode": m.as_str(), "session_id": self.session_id,
+                            "uuid": skiff_core::frames::new_uuid(),
+                        }));
+                    }
+                    Err(e) => self.out.error(id, &e.to_string(), None),
+                }
+            }
+            "set_model" => {
+                let model = match request.get("model").and_then(Value::as_str) {
+                    None | Some("default") => crate::setup::DEFAULT_MODEL.to_owned(),
+                    Some(m) => skiff_llm::resolve_alias(m),
+                };
+                let _ = self.session().handle().set_model(model.clone());
+                self.out.success(id, json!({"model": model}));
+            }
+            "set_max_thinking_tokens" => self.out.success(id, json!({})),
+            "mcp_status" => {
+                let servers = self.mcp_status();
+                self.out.success(id, json!({"mcpServers": servers}));
+            }
+            "rewind_files" => self.out.success(
+                id,
+                json!({"canRewind": false, "error": "skiff cannot rewind files yet"}),
+            ),
+            other => self.out.error(
+                id,
+                &format!("Unsupported control request subtype: {other}"),
+                Some("unsupported_request"),
+            ),
+        }
+    }
+
+    fn initialize(&mut self, id: &str, request: &Value) {
+        let mut hooks_applied = true;
+        let hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
+        match self.agent.take() {
+            Some(agent) => {
+                let (sdk, warnings) = SdkHooks::from_initialize(&hooks, agent.requester());
+                for w in warnings {
+                    eprintln!("Warning: {w}");
+                }
+                let agent = if sdk.is_empty() {
+                    agent
+                } else {
+                    agent.add_hooks(Arc::new(sdk))
+                };
+                self.agent = Some(agent);
+            }
+            // A second initialize, or one after the first message: hooks cannot be added.
+            None => hooks_applied = hooks.is_null(),
+        }
+        let mode = self
+            .agent
+            .as_ref()
+            .map(|a| a.config().permission_mode.as_str().to_owned())
+            .unwrap_or_else(|| "default".to_owned());
+        let model = self
+            .agent
+            .as_ref()
+            .map(|a| a.config().model.clone())
+            .unwrap_or_default();
+        let api_key_source = self
+            .agent
+            .as_ref()
+            .map(|a| a.config().api_key_source.clone())
+            .unwrap_or_else(|| "none".to_owned());
+        self.out.success(
+            id,
+            json!({
+                "commands": [],
+                "agents": [],
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": [
+                    {"value": "default", "displayName": "Default", "description": model},
+                    {"value": "sonnet", "displayName": "Sonnet", "description": skiff_llm::resolve_alias("sonnet")},
+                    {"value": "opus", "displayName": "Opus", "description": skiff_llm::resolve_alias("opus")},
+                    {"value": "haiku", "displayName": "Haiku", "description": skiff_llm::resolve_alias("haiku")},
+                ],
+                "account": {"apiKeySource": api_key_source, "apiProvider": "firstParty"},
+                "pid": std::process::id(),
+                "claude_code_version": skiff_core::COMPAT_VERSION,
+                "current_permission_mode": mode,
+                "hooks_applied": hooks_applied,
+                "hook_on_failure_supported": true,
+            }),
+        );
+        // The session starts now, so the first message is answered at once.
+        let _ = self.session();
+    }
+
+    fn mcp_status(&self) -> Vec<Value> {
+        let Some(reports) = self.mcp.reports() else {
+            return Vec::new();
+        };
+        reports
+            .into_iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert("name".into(), json!(r.name));
+                m.insert("status".into(), json!(r.status.as_str()));
+                m.insert("scope".into(), json!(r.scope.as_str()));
+                if let Some((name, version)) = r.server_info {
+                    m.insert(
+                        "serverInfo".into(),
+                        json!({"name": name, "version": version}),
+                    );
+                }
+                if let Some(e) = r.status.error() {
+                    m.insert("error".into(), json!(e));
+                }
+                m.insert(
+                    "tools".into(),
+                    Value::Array(r.tools.iter().map(|t| json!({"name": t})).collect()),
+                );
+                Value::Object(m)
+            })
+            .collect()
+    }
+
+    /// The host's answer to one of skiff's requests.
+    fn response(&mut self, id: &str, answer: Result<Value, String>) {
+        let Some(asked) = self.asked.remove(id) else {
+            tracing::debug!(%id, "an answer to no pending request; ignored");
+            return;
+        };
+        let answer = match asked {
+            Asked::Approval(request) => Answer::Approval(self.approval(&request, answer)),
+            Asked::Callback => Answer::Json(answer.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "an SDK hook callback failed");
+                json!({})
+            })),
+        };
+        if let Some(s) = &self.session {
+            let _ = s.reply(RequestId(id.to_owned()), answer);
+        }
+    }
+
+    /// A `can_use_tool` answer: allow (with `updatedInput`, `updatedPermissions`) or deny.
+    fn approval(&self, request: &ApprovalRequest, answer: Result<Value, String>) -> ApprovalAnswer {
+        let v = match answer {
+            Ok(v) => v,
+            Err(e) => return ApprovalAnswer::deny(format!("The permission check failed: {e}")),
+        };
+        match v.get("behavior").and_then(Value::as_str) {
+            Some("allow") => {
+                if let Some(updates) = v.get("updatedPermissions").and_then(Value::as_array) {
+                    self.apply_updates(updates);
+                }
+                ApprovalAnswer::Allow {
+                    updated_input: v.get("updatedInput").filter(|i| i.is_object()).cloned(),
+                }
+            }
+            _ => ApprovalAnswer::Deny {
+                message: v
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .filter(|m| !m.is_empty())
+                    .map_or_else(|| not_granted(&request.tool_name), str::to_owned),
+                interrupt: v.get("interrupt").and_then(Value::as_bool) == Some(true),
+            },
+        }
+    }
+
+    /// `updatedPermissions`: rules and mode changes take effect for the rest of the session;
+    /// allow rules meant for the local settings are also written there.
+    fn apply_updates(&self, updates: &[Value]) {
+        let origin = RuleOrigin {
+            root: self.cwd.clone(),
+            cwd: self.cwd.clone(),
+            home: skiff_core::permissions::rule::home_dir(),
+        };
+        for u in updates {
+            match u.get("type").and_then(Value::as_str) {
+                Some("addRules") => {
+                    let kind = match u.get("behavior").and_then(Value::as_str) {
+                        Some("deny") => RuleKind::Deny,
+                        Some("ask") => RuleKind::Ask,
+                        _ => RuleKind::Allow,
+                    };
+                    let local =
+                        u.get("destination").and_then(Value::as_str) == Some("localSettings");
+                    for r in u
+                        .get("rules")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let Some(tool) = r.get("toolName").and_then(Value::as_str) else {
+                            continue;
+                        };
+                        let text = match r.get("ruleContent").and_then(Value::as_str) {
+                            Some(c) if !c.is_empty() => format!("{tool}({c})"),
+                            _ => tool.to_owned(),
+                        };
+                        match Rule::parse(&text, &origin) {
+                            Ok(rule) => self.engine.add_rule(kind, rule),
+                            Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
+                        }
+                        if local
+                            && kind == RuleKind::Allow
+                            && let Err(e) = crate::approval::persist_allow_rule(&self.cwd, &text)
+                        {
+                            tracing::warn!(error = %e, "cannot save the rule");
+                        }
+                    }
+                }
+                Some("setMode") => {
+                    if let Some(Ok(mode)) = u
+                        .get("mode")
+                        .and_then(Value::as_str)
+                        .map(str::parse::<PermissionMode>)
+                        && let Some(s) = &self.session
+                    {
+                        let _ = s.handle().set_permission_mode(mode);
+                    }
+                }
+                other => tracing::info!(?other, "permission update not applied"),
+            }
+        }
+    }
+
+    /// Something the session reports.
+    fn event(&mut self, ev: Event) {
+        match ev {
+            Event::Frame(frame) => {
+                if let SdkMessage::Result(r) = &frame {
+                    self.last_error = r.is_error;
+                }
+                self.out.send(&frame);
+            }
+            Event::Request(r) => self.request(r),
+            Event::RequestCancelled(id) if self.asked.remove(&id.0).is_some() => {
+                self.out
+                    .send(&json!({"type": "control_cancel_request", "request_id": id.0}));
+            }
+            Event::Running | Event::Idle if self.state_frames => {
+                let state = if matches!(ev, Event::Running) {
+                    "running"
+                } else {
+                    "idle"
+                };
+                self.out.send(&json!({
+                    "type": "system", "subtype": "session_state_changed", "state": state,
+                    "sdk_host_only": true, "uuid": skiff_core::frames::new_uuid(),
+                    "session_id": self.session_id,
+                }));
+            }
+            _ => {}
+        }
+    }
+
+    /// stdin ended: pending questions get the default answer, and so will later ones.
+    fn host_gone(&mut self) {
+        self.eof = true;
+        for (id, asked) in std::mem::take(&mut self.asked) {
+            let answer = match asked {
+                Asked::Approval(a) => {
+                    Answer::Approval(ApprovalAnswer::deny(not_granted(&a.tool_name)))
+                }
+                Asked::Callback => Answer::Json(json!({})),
+            };
+            if let Some(s) = &self.session {
+                let _ = s.reply(RequestId(id), answer);
+            }
+        }
+    }
+
+    fn request(&mut self, r: Request) {
+        if self.eof {
+            let answer = match &r.kind {
+                RequestKind::Approval(a) => {
+                    Answer::Approval(ApprovalAnswer::deny(not_granted(&a.tool_name)))
+                }
+                _ => Answer::Json(json!({})),
+            };
+            if let Some(s) = &self.session {
+                let _ = s.reply(r.id, answer);
+            }
+            return;
+        }
+        match r.kind {
+            RequestKind::Approval(a) => {
+                if !self.host_approves {
+                    let answer = ApprovalAnswer::deny(if a.reason.is_empty() {
+                        not_granted(&a.tool_name)
+                    } else {
+                        a.reason.clone()
+                    });
+                    if let Some(s) = &self.session {
+                        let _ = s.reply(r.id, Answer::Approval(answer));
+                    }
+                    return;
+                }
+                let rule = crate::approval::suggested_rule(&a, &self.cwd);
+                let (tool, content) = match rule.split_once('(') {
+                    Some((t, rest)) => (t.to_owned(), Some(rest.trim_end_matches(')').to_owned())),
+                    None => (rule.clone(), None),
+                };
+                let mut rule_json = json!({"toolName": tool});
+                if let Some(c) = content {
+                    rule_json["ruleContent"] = json!(c);
+                }
+                let mut req = json!({
+                    "subtype": "can_use_tool",
+                    "tool_name": a.tool_name,
+                    "display_name": a.tool_name,
+                    "input": a.input,
+                    "permission_suggestions": [
+                        {"type": "addRules", "rules": [rule_json], "behavior": "allow", "destination": "localSettings"},
+                    ],
+                    "tool_use_id": a.tool_use_id,
+                });
+                if let Some(d) = a.input.get("description").and_then(Value::as_str) {
+                    req["description"] = json!(d);
+                }
+                if !a.reason.is_empty() {
+                    req["decision_reason"] = json!(a.reason);
+                }
+                if let Some(server) = a
+                    .tool_name
+                    .strip_prefix("mcp__")
+                    .and_then(|r| r.split("__").next())
+                {
+                    req["mcp_server"] = json!(server);
+                }
+                self.out.send(
+                    &json!({"type": "control_request", "request_id": r.id.0, "request": req}),
+                );
+                self.asked.insert(r.id.0, Asked::Approval(a));
+            }
+            RequestKind::Callback {
+                callback_id,
+                input,
+                tool_use_id,
+            } => {
+                let tool_use_id = tool_use_id.unwrap_or_else(skiff_core::frames::new_uuid);
+                self.out.send(&json!({
+                    "type": "control_request", "request_id": r.id.0,
+                    "request": {"subtype": "hook_callback", "callback_id": callback_id,
+                                "input": input, "tool_use_id": tool_use_id},
+                }));
+                self.asked.insert(r.id.0, Asked::Callback);
+            }
+            _ => {
+                tracing::warn!("a request kind the SDK protocol cannot carry; answered empty");
+                if let Some(s) = &self.session {
+                    let _ = s.reply(r.id, Answer::Json(json!({})));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_understood_or_reported() {
+        assert!(parse_line("  \r").is_none());
+        assert!(matches!(parse_line("{nope"), Some(Incoming::Bad(_))));
+        assert!(matches!(
+            parse_line(r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#),
+            Some(Incoming::User(UserInput::Text(t))) if t == "hi"
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}}"#),
+            Some(Incoming::User(UserInput::Blocks(b))) if b.len() == 2
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"user","message":{"content":5}}"#),
+            Some(Incoming::Bad(_))
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}"#),
+            Some(Incoming::Control { id, .. }) if id == "r1"
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"control_response","response":{"subtype":"error","request_id":"x","error":"boom"}}"#),
+            Some(Incoming::Response { answer: Err(e), .. }) if e == "boom"
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"mystery"}"#),
+            Some(Incoming::Bad(_))
+        ));
+    }
+}

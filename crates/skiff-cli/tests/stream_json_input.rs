@@ -1,0 +1,392 @@
+//! `--input-format stream-json`: the Agent SDK control protocol driven over real pipes, as a
+//! host would: initialize, turns, can_use_tool, SDK hook callbacks, interrupt, mode and model
+//! switches, unknown requests, bad lines, EOF.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Host {
+    fn start(ws: &Path, home: &Path, script: &Value, extra: &[&str]) -> Self {
+        std::fs::write(ws.join("script.json"), script.to_string()).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skiff"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("SKIFF_HOME", home.join(".skiff"))
+            .current_dir(ws)
+            .args([
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--provider",
+                "script",
+                "--script",
+                "script.json",
+            ])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn user(&mut self, text: &str) {
+        self.send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null}));
+    }
+
+    fn control(&mut self, id: &str, request: Value) {
+        self.send(json!({"type": "control_request", "request_id": id, "request": request}));
+    }
+
+    fn answer(&mut self, id: &str, response: Value) {
+        self.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}}));
+    }
+
+    /// The next frame matching `pred` (frames before it are kept in `seen`).
+    fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) => {
+                    self.seen.push(v.clone());
+                    if pred(&v) {
+                        return v;
+                    }
+                }
+                Err(_) => panic!("no {what}; saw: {:#?}", self.seen),
+            }
+        }
+    }
+
+    fn response_to(&mut self, id: &str) -> Value {
+        let id = id.to_owned();
+        self.until(&format!("control_response to {id}"), move |v| {
+            v["type"] == "control_response" && v["response"]["request_id"] == id.as_str()
+        })["response"]
+            .clone()
+    }
+
+    fn request(&mut self, subtype: &str) -> Value {
+        let s = subtype.to_owned();
+        self.until(&format!("{subtype} request"), move |v| {
+            v["type"] == "control_request" && v["request"]["subtype"] == s.as_str()
+        })
+    }
+
+    fn result(&mut self) -> Value {
+        self.until("result", |v| v["type"] == "result")
+    }
+
+    /// Close stdin and wait for the exit code.
+    fn finish(mut self) -> (i32, Vec<Value>) {
+        self.stdin.take();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                while let Ok(v) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    self.seen.push(v);
+                }
+                return (status.code().unwrap_or(-1), self.seen);
+            }
+            assert!(Instant::now() < deadline, "skiff did not exit after EOF");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn text(t: &str) -> Value {
+    json!({"content": [{"type": "text", "text": t}]})
+}
+
+fn call(name: &str, input: Value) -> Value {
+    json!({"content": [{"type": "tool_use", "name": name, "input": input}]})
+}
+
+fn dirs() -> (tempfile::TempDir, tempfile::TempDir) {
+    (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn initialize_then_two_turns_in_one_process_then_eof() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [text("first"), text("second")]});
+    let mut host = Host::start(ws.path(), home.path(), &script, &[]);
+    host.control(
+        "req_1_init",
+        json!({"subtype": "initialize", "hooks": null}),
+    );
+    let init = host.response_to("req_1_init");
+    assert_eq!(init["subtype"], "success");
+    let r = &init["response"];
+    for key in [
+        "commands",
+        "agents",
+        "output_style",
+        "available_output_styles",
+        "models",
+        "account",
+    ] {
+        assert!(r.get(key).is_some(), "initialize response lacks {key}: {r}");
+    }
+    assert_eq!(r["hook_on_failure_supported"], true);
+    assert_eq!(r["hooks_applied"], true);
+    host.user("one");
+    host.user("two"); // queued while the first runs
+    let first = host.result();
+    assert_eq!(first["result"], "first");
+    let second = host.result();
+    assert_eq!(second["result"], "second");
+    assert_eq!(first["session_id"], second["session_id"]);
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    let inits = frames
+        .iter()
+        .filter(|f| f["type"] == "system" && f["subtype"] == "init")
+        .count();
+    assert_eq!(inits, 2, "one init per turn");
+    let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
+    let version = init["claude_code_version"].as_str().unwrap();
+    assert!(version.split('.').next().unwrap().parse::<u32>().unwrap() >= 2);
+}
+
+#[test]
+fn can_use_tool_allow_with_updated_input_and_deny() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [
+        call("Write", json!({"file_path": "a.txt", "content": "from the model"})),
+        call("Write", json!({"file_path": "b.txt", "content": "never"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+    );
+    host.control("req_1", json!({"subtype": "initialize"}));
+    host.response_to("req_1");
+    host.user("write files");
+    let ask = host.request("can_use_tool");
+    assert_eq!(ask["request"]["tool_name"], "Write");
+    assert_eq!(ask["request"]["input"]["content"], "from the model");
+    assert!(ask["request"]["tool_use_id"].is_string());
+    assert_eq!(
+        ask["request"]["permission_suggestions"][0]["type"],
+        "addRules"
+    );
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"behavior": "allow", "updatedInput": {"file_path": "a.txt", "content": "from the host"}}),
+    );
+    let ask = host.request("can_use_tool");
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(&id, json!({"behavior": "deny", "message": "not b"}));
+    let result = host.result();
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Write");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "from the host"
+    );
+    assert!(!ws.path().join("b.txt").exists());
+    let denied = frames
+        .iter()
+        .filter(|f| f["type"] == "user")
+        .flat_map(|f| {
+            f["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|b| b["is_error"] == true)
+        .unwrap();
+    assert!(denied["content"].to_string().contains("not b"), "{denied}");
+}
+
+#[test]
+fn an_sdk_hook_blocks_a_tool_and_sees_the_hook_input() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [call("Bash", json!({"command": "echo hi", "description": "Say hi"})), text("ok")]});
+    let mut host = Host::start(ws.path(), home.path(), &script, &[]);
+    host.control(
+        "req_1",
+        json!({"subtype": "initialize", "hooks": {"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"]}]}}),
+    );
+    host.response_to("req_1");
+    host.user("go");
+    let cb = host.request("hook_callback");
+    assert_eq!(cb["request"]["callback_id"], "hook_0");
+    let input = &cb["request"]["input"];
+    assert_eq!(input["hook_event_name"], "PreToolUse");
+    assert_eq!(input["tool_name"], "Bash");
+    assert_eq!(input["tool_input"]["command"], "echo hi");
+    assert_eq!(cb["request"]["tool_use_id"], input["tool_use_id"]);
+    let id = cb["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no shell today"}}),
+    );
+    host.result();
+    let (_, frames) = host.finish();
+    let blocked = frames
+        .iter()
+        .filter(|f| f["type"] == "user")
+        .flat_map(|f| {
+            f["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|b| b["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(blocked["is_error"], true);
+    assert!(
+        blocked["content"].to_string().contains("no shell today"),
+        "{blocked}"
+    );
+}
+
+#[test]
+fn interrupt_stops_a_long_command_at_once() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [call("Bash", json!({"command": "sleep 30"})), text("never")]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--allowedTools", "Bash(sleep:*)"],
+    );
+    host.user("sleep");
+    host.until("the tool call", |v| {
+        v["type"] == "assistant" && v["message"]["content"][0]["type"] == "tool_use"
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    host.control("req_int", json!({"subtype": "interrupt"}));
+    assert_eq!(host.response_to("req_int")["subtype"], "success");
+    let result = host.result();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(result["is_error"], true, "{result}");
+    let (code, _) = host.finish();
+    assert_eq!(code, 1, "the last result was an error");
+}
+
+#[test]
+fn mode_model_status_unknown_requests_and_bad_lines() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [text("fine")]});
+    let mut host = Host::start(ws.path(), home.path(), &script, &[]);
+    host.control(
+        "m1",
+        json!({"subtype": "set_permission_mode", "mode": "acceptEdits"}),
+    );
+    assert_eq!(host.response_to("m1")["response"]["mode"], "acceptEdits");
+    host.control(
+        "m2",
+        json!({"subtype": "set_permission_mode", "mode": "bogus"}),
+    );
+    assert_eq!(host.response_to("m2")["subtype"], "error");
+    host.control("m3", json!({"subtype": "set_model", "model": "opus"}));
+    let model = host.response_to("m3");
+    assert!(
+        model["response"]["model"]
+            .as_str()
+            .unwrap()
+            .contains("opus")
+    );
+    host.control("m4", json!({"subtype": "mcp_status"}));
+    assert_eq!(host.response_to("m4")["response"]["mcpServers"], json!([]));
+    host.control("m5", json!({"subtype": "frobnicate"}));
+    let unknown = host.response_to("m5");
+    assert_eq!(unknown["subtype"], "error");
+    assert_eq!(unknown["error_code"], "unsupported_request");
+    assert_eq!(
+        unknown["error"],
+        "Unsupported control request subtype: frobnicate"
+    );
+    host.send(json!("just a string"));
+    {
+        let stdin = host.stdin.as_mut().unwrap();
+        writeln!(stdin, "{{not json").unwrap();
+        writeln!(stdin, "   ").unwrap();
+    }
+    host.user("still there?");
+    let result = host.result();
+    assert_eq!(result["result"], "fine");
+    let init = host
+        .seen
+        .iter()
+        .find(|f| f["subtype"] == "init")
+        .unwrap()
+        .clone();
+    assert_eq!(init["permissionMode"], "acceptEdits");
+    assert!(init["model"].as_str().unwrap().contains("opus"));
+    let errors = host
+        .seen
+        .iter()
+        .filter(|f| f["type"] == "system" && f["subtype"] == "error")
+        .count();
+    assert_eq!(errors, 2, "{:#?}", host.seen);
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn eof_without_any_message_exits_cleanly() {
+    let (ws, home) = dirs();
+    let host = Host::start(
+        ws.path(),
+        home.path(),
+        &json!({"turns": [text("unused")]}),
+        &[],
+    );
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    assert!(frames.is_empty(), "{frames:?}");
+}
