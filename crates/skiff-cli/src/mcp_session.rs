@@ -67,6 +67,7 @@ pub fn start(
     problems: Vec<ConfigProblem>,
     cwd: &Path,
     removed: impl Fn(&str) -> bool + Send + 'static,
+    sdk: Option<std::sync::Arc<dyn skiff_mcp::SdkChannel>>,
 ) -> (Option<LateTools>, McpHandle) {
     let handle = McpHandle {
         reports: Arc::default(),
@@ -75,7 +76,8 @@ pub fn start(
     if handle.configured == 0 {
         return (None, handle);
     }
-    let options = McpOptions::new(cwd, |k| std::env::var(k).ok());
+    let mut options = McpOptions::new(cwd, |k| std::env::var(k).ok());
+    options.sdk = sdk;
     let reports = Arc::clone(&handle.reports);
     let future = async move {
         let connected = skiff_mcp::connect_all(servers, problems, options).await;

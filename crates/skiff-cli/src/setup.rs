@@ -43,6 +43,15 @@ pub struct BuiltAgent {
 
 /// [`build_agent`], with the permission engine and what the front end shows of the provider.
 pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
+    build_with(args, deltas, None)
+}
+
+/// [`build`], with a way to reach an Agent SDK host's in-process MCP servers.
+pub fn build_with(
+    args: &Args,
+    deltas: DeltaMode,
+    sdk: Option<Arc<dyn skiff_mcp::SdkChannel>>,
+) -> anyhow::Result<BuiltAgent> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -165,9 +174,13 @@ pub fn build(args: &Args, deltas: DeltaMode) -> anyhow::Result<BuiltAgent> {
     }
     let (late_tools, mcp) = {
         let engine = Arc::clone(&engine);
-        crate::mcp_session::start(servers.servers, servers.problems, &cwd, move |tool| {
-            engine.removes_tool(tool)
-        })
+        crate::mcp_session::start(
+            servers.servers,
+            servers.problems,
+            &cwd,
+            move |tool| engine.removes_tool(tool),
+            sdk,
+        )
     };
 
     let replace = match (&args.system_prompt, &args.system_prompt_file) {

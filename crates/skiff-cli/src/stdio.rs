@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use skiff_core::hooks::SdkHooks;
@@ -139,6 +140,56 @@ impl Out {
     }
 }
 
+/// The host's in-process MCP servers, reached with `mcp_message` requests.
+struct SdkServers {
+    out: Out,
+    /// Requests in flight: their JSON-RPC id and where the reply goes.
+    pending: Mutex<HashMap<String, (Value, mpsc::UnboundedSender<Value>)>>,
+    next: AtomicU64,
+}
+
+impl skiff_mcp::SdkChannel for SdkServers {
+    fn send(&self, server: &str, message: Value, replies: mpsc::UnboundedSender<Value>) {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = format!("mcp_{n}_{}", &skiff_core::frames::new_uuid()[..8]);
+        if let Some(rpc_id) = message
+            .get("id")
+            .filter(|_| message.get("method").is_some())
+            && let Ok(mut pending) = self.pending.lock()
+        {
+            pending.insert(id.clone(), (rpc_id.clone(), replies));
+        }
+        self.out
+            .send(&json!({"type": "control_request", "request_id": id,
+            "request": {"subtype": "mcp_message", "server_name": server, "message": message}}));
+    }
+}
+
+impl SdkServers {
+    /// Route the host's answer to an `mcp_message` request; `None` when it was one (handled),
+    /// else the answer back for the other kinds of request.
+    fn resolve(&self, id: &str, answer: Result<Value, String>) -> Option<Result<Value, String>> {
+        if !id.starts_with("mcp_") {
+            return Some(answer);
+        }
+        let entry = self.pending.lock().ok().and_then(|mut p| p.remove(id));
+        let Some((rpc_id, replies)) = entry else {
+            // A notification's ack, or an unknown id.
+            return None;
+        };
+        let reply = match answer {
+            Ok(v) => v.get("mcp_response").cloned().unwrap_or_else(|| {
+                json!({"jsonrpc": "2.0", "id": rpc_id, "error": {"code": -32603,
+                    "message": "the SDK host answered without mcp_response"}})
+            }),
+            Err(e) => json!({"jsonrpc": "2.0", "id": rpc_id,
+                "error": {"code": -32603, "message": e}}),
+        };
+        let _ = replies.send(reply);
+        None
+    }
+}
+
 /// What a request skiff sent the host was about.
 enum Asked {
     Approval(ApprovalRequest),
@@ -148,6 +199,7 @@ enum Asked {
 /// The protocol's state.
 struct Driver {
     out: Out,
+    sdk: Arc<SdkServers>,
     agent: Option<Agent>,
     session: Option<Session>,
     engine: Arc<PermissionEngine>,
@@ -175,13 +227,23 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
     if let Ok(entry) = std::env::var("CLAUDE_CODE_ENTRYPOINT") {
         tracing::info!(entrypoint = %entry, "started by an Agent SDK");
     }
-    let built = crate::setup::build(&args, deltas)?;
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let out = Out { tx };
+    let sdk = Arc::new(SdkServers {
+        out: out.clone(),
+        pending: Mutex::default(),
+        next: AtomicU64::new(1),
+    });
+    let built = crate::setup::build_with(
+        &args,
+        deltas,
+        Some(Arc::clone(&sdk) as Arc<dyn skiff_mcp::SdkChannel>),
+    )?;
     let host_approves = args.permission_prompt_tool.as_deref() == Some("stdio");
     let mut agent = built.agent;
     if host_approves {
         agent = agent.with_approver(Arc::new(AskClient));
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(mut line) = rx.recv().await {
@@ -213,7 +275,8 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         let _ = in_tx.send(Incoming::Eof);
     });
     let mut d = Driver {
-        out: Out { tx },
+        out,
+        sdk,
         session_id: agent.config().session_id.clone(),
         cwd: agent.config().cwd.clone(),
         agent: Some(agent),
@@ -448,6 +511,10 @@ impl Driver {
 
     /// The host's answer to one of skiff's requests.
     fn response(&mut self, id: &str, answer: Result<Value, String>) {
+        let answer = match self.sdk.resolve(id, answer) {
+            None => return,
+            Some(a) => a,
+        };
         let Some(asked) = self.asked.remove(id) else {
             tracing::debug!(%id, "an answer to no pending request; ignored");
             return;

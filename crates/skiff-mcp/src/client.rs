@@ -44,6 +44,65 @@ pub struct McpOptions {
     pub tool_timeout: Option<Duration>,
     /// Extra environment for stdio servers, under the entry's own `env`.
     pub env: BTreeMap<String, String>,
+    /// How to reach an Agent SDK host's in-process servers (`type: "sdk"`), when there is one.
+    pub sdk: Option<Arc<dyn SdkChannel>>,
+}
+
+/// Reaches the in-process MCP servers of an Agent SDK host over its control channel
+/// (`mcp_message` requests).
+pub trait SdkChannel: Send + Sync {
+    /// Send one JSON-RPC message to the host's server `server`. When it is a request, the
+    /// host's JSON-RPC reply is delivered to `replies`.
+    fn send(
+        &self,
+        server: &str,
+        message: serde_json::Value,
+        replies: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
+    );
+}
+
+impl std::fmt::Debug for dyn SdkChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SdkChannel")
+    }
+}
+
+/// An rmcp transport over an [`SdkChannel`].
+struct SdkTransport {
+    server: String,
+    channel: Arc<dyn SdkChannel>,
+    tx: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
+    rx: tokio::sync::mpsc::UnboundedReceiver<serde_json::Value>,
+}
+
+impl rmcp::transport::Transport<RoleClient> for SdkTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = serde_json::to_value(&item)
+            .map(|v| self.channel.send(&self.server, v, self.tx.clone()))
+            .map_err(std::io::Error::other);
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let v = self.rx.recv().await?;
+            match serde_json::from_value(v) {
+                Ok(m) => return Some(m),
+                Err(e) => {
+                    tracing::warn!(server = %self.server, error = %e, "unreadable message from an SDK server")
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 impl McpOptions {
@@ -61,6 +120,7 @@ impl McpOptions {
             startup_timeout: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
             tool_timeout: ms("MCP_TOOL_TIMEOUT"),
             env: BTreeMap::new(),
+            sdk: None,
         }
     }
 }
@@ -523,10 +583,28 @@ async fn connect(config: &ServerConfig, options: &McpOptions) -> Result<Live, Se
                     pgid: None,
                 })
         }
-        Transport::Sdk => Err(ServerStatus::Failed(
-            "SDK servers are reached only through an Agent SDK host (--input-format stream-json)"
-                .into(),
-        )),
+        Transport::Sdk => {
+            let Some(channel) = options.sdk.clone() else {
+                return Err(ServerStatus::Failed(
+                    "SDK servers are reached only through an Agent SDK host (--input-format stream-json)"
+                        .into(),
+                ));
+            };
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let transport = SdkTransport {
+                server: config.name.clone(),
+                channel,
+                tx,
+                rx,
+            };
+            let service = client.serve(transport).await.map_err(|e| {
+                ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
+            })?;
+            Ok(Live {
+                service,
+                pgid: None,
+            })
+        }
     }
 }
 

@@ -11,8 +11,8 @@ pub mod config;
 pub mod tool;
 
 pub use client::{
-    CallError, Connected, ListedTool, McpOptions, Server, ServerReport, ServerStatus, connect_all,
-    probe,
+    CallError, Connected, ListedTool, McpOptions, SdkChannel, Server, ServerReport, ServerStatus,
+    connect_all, probe,
 };
 pub use config::{ConfigProblem, Scope, ServerConfig, Transport};
 pub use tool::{McpTool, tool_name};
