@@ -13,9 +13,15 @@ use skiff_protocol::sdk::McpServerStatus;
 pub struct McpHandle {
     reports: Arc<Mutex<Option<Vec<ServerReport>>>>,
     configured: usize,
+    names: Vec<String>,
 }
 
 impl McpHandle {
+    /// The configured servers' names.
+    pub fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
     /// The reports, once the servers have connected (`None` while they are connecting).
     pub fn reports(&self) -> Option<Vec<ServerReport>> {
         self.reports.lock().ok().and_then(|r| r.clone())
@@ -72,6 +78,11 @@ pub fn start(
     let handle = McpHandle {
         reports: Arc::default(),
         configured: servers.len() + problems.len(),
+        names: servers
+            .iter()
+            .map(|s| s.name.clone())
+            .chain(problems.iter().map(|p| p.name.clone()))
+            .collect(),
     };
     if handle.configured == 0 {
         return (None, handle);

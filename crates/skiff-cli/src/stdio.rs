@@ -203,7 +203,7 @@ struct Driver {
     agent: Option<Agent>,
     session: Option<Session>,
     engine: Arc<PermissionEngine>,
-    mcp: McpHandle,
+    mcp: Vec<McpHandle>,
     session_id: String,
     cwd: std::path::PathBuf,
     /// Requests sent to the host, by id, waiting for its answer.
@@ -282,7 +282,7 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         agent: Some(agent),
         session: None,
         engine: built.engine,
-        mcp: built.mcp,
+        mcp: vec![built.mcp],
         asked: HashMap::new(),
         host_approves,
         state_frames: std::env::var_os("CLAUDE_CODE_SDK_READS_SESSION_STATE").is_some(),
@@ -430,11 +430,14 @@ impl Driver {
                 for w in warnings {
                     eprintln!("Warning: {w}");
                 }
-                let agent = if sdk.is_empty() {
+                let mut agent = if sdk.is_empty() {
                     agent
                 } else {
                     agent.add_hooks(Arc::new(sdk))
                 };
+                if let Some(late) = self.sdk_servers(request) {
+                    agent = agent.with_late_tools(late);
+                }
                 self.agent = Some(agent);
             }
             // A second initialize, or one after the first message: hooks cannot be added.
@@ -480,10 +483,45 @@ impl Driver {
         let _ = self.session();
     }
 
+    /// The TypeScript SDK names its in-process servers in `initialize.sdkMcpServers` (the
+    /// Python SDK puts them in --mcp-config): connect those not configured already.
+    fn sdk_servers(&mut self, request: &Value) -> Option<skiff_core::LateTools> {
+        let known: Vec<String> = self.mcp.iter().flat_map(|m| m.names()).collect();
+        let servers: Vec<skiff_mcp::ServerConfig> = request
+            .get("sdkMcpServers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|n| !known.iter().any(|k| k == n))
+            .map(|name| skiff_mcp::ServerConfig {
+                name: name.to_owned(),
+                scope: skiff_mcp::Scope::Dynamic,
+                transport: skiff_mcp::Transport::Sdk,
+                timeout: None,
+            })
+            .collect();
+        if servers.is_empty() {
+            return None;
+        }
+        let engine = Arc::clone(&self.engine);
+        let (late, handle) = crate::mcp_session::start(
+            servers,
+            Vec::new(),
+            &self.cwd,
+            move |tool| engine.removes_tool(tool),
+            Some(Arc::clone(&self.sdk) as Arc<dyn skiff_mcp::SdkChannel>),
+        );
+        self.mcp.push(handle);
+        late
+    }
+
     fn mcp_status(&self) -> Vec<Value> {
-        let Some(reports) = self.mcp.reports() else {
-            return Vec::new();
-        };
+        let reports: Vec<skiff_mcp::ServerReport> = self
+            .mcp
+            .iter()
+            .flat_map(|m| m.reports().unwrap_or_default())
+            .collect();
         reports
             .into_iter()
             .map(|r| {

@@ -34,7 +34,7 @@ pub struct Agent {
     store: Arc<dyn SessionStore>,
     history: Vec<Message>,
     /// Tools still on their way (MCP servers connecting).
-    late_tools: Option<LateTools>,
+    late_tools: Vec<LateTools>,
     /// The session's event channel, made here so that seams can get a [`Requester`] before
     /// the session starts.
     events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
@@ -76,7 +76,7 @@ impl Agent {
             hooks: Arc::new(NoHooks),
             store: Arc::new(NoSession),
             history: Vec::new(),
-            late_tools: None,
+            late_tools: Vec::new(),
             events: (tx, rx),
             requester,
         }
@@ -116,7 +116,7 @@ impl Agent {
 
     /// Add tools that arrive later (MCP servers connecting): the first turn waits for them.
     pub fn with_late_tools(mut self, tools: LateTools) -> Self {
-        self.late_tools = Some(tools);
+        self.late_tools.push(tools);
         self
     }
 

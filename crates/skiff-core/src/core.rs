@@ -74,7 +74,7 @@ pub(crate) struct Core {
     /// SessionStart has fired (SessionEnd fires at the end).
     pub session_started: bool,
     /// Tools still on their way (MCP servers connecting).
-    pub late_tools: Option<crate::late_tools::LateTools>,
+    pub late_tools: Vec<crate::late_tools::LateTools>,
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
 }
@@ -82,18 +82,17 @@ pub(crate) struct Core {
 impl Core {
     /// Wait for tools still on their way and add them (before the first request).
     pub async fn receive_late_tools(&mut self) {
-        let Some(late) = self.late_tools.take() else {
-            return;
-        };
-        let arrived = late.arrive().await;
-        self.mcp_servers = arrived.servers;
-        if arrived.tools.is_empty() {
+        if self.late_tools.is_empty() {
             return;
         }
         let mut registry = (*self.tools).clone();
-        for tool in arrived.tools {
-            if let Err(e) = registry.register(tool) {
-                tracing::warn!(error = %e, "an MCP tool was left out");
+        for late in std::mem::take(&mut self.late_tools) {
+            let arrived = late.arrive().await;
+            self.mcp_servers.extend(arrived.servers);
+            for tool in arrived.tools {
+                if let Err(e) = registry.register(tool) {
+                    tracing::warn!(error = %e, "an MCP tool was left out");
+                }
             }
         }
         let mut definitions = registry.definitions();

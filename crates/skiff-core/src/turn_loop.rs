@@ -446,6 +446,11 @@ fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink
 }
 
 fn init_frame(core: &Core) -> SdkMessage {
+    // The TypeScript SDK's type has these arrays; skiff has neither skills nor plugins yet.
+    let mut extra = core.config.init_extra.clone();
+    for key in ["skills", "plugins"] {
+        extra.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    }
     SdkMessage::System(SystemMessage::Init(SystemInit {
         cwd: core.config.cwd.display().to_string(),
         session_id: core.config.session_id.clone(),
@@ -459,7 +464,7 @@ fn init_frame(core: &Core) -> SdkMessage {
         output_style: "default".to_owned(),
         agents: Vec::new(),
         uuid: new_uuid(),
-        extra: core.config.init_extra.clone(),
+        extra,
     }))
 }
 
