@@ -173,6 +173,8 @@ impl Agent {
             self.config.prompt_caching,
         );
         let price = self.config.price;
+        // E.g. the server's prices and context window, looked up while the first call goes.
+        self.provider.prepare(&self.config.model);
         let resumed = !self.history.is_empty();
         let core = Core {
             conversation: Conversation::with_history(self.store, self.history),

@@ -75,6 +75,12 @@ pub trait Provider: Send + Sync {
         let _ = model;
         None
     }
+
+    /// The session is starting with `model`: begin what can be done ahead of the first call
+    /// (the server metadata lookup) in the background. Never blocks.
+    fn prepare(&self, model: &str) {
+        let _ = model;
+    }
 }
 
 /// Drive a call to completion and return the assembled message, ignoring intermediate events.

@@ -396,6 +396,10 @@ impl Provider for OpenAiProvider {
         CHAT_ENCODING
     }
 
+    fn prepare(&self, model: &str) {
+        self.start_lookup(model);
+    }
+
     fn served_model(&self, model: &str) -> Option<ServedModel> {
         lock(&self.inner.served).get(model).copied().flatten()
     }
