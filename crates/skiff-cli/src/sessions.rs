@@ -113,6 +113,19 @@ pub fn plan_session(args: &Args, cwd: &Path) -> anyhow::Result<SessionPlan> {
     }
     let mut meta = TranscriptMeta::new(&session_id, cwd);
     meta.git_branch = EnvironmentInfo::detect(cwd, "").git_branch;
+    // As Claude Code records it: the Agent SDK's own name, else how skiff was run.
+    meta.entrypoint = Some(
+        std::env::var("CLAUDE_CODE_ENTRYPOINT")
+            .ok()
+            .filter(|e| !e.trim().is_empty())
+            .unwrap_or_else(|| {
+                if args.print || args.input_format == crate::args::InputFormat::StreamJson {
+                    "sdk-cli".to_owned()
+                } else {
+                    "cli".to_owned()
+                }
+            }),
+    );
     let store = JsonlTranscript::new(&path, meta);
     let store = match (&loaded, keep_id) {
         // Resume: same file, the chain continues from its newest line.

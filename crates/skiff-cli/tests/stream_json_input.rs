@@ -27,6 +27,7 @@ impl Host {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", home)
             .env("SKIFF_HOME", home.join(".skiff"))
+            .env("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
             .current_dir(ws)
             .args([
                 "--input-format",
@@ -190,6 +191,34 @@ fn initialize_then_two_turns_in_one_process_then_eof() {
     let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
     let version = init["claude_code_version"].as_str().unwrap();
     assert!(version.split('.').next().unwrap().parse::<u32>().unwrap() >= 2);
+    // The transcript records who started the session, as Claude Code does.
+    let sid = init["session_id"].as_str().unwrap();
+    let transcript = find_file(&home.path().join(".skiff"), &format!("{sid}.jsonl")).unwrap();
+    let users: Vec<Value> = std::fs::read_to_string(transcript)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["type"] == "user")
+        .collect();
+    assert!(!users.is_empty());
+    assert!(
+        users.iter().all(|u| u["entrypoint"] == "sdk-py"),
+        "{users:?}"
+    );
+}
+
+fn find_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
 }
 
 #[test]

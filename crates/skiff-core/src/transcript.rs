@@ -176,6 +176,9 @@ pub struct TranscriptMeta {
     pub git_branch: Option<String>,
     /// The writer's version (`version`); [`VERSION`] by default.
     pub version: String,
+    /// Who started the session (`entrypoint`: `cli`, `sdk-cli`, or the Agent SDK's
+    /// `CLAUDE_CODE_ENTRYPOINT`, e.g. `sdk-py`), when known.
+    pub entrypoint: Option<String>,
 }
 
 impl TranscriptMeta {
@@ -186,6 +189,7 @@ impl TranscriptMeta {
             cwd: cwd.into(),
             git_branch: None,
             version: VERSION.to_owned(),
+            entrypoint: None,
         }
     }
 }
@@ -306,6 +310,9 @@ impl JsonlTranscript {
             session_id: &self.meta.session_id,
             version: &self.meta.version,
             git_branch: self.meta.git_branch.as_deref(),
+            entrypoint: (kind == "user")
+                .then_some(self.meta.entrypoint.as_deref())
+                .flatten(),
             tool_use_result: extra.tool_use_result,
             source_tool_assistant_uuid: extra.source_assistant,
         };
@@ -516,6 +523,8 @@ struct Line<'a> {
     version: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     git_branch: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entrypoint: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_use_result: Option<&'a Value>,
     #[serde(
