@@ -99,7 +99,11 @@ async fn the_scripted_bug_fix_through_an_openai_compatible_server() {
             .iter()
             .all(|r| r.is_chat() || r.method == "GET" || r.path == "/api/show"),
         "{:?}",
-        server.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+        server
+            .requests()
+            .iter()
+            .map(|r| &r.path)
+            .collect::<Vec<_>>()
     );
     let last = &requests.last().unwrap().body;
     let roles: Vec<&str> = last["messages"]
