@@ -744,6 +744,25 @@ impl Driver {
                     ],
                     "tool_use_id": a.tool_use_id,
                 });
+                // As Claude Code: edits and commands may also switch the session to acceptEdits;
+                // a file tool names the path it wants.
+                if matches!(
+                    a.tool_name.as_str(),
+                    "Bash" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit"
+                ) && let Some(list) = req["permission_suggestions"].as_array_mut()
+                {
+                    list.push(
+                        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+                    );
+                }
+                if let Some(path) = a
+                    .input
+                    .get("file_path")
+                    .or_else(|| a.input.get("notebook_path"))
+                    .and_then(Value::as_str)
+                {
+                    req["blocked_path"] = json!(self.cwd.join(path).display().to_string());
+                }
                 if let Some(d) = a.input.get("description").and_then(Value::as_str) {
                     req["description"] = json!(d);
                 }

@@ -242,9 +242,15 @@ fn can_use_tool_allow_with_updated_input_and_deny() {
     assert_eq!(ask["request"]["tool_name"], "Write");
     assert_eq!(ask["request"]["input"]["content"], "from the model");
     assert!(ask["request"]["tool_use_id"].is_string());
-    assert_eq!(
-        ask["request"]["permission_suggestions"][0]["type"],
-        "addRules"
+    let suggestions = &ask["request"]["permission_suggestions"];
+    assert_eq!(suggestions[0]["type"], "addRules");
+    assert_eq!(suggestions[0]["rules"][0]["toolName"], "Edit");
+    assert_eq!(suggestions[1]["mode"], "acceptEdits");
+    assert!(
+        ask["request"]["blocked_path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/a.txt")
     );
     let id = ask["request_id"].as_str().unwrap().to_owned();
     host.answer(
