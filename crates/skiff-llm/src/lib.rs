@@ -6,6 +6,7 @@ mod anthropic;
 mod attempt;
 mod credential;
 mod error;
+mod http;
 pub mod openai;
 mod pricing;
 mod provider;

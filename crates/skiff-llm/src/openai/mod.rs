@@ -232,14 +232,11 @@ impl OpenAiProvider {
         let base_url =
             normalize_base_url(&config.base_url).map_err(|e| LlmError::Request(e.to_string()))?;
         let config = OpenAiConfig { base_url, ..config };
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .tcp_nodelay(true)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
-            .redirect(same_origin_redirects())
-            .build()
-            .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))?;
+        let client = crate::http::client(
+            &config.base_url,
+            config.connect_timeout,
+            same_origin_redirects(),
+        )?;
         let mut headers = HeaderMap::new();
         headers.insert(
             reqwest::header::CONTENT_TYPE,

@@ -1,0 +1,43 @@
+//! The providers' HTTP client. reqwest's rustls set-up reads the system's CA certificates
+//! (rustls-platform-verifier: ~150 files, several ms and MiB) when the client is built; a
+//! plain-`http://` endpoint — a local model server, a test mock — never uses TLS, so its
+//! client gets an empty TLS configuration instead and starts without touching the disk.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::LlmError;
+
+/// A client for `base_url` with skiff's connection settings (redirects: only same-origin).
+pub(crate) fn client(
+    base_url: &str,
+    connect_timeout: Duration,
+    redirect: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, LlmError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
+        .redirect(redirect);
+    if base_url.starts_with("http://")
+        && let Some(tls) = no_roots()
+    {
+        builder = builder.tls_backend_preconfigured(tls);
+    }
+    builder
+        .build()
+        .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))
+}
+
+/// A TLS configuration that trusts nothing (for clients that only speak plain HTTP).
+fn no_roots() -> Option<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()
+        .map(|b| {
+            b.with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth()
+        })
+}
