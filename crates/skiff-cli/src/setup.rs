@@ -89,10 +89,16 @@ pub fn build_with(
     }
     let sandbox_text = sandbox_description(&sandbox, &settings, &cwd);
     let sandbox_config = if sandbox.applies() {
-        // skiff itself is the helper (`skiff __sandbox …`).
-        let helper = std::env::current_exe().context(
+        // The small `skiff-sandbox` beside skiff when it is there (quicker to start, once per
+        // Bash call), else skiff itself (`skiff __sandbox …`).
+        let exe = std::env::current_exe().context(
             "cannot find skiff's own executable to run the Bash sandbox (use --sandbox off)",
         )?;
+        let helper = exe
+            .parent()
+            .map(|dir| dir.join("skiff-sandbox"))
+            .filter(|p| p.is_file())
+            .unwrap_or(exe);
         sandbox.config(helper)
     } else {
         None
