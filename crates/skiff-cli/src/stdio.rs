@@ -688,9 +688,7 @@ impl Driver {
         self.eof = true;
         for (id, asked) in std::mem::take(&mut self.asked) {
             let answer = match asked {
-                Asked::Approval(a) => {
-                    Answer::Approval(ApprovalAnswer::deny(not_granted(&a.tool_name)))
-                }
+                Asked::Approval(a) => unanswered(&a),
                 Asked::Callback => Answer::Json(json!({})),
             };
             if let Some(s) = &self.session {
@@ -702,9 +700,7 @@ impl Driver {
     fn request(&mut self, r: Request) {
         if self.eof {
             let answer = match &r.kind {
-                RequestKind::Approval(a) => {
-                    Answer::Approval(ApprovalAnswer::deny(not_granted(&a.tool_name)))
-                }
+                RequestKind::Approval(a) => unanswered(a),
                 _ => Answer::Json(json!({})),
             };
             if let Some(s) = &self.session {
@@ -715,13 +711,8 @@ impl Driver {
         match r.kind {
             RequestKind::Approval(a) => {
                 if !self.host_approves {
-                    let answer = ApprovalAnswer::deny(if a.reason.is_empty() {
-                        not_granted(&a.tool_name)
-                    } else {
-                        a.reason.clone()
-                    });
                     if let Some(s) = &self.session {
-                        let _ = s.reply(r.id, Answer::Approval(answer));
+                        let _ = s.reply(r.id, unanswered(&a));
                     }
                     return;
                 }
@@ -802,6 +793,16 @@ impl Driver {
             }
         }
     }
+}
+
+/// The answer to an approval nobody can give (no prompt tool, or the host is gone): denied,
+/// with the reason the rules gave, as `-p` without a prompt tool does.
+fn unanswered(a: &ApprovalRequest) -> Answer {
+    Answer::Approval(ApprovalAnswer::deny(if a.reason.is_empty() {
+        not_granted(&a.tool_name)
+    } else {
+        a.reason.clone()
+    }))
 }
 
 #[cfg(test)]

@@ -165,27 +165,11 @@ impl HookResult {
     pub fn merge(&mut self, other: HookResult) {
         for (slot, text) in [(&mut self.block, other.block), (&mut self.stop, other.stop)] {
             if let Some(t) = text {
-                match slot {
-                    Some(s) => {
-                        s.push('\n');
-                        s.push_str(&t);
-                    }
-                    None => *slot = Some(t),
-                }
+                command::join(slot, t);
             }
         }
-        let rank = |d: HookDecision| match d {
-            HookDecision::Deny => 2,
-            HookDecision::Ask => 1,
-            HookDecision::Allow => 0,
-        };
-        if let Some((d, why)) = other.decision
-            && self
-                .decision
-                .as_ref()
-                .is_none_or(|(mine, _)| rank(d) > rank(*mine))
-        {
-            self.decision = Some((d, why));
+        if let Some((d, why)) = other.decision {
+            command::merge_decision(self, d, why);
         }
         if other.updated_input.is_some() {
             self.updated_input = other.updated_input;

@@ -405,7 +405,7 @@ fn apply(result: &mut HookResult, event: HookEvent, name: &str, handler: &Handle
     }
 }
 
-fn join(slot: &mut Option<String>, text: String) {
+pub(crate) fn join(slot: &mut Option<String>, text: String) {
     match slot {
         Some(s) => {
             s.push('\n');
@@ -484,7 +484,11 @@ pub(crate) fn apply_output(
 }
 
 /// Several hooks: deny wins over ask, ask over allow.
-fn merge_decision(result: &mut HookResult, decision: HookDecision, reason: Option<String>) {
+pub(crate) fn merge_decision(
+    result: &mut HookResult,
+    decision: HookDecision,
+    reason: Option<String>,
+) {
     let rank = |d: HookDecision| match d {
         HookDecision::Deny => 2,
         HookDecision::Ask => 1,
