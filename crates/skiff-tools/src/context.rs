@@ -72,6 +72,9 @@ pub struct ToolContext {
     pub changes: Arc<ChangeLog>,
     /// Limits.
     pub config: Arc<ToolConfig>,
+    /// Where Read, Write and Edit get and put text instead of the disk (an editor's buffers
+    /// over ACP); `None` uses the disk.
+    pub file_access: Option<Arc<dyn crate::file_access::FileAccess>>,
     /// Cancelled when the call must stop (interrupt, timeout of the run).
     pub cancel: CancellationToken,
 }
@@ -93,6 +96,7 @@ impl ToolContext {
             files: Arc::default(),
             changes: Arc::default(),
             config: Arc::new(config),
+            file_access: None,
             cancel: CancellationToken::new(),
         })
     }

@@ -9,6 +9,7 @@ pub mod changes;
 pub mod context;
 pub mod edit;
 pub mod exit_plan;
+pub mod file_access;
 pub mod file_state;
 pub mod fs_safe;
 pub mod git_guard;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 
 pub use changes::{ChangeKind, ChangeLog, CodeChange};
 pub use context::{ToolConfig, ToolContext};
+pub use file_access::FileAccess;
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use sandbox::{SandboxConfig, SandboxStatus};

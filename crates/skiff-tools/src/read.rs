@@ -129,6 +129,9 @@ impl TypedTool for ReadTool {
                 group(bytes.len())
             ));
         }
+        // An editor's buffer, unsaved changes included, when the front end holds the files.
+        let bytes =
+            crate::file_access::current_text(ctx.file_access.as_deref(), &path, bytes).await;
         ctx.files.record(&path, &bytes, &meta);
         render_text(&input, &path, &bytes, meta.len(), ctx)
     }

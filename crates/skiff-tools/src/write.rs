@@ -70,6 +70,7 @@ pub(crate) async fn load_for_change(
     .await
     .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?
     .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?;
+    let bytes = crate::file_access::current_text(ctx.file_access.as_deref(), path, bytes).await;
     ctx.files
         .check(path, &bytes, &meta)
         .map_err(|stale| ToolOutput::tool_use_error(stale.message()))?;
@@ -88,6 +89,9 @@ pub(crate) async fn commit_change(
     content: &str,
     ctx: &ToolContext,
 ) -> Result<(), ToolOutput> {
+    if let Some(access) = &ctx.file_access {
+        return commit_through(access.as_ref(), path, file_path, before, content, ctx).await;
+    }
     let target = path.to_path_buf();
     let bytes = content.as_bytes().to_vec();
     let written = tokio::task::spawn_blocking(move || {
@@ -98,6 +102,36 @@ pub(crate) async fn commit_change(
     .map_err(|e| ToolOutput::error(format!("Writing {file_path} failed: {e}")))?;
     let meta = written.map_err(|e| ToolOutput::error(format!("Cannot write {file_path}: {e}")))?;
     ctx.files.record(path, content.as_bytes(), &meta);
+    ctx.changes
+        .record(path, &ctx.guard.display(path), before, content);
+    Ok(())
+}
+
+/// [`commit_change`] through the front end that holds the files (an editor saves its buffer):
+/// missing parent directories are made first, as a disk write does.
+async fn commit_through(
+    access: &dyn crate::file_access::FileAccess,
+    path: &std::path::Path,
+    file_path: &str,
+    before: Option<&str>,
+    content: &str,
+    ctx: &ToolContext,
+) -> Result<(), ToolOutput> {
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| ToolOutput::error(format!("Cannot write {file_path}: {e}")))?;
+    }
+    access.write_text(path, content).await.map_err(|e| {
+        ToolOutput::error(format!(
+            "Writing {file_path} through the editor failed: {e}"
+        ))
+    })?;
+    // Without the file on disk (an editor that has not saved it) the next change must Read it
+    // again.
+    if let Ok(meta) = tokio::fs::metadata(path).await {
+        ctx.files.record(path, content.as_bytes(), &meta);
+    }
     ctx.changes
         .record(path, &ctx.guard.display(path), before, content);
     Ok(())
