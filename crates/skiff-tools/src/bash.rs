@@ -42,7 +42,8 @@ pub struct BashInput {
     pub timeout: Option<f64>,
     /// A short description of what the command does, in 5-10 words (shown to the user).
     pub description: Option<String>,
-    /// Run the command in the background (not supported yet: leave unset).
+    /// Set to true to run this command in the background; read its output later with
+    /// TaskOutput and stop it with TaskStop.
     pub run_in_background: Option<bool>,
     /// Run without the sandbox (accepted and ignored: a sandboxed skiff sandboxes every command).
     #[serde(rename = "dangerouslyDisableSandbox")]
@@ -63,7 +64,9 @@ impl TypedTool for BashTool {
          Every call starts in the workspace root with a fresh shell: `cd` and exported \
          variables do not carry over, so chain dependent steps with `&&` in one command. \
          `timeout` is in milliseconds: 120000 by default, at most 600000. Long output is cut \
-         in the middle. stdin is empty, so interactive commands and prompts will not work; \
+         in the middle. Set `run_in_background` for servers and other long-running \
+         commands: the call returns an id at once; read the output with TaskOutput and stop \
+         it with TaskStop. stdin is empty, so interactive commands and prompts will not work; \
          pass flags such as `--yes` or `--no-pager` instead. Use it for builds, tests, git and \
          other programs; to read, search, list or change files prefer the Read, Grep, Glob, \
          Edit and Write tools over cat, grep, find, sed or echo redirection. Quote paths that \
@@ -79,15 +82,12 @@ impl TypedTool for BashTool {
     }
 
     async fn run(&self, input: BashInput, ctx: &ToolContext) -> ToolOutput {
-        if input.run_in_background == Some(true) {
-            return ToolOutput::tool_use_error(
-                "Background commands are not supported yet. Run the command in the foreground \
-                 (leave run_in_background unset) with a suitable timeout.",
-            );
-        }
         let sandbox = ctx.config.sandbox.as_ref();
         if let Some(refused) = sandbox.and_then(|s| s.refused.as_ref()) {
             return ToolOutput::error(refused.clone());
+        }
+        if input.run_in_background == Some(true) {
+            return start_background(input, ctx);
         }
         let timeout = effective_timeout(input.timeout, ctx);
         let run = match run_command(&input.command, timeout, ctx).await {
@@ -96,6 +96,66 @@ impl TypedTool for BashTool {
         };
         result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox)
     }
+}
+
+/// Start the command in the background: output to a file, an id returned at once (Claude
+/// Code's text), the shell tracked by the session's [`crate::background::BackgroundShells`].
+fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
+    use crate::background::{Started, create_output, new_id, output_dir};
+    if let Err(e) = std::fs::metadata(ctx.root()) {
+        return ToolOutput::error(format!(
+            "The working directory {} is not available: {e}",
+            ctx.root().display()
+        ));
+    }
+    let id = new_id();
+    let (output_path, file) = match output_dir().and_then(|dir| create_output(&dir, &id)) {
+        Ok(x) => x,
+        Err(e) => return ToolOutput::error(format!("Cannot create the output file: {e}")),
+    };
+    let writer = OwnedFd::from(file);
+    let child = match &ctx.config.sandbox {
+        Some(sandbox) => spawn(ctx, sandboxed_shell(), &input.command, &writer).map_err(|e| {
+            format!(
+                "Cannot start the sandbox helper {}: {e}",
+                sandbox.helper.display()
+            )
+        }),
+        None => match spawn(ctx, shell_path(), &input.command, &writer) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                spawn(ctx, "sh", &input.command, &writer)
+            }
+            other => other,
+        }
+        .map_err(|e| format!("Cannot run the command: {e}")),
+    };
+    drop(writer);
+    let child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = std::fs::remove_file(&output_path);
+            return ToolOutput::error(e);
+        }
+    };
+    let shell = ctx.background.adopt(
+        Started { child, output_path },
+        id,
+        input.command,
+        input.description,
+    );
+    let text = format!(
+        "Command running in background with ID: {}. Output is being written to: {}",
+        shell.id,
+        shell.output_path.display()
+    );
+    ToolOutput::text(text).with_structured(json!({
+        "stdout": "",
+        "stderr": "",
+        "interrupted": false,
+        "isImage": false,
+        "noOutputExpected": false,
+        "backgroundTaskId": shell.id,
+    }))
 }
 
 /// The timeout a call asked for, clamped to the configured maximum; the default when it asked
@@ -170,8 +230,11 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     // If this future is dropped before the command ends (the turn was dropped or aborted),
-    // the whole process group goes with it.
+    // the whole process group goes with it; if skiff is killed, the process guard kills it.
     let mut group = KillOnDrop(pgid);
+    if let Some(pgid) = pgid {
+        crate::process_guard::watch(pgid);
+    }
 
     let mut buf = vec![0u8; CHUNK];
     let mut eof = false;
@@ -201,6 +264,9 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     }
     // The shell is gone: what it left running in the background stays (as in Claude Code).
     group.disarm();
+    if let Some(pgid) = pgid {
+        crate::process_guard::release(pgid);
+    }
     if !eof {
         finish_reading(reader, &mut buf, &mut output).await;
     }
@@ -285,7 +351,10 @@ impl KillOnDrop {
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        kill_group(self.0.take());
+        if let Some(pgid) = self.0.take() {
+            kill_group(Some(pgid));
+            crate::process_guard::release(pgid);
+        }
     }
 }
 
@@ -484,7 +553,7 @@ fn result_of(
 }
 
 /// The exit code, or 128 + the signal number when a signal ended the shell (as shells report).
-fn exit_code(status: ExitStatus) -> i32 {
+pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::background::BackgroundShells;
 use crate::changes::ChangeLog;
 use crate::file_state::FileStates;
 use crate::path_guard::PathGuard;
 use crate::sandbox::SandboxConfig;
+use crate::todo::TodoList;
 
 /// Limits and knobs of the built-in tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +79,12 @@ pub struct ToolContext {
     pub file_access: Option<Arc<dyn crate::file_access::FileAccess>>,
     /// Cancelled when the call must stop (interrupt, timeout of the run).
     pub cancel: CancellationToken,
+    /// Background commands of this session (`Bash` with `run_in_background`).
+    pub background: Arc<BackgroundShells>,
+    /// Id of the `tool_use` block being answered (set per call by the loop).
+    pub tool_use_id: Option<Arc<str>>,
+    /// The session's todo list (`TodoWrite`).
+    pub todos: Arc<TodoList>,
 }
 
 impl ToolContext {
@@ -98,6 +106,9 @@ impl ToolContext {
             config: Arc::new(config),
             file_access: None,
             cancel: CancellationToken::new(),
+            background: Arc::default(),
+            tool_use_id: None,
+            todos: Arc::default(),
         })
     }
 

@@ -3,6 +3,7 @@
 //! and result texts, the Bash tool's sandbox, change tracking and the truncation helper.
 
 pub mod atomic;
+pub mod background;
 pub mod bash;
 pub mod bash_readonly;
 pub mod changes;
@@ -18,10 +19,13 @@ pub mod grep;
 pub mod ls;
 pub mod patch;
 pub mod path_guard;
+pub mod process_guard;
 pub mod read;
 pub mod registry;
 pub mod sandbox;
 pub mod schema;
+pub mod task_output;
+pub mod todo;
 pub mod tool;
 pub mod truncate;
 pub mod validate;
@@ -48,6 +52,9 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(Typed::new(grep::GrepTool)),
         Arc::new(Typed::new(ls::LsTool)),
         Arc::new(Typed::new(read::ReadTool)),
+        Arc::new(Typed::new(task_output::TaskOutputTool)),
+        Arc::new(Typed::new(task_output::TaskStopTool)),
+        Arc::new(Typed::new(todo::TodoWriteTool)),
         Arc::new(Typed::new(write::WriteTool)),
     ]
 }

@@ -19,6 +19,15 @@ pub struct DuplicateTool(pub String);
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// Older names still answered (`BashOutput` → `TaskOutput`), never offered to the model.
+    aliases: BTreeMap<String, Alias>,
+}
+
+/// An older name of a tool, and the input keys it used that the tool now calls otherwise.
+#[derive(Debug, Clone)]
+struct Alias {
+    target: String,
+    renames: &'static [(&'static str, &'static str)],
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -40,7 +49,25 @@ impl ToolRegistry {
             // Built-in names are distinct by construction.
             let _ = r.register(t);
         }
+        r.register_alias("BashOutput", "TaskOutput", &[("bash_id", "task_id")]);
+        r.register_alias("KillShell", "TaskStop", &[("shell_id", "task_id")]);
         r
+    }
+
+    /// Answer calls to `alias` with the tool `target`, renaming these input keys first.
+    pub fn register_alias(
+        &mut self,
+        alias: &str,
+        target: &str,
+        renames: &'static [(&'static str, &'static str)],
+    ) {
+        self.aliases.insert(
+            alias.to_owned(),
+            Alias {
+                target: target.to_owned(),
+                renames,
+            },
+        );
     }
 
     /// Add a tool.
@@ -63,9 +90,13 @@ impl ToolRegistry {
         self.tools.remove(name).is_some()
     }
 
-    /// Look a tool up by name.
+    /// Look a tool up by name (or by an older name of it).
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.tools.get(name).or_else(|| {
+            self.aliases
+                .get(name)
+                .and_then(|alias| self.tools.get(&alias.target))
+        })
     }
 
     /// Registered names, sorted.
@@ -99,9 +130,18 @@ impl ToolRegistry {
 
     /// Call a tool by name; unknown names get Claude Code's error result.
     pub async fn call(&self, name: &str, input: Value, ctx: &ToolContext) -> ToolOutput {
-        match self.tools.get(name) {
-            Some(t) => t.call(input, ctx).await,
-            None => self.unknown(name),
+        if let Some(t) = self.tools.get(name) {
+            return t.call(input, ctx).await;
+        }
+        match self.aliases.get(name) {
+            Some(alias) if self.tools.contains_key(&alias.target) => {
+                let input = rename_keys(input, alias.renames);
+                match self.tools.get(&alias.target) {
+                    Some(t) => t.call(input, ctx).await,
+                    None => self.unknown(name),
+                }
+            }
+            _ => self.unknown(name),
         }
     }
 
@@ -122,6 +162,20 @@ impl ToolRegistry {
             None => unknown_tool(name),
         }
     }
+}
+
+/// The input with `from` keys renamed to `to` (when `to` is not already there).
+fn rename_keys(mut input: Value, renames: &[(&str, &str)]) -> Value {
+    if let Value::Object(map) = &mut input {
+        for (from, to) in renames {
+            if !map.contains_key(*to)
+                && let Some(v) = map.remove(*from)
+            {
+                map.insert((*to).to_owned(), v);
+            }
+        }
+    }
+    input
 }
 
 /// The result for a tool name that is not available.

@@ -404,20 +404,6 @@ async fn invalid_input_is_a_validation_error() {
 }
 
 #[tokio::test]
-async fn run_in_background_is_refused() {
-    let (dir, ctx) = workspace();
-    let out = bash(
-        json!({ "command": "touch ran", "run_in_background": true, "description": "touch" }),
-        &ctx,
-    )
-    .await;
-    assert!(out.is_error);
-    let text = out.text_content();
-    assert!(text.starts_with("<tool_use_error>Background commands are not supported yet"));
-    assert!(!dir.path().join("ran").exists());
-}
-
-#[tokio::test]
 async fn optional_fields_accepted() {
     let (_dir, ctx) = workspace();
     let out = bash(

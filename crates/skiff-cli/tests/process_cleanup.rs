@@ -1,0 +1,124 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! No command outlives skiff: background commands die when the session ends, and both
+//! background and foreground commands die when skiff itself is killed with SIGKILL.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::json;
+
+fn alive(pid: i32) -> bool {
+    if kill(Pid::from_raw(pid), None).is_err() {
+        return false;
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_none_or(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+fn gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn read_pid(path: &Path) -> i32 {
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().parse().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+fn skiff(home: &Path, ws: &Path, script: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("SKIFF_HOME", home.join(".skiff"))
+        .current_dir(ws)
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .args(["--permission-mode", "bypassPermissions"])
+        .args(["--provider", "script", "--script"])
+        .arg(script);
+    cmd
+}
+
+fn bash(command: &str, background: bool) -> serde_json::Value {
+    json!({"content": [{"type": "tool_use", "name": "Bash",
+        "input": {"command": command, "run_in_background": background}}]})
+}
+
+#[test]
+fn sigkill_of_skiff_kills_its_background_and_foreground_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("script.json");
+    let turns = vec![
+        bash("echo $$ > bg.pid; exec sleep 300", true),
+        bash("echo $$ > fg.pid; exec sleep 300", false),
+        json!({"content": [{"type": "text", "text": "done"}]}),
+    ];
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let mut child = skiff(home.path(), ws.path(), &script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let bg = read_pid(&ws.path().join("bg.pid"));
+    let fg = read_pid(&ws.path().join("fg.pid"));
+    assert!(alive(bg) && alive(fg));
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGKILL,
+    )
+    .unwrap();
+    child.wait().unwrap();
+    assert!(gone(bg), "the background command outlived a killed skiff");
+    assert!(gone(fg), "the foreground command outlived a killed skiff");
+}
+
+#[test]
+fn background_commands_end_with_the_session() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("script.json");
+    let turns = vec![
+        bash("sleep 300 & echo $! > bg.pid; wait", true),
+        json!({"content": [{"type": "tool_use", "name": "TaskOutput",
+            "input": {"task_id": "nope", "block": false}}]}),
+        json!({"content": [{"type": "text", "text": "done"}]}),
+    ];
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let out = skiff(home.path(), ws.path(), &script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Command running in background with ID: b"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("No task found with ID: nope"));
+    let init = stdout
+        .lines()
+        .find(|l| l.contains("\"subtype\":\"init\""))
+        .unwrap();
+    assert!(init.contains("\"TaskOutput\"") && init.contains("\"TaskStop\""));
+    let bg = read_pid(&ws.path().join("bg.pid"));
+    assert!(gone(bg), "a background command outlived skiff -p");
+}

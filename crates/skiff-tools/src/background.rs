@@ -1,0 +1,310 @@
+//! Background commands (`Bash` with `run_in_background: true`): each runs in its own process
+//! group with its output going to a file; the session's [`BackgroundShells`] knows them, the
+//! `TaskOutput` and `TaskStop` tools read and stop them, and every group still running is
+//! killed when the registry is dropped (the session ended) or, through
+//! [`crate::process_guard`], when skiff is killed.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::sync::watch;
+
+/// Where a background command stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellState {
+    /// Still running.
+    Running,
+    /// The shell exited with this code (128 + signal when a signal ended it).
+    Exited(i32),
+    /// Stopped by `TaskStop` or at the end of the session.
+    Killed,
+}
+
+impl ShellState {
+    /// Claude Code's status word: running, completed, failed or killed.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Exited(0) => "completed",
+            Self::Exited(_) => "failed",
+            Self::Killed => "killed",
+        }
+    }
+}
+
+/// One background command.
+#[derive(Debug)]
+pub struct Shell {
+    /// Its id (`b` and eight base-36 characters).
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// The call's description, if it gave one.
+    pub description: Option<String>,
+    /// The file its stdout and stderr go to.
+    pub output_path: PathBuf,
+    /// When it started.
+    pub started: Instant,
+    pgid: i32,
+    state: watch::Receiver<ShellState>,
+    /// Set before a deliberate kill, so the waiter records `Killed` rather than the signal.
+    stopping: std::sync::atomic::AtomicBool,
+    /// How far `TaskOutput` has read the output file.
+    read_offset: Mutex<u64>,
+    /// The end was reported to the model (a `TaskOutput` saw it, or a notice was sent).
+    end_reported: std::sync::atomic::AtomicBool,
+}
+
+impl Shell {
+    /// Where it stands now.
+    pub fn state(&self) -> ShellState {
+        *self.state.borrow()
+    }
+
+    /// Wait until it ends, at most `timeout`, or until `cancel` fires; returns the state then.
+    pub async fn wait(
+        &self,
+        timeout: Duration,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> ShellState {
+        let mut rx = self.state.clone();
+        let ended = async {
+            // An error means the waiter is gone; the last value is final then.
+            let _ = rx.wait_for(|s| *s != ShellState::Running).await;
+        };
+        tokio::select! {
+            () = ended => {},
+            () = tokio::time::sleep(timeout) => {},
+            () = cancel.cancelled() => {},
+        }
+        self.state()
+    }
+
+    /// The output written since the last call (at most the last `max_bytes` of it, with the
+    /// number of bytes skipped), lossily decoded.
+    pub fn read_new(&self, max_bytes: u64) -> std::io::Result<(String, u64)> {
+        let mut offset = self
+            .read_offset
+            .lock()
+            .map_err(|_| std::io::Error::other("output state poisoned"))?;
+        let mut file = std::fs::File::open(&self.output_path)?;
+        let len = file.metadata()?.len();
+        if len < *offset {
+            // Truncated by someone: start again from the beginning.
+            *offset = 0;
+        }
+        let available = len - *offset;
+        let skipped = available.saturating_sub(max_bytes);
+        file.seek(SeekFrom::Start(*offset + skipped))?;
+        let mut buf = Vec::new();
+        file.take(available - skipped).read_to_end(&mut buf)?;
+        *offset = len;
+        Ok((String::from_utf8_lossy(&buf).into_owned(), skipped))
+    }
+
+    /// Kill its process group (SIGKILL). Returns false if it had already ended.
+    pub fn stop(&self) -> bool {
+        if self.state() != ShellState::Running {
+            return false;
+        }
+        self.stopping.store(true, Ordering::SeqCst);
+        let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        true
+    }
+
+    /// Mark its end as reported; true the first time after it ended.
+    pub fn take_end_report(&self) -> bool {
+        self.state() != ShellState::Running && !self.end_reported.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// The background commands of one session.
+#[derive(Debug, Default)]
+pub struct BackgroundShells {
+    shells: Mutex<Vec<Arc<Shell>>>,
+}
+
+/// What a background start needs from the Bash tool: the spawned shell (leader of its own
+/// process group) and where its output goes.
+pub(crate) struct Started {
+    pub child: tokio::process::Child,
+    pub output_path: PathBuf,
+}
+
+impl BackgroundShells {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// All shells, oldest first.
+    pub fn list(&self) -> Vec<Arc<Shell>> {
+        self.shells.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The shell with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Shell>> {
+        self.list().into_iter().find(|s| s.id == id)
+    }
+
+    /// Shells that ended and whose end the model has not heard of yet (each reported once).
+    pub fn take_ended(&self) -> Vec<Arc<Shell>> {
+        self.list()
+            .into_iter()
+            .filter(|s| s.take_end_report())
+            .collect()
+    }
+
+    /// Kill every shell still running.
+    pub fn stop_all(&self) {
+        for shell in self.list() {
+            shell.stop();
+        }
+    }
+
+    /// Track a started shell: a task waits for it and records how it ended.
+    pub(crate) fn adopt(
+        &self,
+        started: Started,
+        id: String,
+        command: String,
+        description: Option<String>,
+    ) -> Arc<Shell> {
+        let Started {
+            mut child,
+            output_path,
+        } = started;
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .unwrap_or(0);
+        crate::process_guard::watch(pgid);
+        let (tx, rx) = watch::channel(ShellState::Running);
+        let shell = Arc::new(Shell {
+            id,
+            command,
+            description,
+            output_path,
+            started: Instant::now(),
+            pgid,
+            state: rx,
+            stopping: Default::default(),
+            read_offset: Mutex::new(0),
+            end_reported: Default::default(),
+        });
+        let watched = Arc::clone(&shell);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let state = if watched.stopping.load(Ordering::SeqCst) {
+                ShellState::Killed
+            } else {
+                match status {
+                    Ok(status) => ShellState::Exited(crate::bash::exit_code(status)),
+                    Err(_) => ShellState::Exited(-1),
+                }
+            };
+            // What the shell left running in its group goes with it once nobody can stop it
+            // any more: the group is released only when it is empty.
+            if killpg(Pid::from_raw(pgid), None).is_err() {
+                crate::process_guard::release(pgid);
+            }
+            let _ = tx.send(state);
+        });
+        if let Ok(mut shells) = self.shells.lock() {
+            shells.push(Arc::clone(&shell));
+        }
+        shell
+    }
+}
+
+impl Drop for BackgroundShells {
+    fn drop(&mut self) {
+        let shells = match self.shells.get_mut() {
+            Ok(shells) => std::mem::take(shells),
+            Err(poisoned) => std::mem::take(poisoned.into_inner()),
+        };
+        for shell in shells {
+            // Running, or ended but with processes left in its group: the session is over.
+            let _ = killpg(Pid::from_raw(shell.pgid), Signal::SIGKILL);
+            crate::process_guard::release(shell.pgid);
+        }
+    }
+}
+
+/// A new id: `b` and eight base-36 characters.
+pub(crate) fn new_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut x = RandomState::new().hash_one((n, std::process::id(), Instant::now()));
+    let mut id = String::from("b");
+    for _ in 0..8 {
+        let d = (x % 36) as u32;
+        x /= 36;
+        id.push(char::from_digit(d, 36).unwrap_or('0'));
+    }
+    id
+}
+
+/// The directory for output files: `$TMPDIR/skiff-<uid>/tasks`, private to the user.
+pub(crate) fn output_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let uid = nix::unistd::getuid();
+    let base = std::env::temp_dir().join(format!("skiff-{uid}"));
+    let dir = base.join("tasks");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    // Refuse a directory someone else made for us to write into.
+    let meta = std::fs::symlink_metadata(&base)?;
+    if !meta.is_dir() || std::os::unix::fs::MetadataExt::uid(&meta) != uid.as_raw() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a directory owned by this user",
+            base.display()
+        )));
+    }
+    let _ = std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700));
+    Ok(dir)
+}
+
+/// Create the output file for `id` (new, private).
+pub(crate) fn create_output(dir: &Path, id: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!("{id}.output"));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    Ok((path, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_distinct_and_shaped() {
+        let a = new_id();
+        let b = new_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 9);
+        assert!(a.starts_with('b'));
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric()));
+    }
+
+    #[test]
+    fn state_words() {
+        assert_eq!(ShellState::Running.word(), "running");
+        assert_eq!(ShellState::Exited(0).word(), "completed");
+        assert_eq!(ShellState::Exited(2).word(), "failed");
+        assert_eq!(ShellState::Killed.word(), "killed");
+    }
+}

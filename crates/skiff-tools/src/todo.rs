@@ -1,0 +1,144 @@
+//! `TodoWrite`: the model's task list for the session, replaced whole on each call, with
+//! Claude Code's schema, result text and `{oldTodos, newTodos}` structured result. The list
+//! lives in the session's [`TodoList`] so front ends can show it and compaction can keep it.
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::context::ToolContext;
+use crate::tool::{ToolOutput, TypedTool};
+
+/// The text the model gets back (Claude Code's).
+pub const TODO_RESULT: &str = "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable";
+
+/// A todo's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One entry of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Todo {
+    /// What to do, in the imperative ("Run the tests").
+    #[schemars(length(min = 1))]
+    pub content: String,
+    /// Its state.
+    pub status: TodoStatus,
+    /// The same in the present continuous, shown while it runs ("Running the tests").
+    #[serde(rename = "activeForm")]
+    #[schemars(length(min = 1))]
+    pub active_form: String,
+}
+
+/// Input of `TodoWrite`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoWriteInput {
+    /// The updated todo list
+    pub todos: Vec<Todo>,
+}
+
+/// The session's todo list.
+#[derive(Debug, Default)]
+pub struct TodoList(Mutex<Vec<Todo>>);
+
+impl TodoList {
+    /// The current list.
+    pub fn get(&self) -> Vec<Todo> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Replace the list; returns the old one.
+    pub fn replace(&self, todos: Vec<Todo>) -> Vec<Todo> {
+        match self.0.lock() {
+            Ok(mut l) => std::mem::replace(&mut *l, todos),
+            Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), todos),
+        }
+    }
+
+    /// The list as a reminder for the model (after compaction), or `None` when it is empty.
+    pub fn reminder(&self) -> Option<String> {
+        let todos = self.get();
+        if todos.is_empty() {
+            return None;
+        }
+        let list = serde_json::to_string(&todos).unwrap_or_default();
+        Some(format!(
+            "<system-reminder>\nYour todo list, kept from before the conversation was summarized \
+             (continue to keep it up to date with TodoWrite):\n\n{list}\n</system-reminder>"
+        ))
+    }
+}
+
+/// The `TodoWrite` tool.
+#[derive(Debug, Default)]
+pub struct TodoWriteTool;
+
+#[async_trait]
+impl TypedTool for TodoWriteTool {
+    type Input = TodoWriteInput;
+    const NAME: &'static str = "TodoWrite";
+
+    fn description(&self) -> &str {
+        "Create and manage a structured task list for the current session: it tracks progress \
+         on multi-step work and shows the user what you are doing. Use it for tasks with three \
+         or more steps or when the user gives several tasks; skip it for a single trivial step. \
+         Each call replaces the whole list. Every todo has `content` (imperative: \"Run the \
+         tests\"), `activeForm` (present continuous: \"Running the tests\") and `status` \
+         (pending, in_progress, completed). Keep exactly one todo in_progress while working, \
+         mark each completed as soon as it is done (not in batches), and never mark a todo \
+         completed while its tests fail or its work is partial."
+    }
+
+    fn is_read_only(&self) -> bool {
+        // It changes nothing outside the session, so no permission prompt is needed for it.
+        true
+    }
+
+    fn is_concurrency_safe(&self, _input: &TodoWriteInput) -> bool {
+        // Two lists written at once would race: one at a time, in request order.
+        false
+    }
+
+    async fn run(&self, input: TodoWriteInput, ctx: &ToolContext) -> ToolOutput {
+        let new = input.todos;
+        let old = ctx.todos.replace(new.clone());
+        ToolOutput::text(TODO_RESULT).with_structured(json!({
+            "oldTodos": old,
+            "newTodos": new,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reminder_lists_the_todos() {
+        let list = TodoList::default();
+        assert!(list.reminder().is_none());
+        list.replace(vec![Todo {
+            content: "Run tests".into(),
+            status: TodoStatus::InProgress,
+            active_form: "Running tests".into(),
+        }]);
+        let r = list.reminder().unwrap();
+        assert!(
+            r.contains(r#""status":"in_progress""#)
+                && r.contains(r#""activeForm":"Running tests""#)
+        );
+    }
+}
