@@ -137,8 +137,23 @@ impl<W: Write> OutputWriter<W> {
                 self.rows = None;
                 self.end_line()?;
                 match other {
-                    Piece::ToolCall { name, summary } => eprintln!("● {name}({summary})"),
-                    Piece::ToolOutcome { line, .. } => eprintln!("  ⎿ {line}"),
+                    Piece::ToolCall {
+                        name,
+                        summary,
+                        nested,
+                    } => {
+                        let indent = if nested { "    " } else { "" };
+                        eprintln!("{indent}● {name}({summary})");
+                    }
+                    Piece::ToolOutcome { line, nested, .. } => {
+                        let indent = if nested { "    " } else { "" };
+                        eprintln!("{indent}  ⎿ {line}");
+                    }
+                    Piece::Todos(todos) => {
+                        for todo in &todos {
+                            eprintln!("  {}", todo.render());
+                        }
+                    }
                     Piece::Retry(text) => eprintln!("[skiff] {text}"),
                     Piece::Notice { level, message } => eprintln!("[skiff] {level}: {message}"),
                     Piece::Compacted { pre_tokens } => {

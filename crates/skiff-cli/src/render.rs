@@ -116,7 +116,11 @@ impl<W: Write> Renderer<W> {
                     self.at_line_start = self.col == 0;
                 }
             }
-            Piece::ToolCall { name, summary } => {
+            Piece::ToolCall {
+                name,
+                summary,
+                nested,
+            } => {
                 self.rows = None;
                 self.clear_spinner();
                 self.end_line();
@@ -125,19 +129,40 @@ impl<W: Write> Renderer<W> {
                 } else {
                     "●"
                 };
-                self.write(&format!("{dot} {name}({summary})\n"));
+                let indent = if nested { "    " } else { "" };
+                self.write(&format!("{indent}{dot} {name}({summary})\n"));
                 self.set_spinner(&format!("Running {name}"));
             }
-            Piece::ToolOutcome { line, is_error } => {
+            Piece::ToolOutcome {
+                line,
+                is_error,
+                nested,
+            } => {
                 self.rows = None;
                 self.clear_spinner();
+                let indent = if nested { "    " } else { "" };
                 let styled = match (self.color, is_error) {
-                    (true, true) => format!("  \x1b[2m⎿\x1b[0m \x1b[31m{line}\x1b[0m\n"),
-                    (true, false) => format!("  \x1b[2m⎿ {line}\x1b[0m\n"),
-                    _ => format!("  ⎿ {line}\n"),
+                    (true, true) => {
+                        format!("{indent}  \x1b[2m⎿\x1b[0m \x1b[31m{line}\x1b[0m\n")
+                    }
+                    (true, false) => format!("{indent}  \x1b[2m⎿ {line}\x1b[0m\n"),
+                    _ => format!("{indent}  ⎿ {line}\n"),
                 };
                 self.write(&styled);
                 self.set_spinner("Thinking");
+            }
+            Piece::Todos(todos) => {
+                self.rows = None;
+                self.clear_spinner();
+                for todo in &todos {
+                    let line = todo.render();
+                    let styled = match (self.color, todo.status.as_str()) {
+                        (true, "completed") => format!("  \x1b[2m{line}\x1b[0m\n"),
+                        (true, "in_progress") => format!("  \x1b[1m{line}\x1b[0m\n"),
+                        _ => format!("  {line}\n"),
+                    };
+                    self.write(&styled);
+                }
             }
             Piece::Retry(text) => self.note(&format!("[skiff] {text}\n")),
             Piece::Notice { level, message } => {

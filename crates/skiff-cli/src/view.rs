@@ -14,6 +14,54 @@ use skiff_core::Event;
 use skiff_protocol::sdk::{ResultMessage, SdkMessage, SystemMessage};
 use skiff_protocol::{ContentBlock, Delta, MessageContent, StreamEvent, ToolResultContent};
 
+/// One entry of a shown todo list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TodoLine {
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
+    /// The text (the active form while in progress).
+    pub text: String,
+}
+
+impl TodoLine {
+    /// The list of a TodoWrite call's input (entries that do not parse are left out).
+    pub fn from_input(input: &serde_json::Value) -> Vec<Self> {
+        input
+            .get("todos")
+            .and_then(|t| t.as_array())
+            .map(|todos| {
+                todos
+                    .iter()
+                    .filter_map(|t| {
+                        let status = t.get("status")?.as_str()?.to_owned();
+                        let key = if status == "in_progress" {
+                            "activeForm"
+                        } else {
+                            "content"
+                        };
+                        let text = t
+                            .get(key)
+                            .or_else(|| t.get("content"))?
+                            .as_str()?
+                            .to_owned();
+                        Some(Self { status, text })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `☐ text`, `◐ text` or `☑ text`.
+    pub fn render(&self) -> String {
+        let mark = match self.status.as_str() {
+            "completed" => "☑",
+            "in_progress" => "◐",
+            _ => "☐",
+        };
+        format!("{mark} {}", self.text)
+    }
+}
+
 /// One thing to show.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Piece {
@@ -30,6 +78,8 @@ pub enum Piece {
         name: String,
         /// Its main argument, on one line.
         summary: String,
+        /// Made by a subagent (shown indented under its Task call).
+        nested: bool,
     },
     /// A tool call's outcome: `⎿ line`.
     ToolOutcome {
@@ -37,7 +87,11 @@ pub enum Piece {
         line: String,
         /// The call failed.
         is_error: bool,
+        /// Of a subagent's call.
+        nested: bool,
     },
+    /// The model's todo list as it now stands (after a TodoWrite call).
+    Todos(Vec<TodoLine>),
     /// A retry announcement.
     Retry(String),
     /// A notice (`level`: info or warning).
@@ -148,23 +202,30 @@ impl View {
         match frame {
             SdkMessage::StreamEvent(s) => self.stream_event(&s.event, out),
             SdkMessage::Assistant(a) => {
+                let nested = a.parent_tool_use_id.is_some();
                 for block in &a.message.content {
                     if let ContentBlock::ToolUse(t) = block {
                         self.tool_names.insert(t.id.clone(), t.name.clone());
-                        let call = Piece::ToolCall {
+                        let mut calls = vec![Piece::ToolCall {
                             name: t.name.clone(),
                             summary: tool_summary(&t.name, &t.input),
-                        };
-                        // The session shows calls once their message is complete.
-                        if self.complete {
-                            out.push(call);
+                            nested,
+                        }];
+                        if t.name == "TodoWrite" && !nested {
+                            calls.push(Piece::Todos(TodoLine::from_input(&t.input)));
+                        }
+                        // The session shows calls once their message is complete (a
+                        // subagent's arrive complete).
+                        if self.complete || nested {
+                            out.append(&mut calls);
                         } else {
-                            self.calls.push(call);
+                            self.calls.append(&mut calls);
                         }
                     }
                 }
             }
             SdkMessage::User(u) => {
+                let nested = u.parent_tool_use_id.is_some();
                 // Tools run once their message is complete; announce calls not yet shown.
                 out.append(&mut self.calls);
                 if let MessageContent::Blocks(blocks) = &u.message.content {
@@ -175,6 +236,7 @@ impl View {
                             out.push(Piece::ToolOutcome {
                                 line: outcome_line(&tool, is_error, r.content.as_ref()),
                                 is_error,
+                                nested,
                             });
                         }
                     }
@@ -235,6 +297,24 @@ pub fn tool_summary(name: &str, input: &serde_json::Value) -> String {
         "Read" | "Write" | "Edit" => "file_path",
         "Glob" | "Grep" => "pattern",
         "LS" => "path",
+        "NotebookEdit" => "notebook_path",
+        "WebFetch" => "url",
+        "TaskOutput" | "TaskStop" => "task_id",
+        "Task" | "Agent" => {
+            let kind = input.get("subagent_type").and_then(|v| v.as_str());
+            let what = input.get("description").and_then(|v| v.as_str());
+            if let (Some(kind), Some(what)) = (kind, what) {
+                return one_line(&format!("{kind}: {what}"), 80);
+            }
+            ""
+        }
+        "TodoWrite" => {
+            let n = input
+                .get("todos")
+                .and_then(|t| t.as_array())
+                .map_or(0, Vec::len);
+            return format!("{n} todo{}", if n == 1 { "" } else { "s" });
+        }
         _ => "",
     };
     let text = input
@@ -505,6 +585,72 @@ mod tests {
             ],
         );
         assert!(out.iter().any(|p| matches!(p, Piece::ToolCall { .. })));
+    }
+
+    fn frame_of(name: &str, input: serde_json::Value, parent: Option<&str>) -> Event {
+        let Event::Frame(SdkMessage::Assistant(mut a)) = call_frame() else {
+            unreachable!()
+        };
+        a.message.content = vec![ContentBlock::ToolUse(skiff_protocol::ToolUseBlock {
+            id: "t2".into(),
+            name: name.into(),
+            input,
+            cache_control: None,
+        })];
+        a.parent_tool_use_id = parent.map(str::to_owned);
+        Event::Frame(SdkMessage::Assistant(a))
+    }
+
+    #[test]
+    fn todo_lists_and_subagent_calls() {
+        let todos = serde_json::json!({"todos": [
+            {"content": "Run tests", "activeForm": "Running tests", "status": "in_progress"},
+            {"content": "Fix bug", "activeForm": "Fixing bug", "status": "completed"},
+            {"content": "Ship", "activeForm": "Shipping", "status": "pending"}
+        ]});
+        let mut v = View::new(false);
+        let out = pieces(
+            &mut v,
+            &[
+                start(),
+                Event::Delta(StreamEvent::MessageStop),
+                frame_of("TodoWrite", todos, None),
+            ],
+        );
+        let lines: Vec<String> = out
+            .iter()
+            .find_map(|p| match p {
+                Piece::Todos(t) => Some(t.iter().map(TodoLine::render).collect()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(lines, ["◐ Running tests", "☑ Fix bug", "☐ Ship"]);
+        assert!(
+            out.iter()
+                .any(|p| matches!(p, Piece::ToolCall { summary, .. } if summary == "3 todos"))
+        );
+
+        // A subagent's call is shown at once, nested.
+        let mut v = View::new(false);
+        let out = pieces(
+            &mut v,
+            &[frame_of(
+                "Read",
+                serde_json::json!({"file_path": "a"}),
+                Some("t1"),
+            )],
+        );
+        assert!(
+            out.iter()
+                .any(|p| matches!(p, Piece::ToolCall { nested: true, name, .. } if name == "Read"))
+        );
+        assert_eq!(
+            tool_summary(
+                "Task",
+                &serde_json::json!({"subagent_type": "Explore", "description": "find x"})
+            ),
+            "Explore: find x"
+        );
     }
 
     #[test]
