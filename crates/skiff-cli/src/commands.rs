@@ -2,6 +2,7 @@
 //! (/compact, /resume, ...) slot in as rows. Handlers see the session's [`Status`] and say
 //! what to do; the REPL does it through the session.
 
+use skiff_core::commands::CommandSet;
 use skiff_core::{PermissionMode, Status};
 
 /// What the REPL does after a command.
@@ -128,21 +129,37 @@ pub fn is_command(line: &str) -> bool {
     })
 }
 
-/// Run `line` if it is a slash command (`None` when it is a prompt).
+/// Run `line` if it is a slash command (`None` when it is a prompt); see [`dispatch_with`].
+/// For front ends that do not offer custom commands.
+#[allow(dead_code)]
 pub fn dispatch(status: &Status, line: &str) -> Option<Action> {
+    dispatch_with(status, line, &CommandSet::default())
+}
+
+/// Run `line` if it is a built-in slash command; `None` when it is a prompt — including a
+/// custom command of `custom`, which the session expands.
+pub fn dispatch_with(status: &Status, line: &str, custom: &CommandSet) -> Option<Action> {
     let rest = line.trim().strip_prefix('/')?;
     // A path like /etc/hosts typed as a prompt is not a command.
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     if name.contains('/') {
         return None;
     }
-    Some(match COMMANDS.iter().find(|c| c.name == name) {
-        Some(c) => (c.run)(status, args.trim()),
-        None => Action::Output(format!("Unknown command /{name}.\n{}", list())),
-    })
+    if name == "help" {
+        return Some(Action::Output(list(custom)));
+    }
+    match COMMANDS.iter().find(|c| c.name == name) {
+        Some(c) => Some((c.run)(status, args.trim())),
+        None if custom.user_command(name).is_some() => None,
+        None => Some(Action::Output(format!(
+            "Unknown command /{name}.\n{}",
+            list(custom)
+        ))),
+    }
 }
 
-fn list() -> String {
+/// `/help`: the built-in commands, then the custom commands and skills.
+fn list(custom: &CommandSet) -> String {
     let mut s = String::from("Commands:\n");
     for c in COMMANDS {
         let usage = if c.args.is_empty() {
@@ -152,6 +169,25 @@ fn list() -> String {
         };
         s.push_str(&format!("  {usage:<22} {}\n", c.help));
     }
+    let mine: Vec<_> = custom
+        .commands()
+        .iter()
+        .filter(|c| c.user_invocable)
+        .collect();
+    if !mine.is_empty() {
+        s.push_str("Custom commands and skills:\n");
+        for c in mine {
+            let usage = match &c.argument_hint {
+                Some(hint) => format!("/{} {hint}", c.name),
+                None => format!("/{}", c.name),
+            };
+            s.push_str(&format!(
+                "  {usage:<22} {} ({})\n",
+                c.description,
+                c.origin()
+            ));
+        }
+    }
     s.push_str(
         "Alt-Enter or a trailing \\ continues a line; Ctrl-C interrupts a turn; Ctrl-D exits.",
     );
@@ -159,7 +195,7 @@ fn list() -> String {
 }
 
 fn help(_: &Status, _: &str) -> Action {
-    Action::Output(list())
+    Action::Output(list(&CommandSet::default()))
 }
 
 fn clear(_: &Status, _: &str) -> Action {

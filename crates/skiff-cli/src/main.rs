@@ -21,6 +21,7 @@ mod repl;
 mod sessions;
 mod settings;
 mod setup;
+mod slash;
 mod stdio;
 mod trust;
 mod view;

@@ -159,6 +159,8 @@ pub fn run_repl(
         agent.config().cwd.display()
     );
     let cwd = agent.config().cwd.clone();
+    // Custom commands and skills (for /help; the session expands them).
+    let mut custom = Arc::clone(&agent.config().commands);
     renderer.say(&if color {
         format!("\x1b[2m{banner}\x1b[0m")
     } else {
@@ -231,7 +233,7 @@ pub fn run_repl(
                 return Ok(ExitCode::FAILURE);
             }
         };
-        match commands::dispatch(&status, prompt) {
+        match commands::dispatch_with(&status, prompt, &custom) {
             None => run_turn(
                 rt,
                 &mut session,
@@ -266,6 +268,7 @@ pub fn run_repl(
                 if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {
                     input.engine = engine;
                     mcp = servers;
+                    custom = Arc::clone(&resumed.config().commands);
                     let old = std::mem::replace(&mut session, {
                         let _rt = rt.enter();
                         resumed.spawn()

@@ -106,6 +106,11 @@ pub fn build_with(
     let model = skiff_llm::resolve_alias(&settings.model.value);
 
     let mut tools = ToolRegistry::with_builtins();
+    // Custom slash commands and skills; the model loads skills with the Skill tool.
+    let commands = crate::slash::load(args, &settings, &cwd);
+    if let Some(skill) = skiff_core::commands::SkillTool::for_commands(Arc::clone(&commands)) {
+        let _ = tools.register(skill);
+    }
     if let Some(list) = &args.tools {
         let names: Vec<&str> = list
             .iter()
@@ -258,6 +263,7 @@ pub fn build_with(
         .map_err(|e| anyhow::anyhow!("{e} (from {})", settings.permissions.mode.source))?;
     refuse_bypass_as_root(config.permission_mode)?;
     config.deltas = deltas;
+    config.commands = commands;
     config
         .init_extra
         .insert("sandbox".into(), sandbox.to_json());

@@ -215,6 +215,8 @@ struct Driver {
     last_error: bool,
     /// stdin ended: the host can no longer answer, so its questions get the default answer.
     eof: bool,
+    /// Custom commands and skills (`initialize.commands`).
+    commands: Arc<skiff_core::commands::CommandSet>,
 }
 
 /// Run the protocol until stdin ends and the work is done.
@@ -279,6 +281,7 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         sdk,
         session_id: agent.config().session_id.clone(),
         cwd: agent.config().cwd.clone(),
+        commands: Arc::clone(&agent.config().commands),
         agent: Some(agent),
         session: None,
         engine: built.engine,
@@ -458,10 +461,20 @@ impl Driver {
             .as_ref()
             .map(|a| a.config().api_key_source.clone())
             .unwrap_or_else(|| "none".to_owned());
+        let commands: Vec<Value> = self
+            .commands
+            .commands()
+            .iter()
+            .filter(|c| c.user_invocable)
+            .map(|c| {
+                json!({"name": c.name, "description": c.description,
+                    "argumentHint": c.argument_hint.as_deref().unwrap_or("")})
+            })
+            .collect();
         self.out.success(
             id,
             json!({
-                "commands": [],
+                "commands": commands,
                 "agents": [],
                 "output_style": "default",
                 "available_output_styles": ["default"],

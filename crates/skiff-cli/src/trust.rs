@@ -122,6 +122,10 @@ pub fn project_config_files(cwd: &Path) -> Vec<PathBuf> {
         ".skiff/settings.local.json",
         ".env",
         ".mcp.json",
+        ".claude/commands",
+        ".claude/skills",
+        ".skiff/commands",
+        ".skiff/skills",
     ]
     .iter()
     .map(|f| cwd.join(f))

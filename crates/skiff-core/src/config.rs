@@ -62,6 +62,9 @@ pub struct AgentConfig {
     pub price: Option<skiff_llm::ModelInfo>,
     /// Extra fields of the `system/init` frame (the front end's, e.g. `sandbox`).
     pub init_extra: skiff_protocol::JsonMap,
+    /// Slash commands: the front end's built-in names and the custom commands and skills
+    /// (`system/init.slash_commands` and `skills`; `/name args` prompts are expanded).
+    pub commands: std::sync::Arc<crate::commands::CommandSet>,
 }
 
 impl Default for AgentConfig {
@@ -91,6 +94,7 @@ impl Default for AgentConfig {
             compact_tools: false,
             price: None,
             init_extra: skiff_protocol::JsonMap::new(),
+            commands: std::sync::Arc::default(),
         }
     }
 }

@@ -54,6 +54,7 @@
 //! ```
 
 mod agent;
+pub mod commands;
 pub mod compaction;
 mod config;
 pub mod context;

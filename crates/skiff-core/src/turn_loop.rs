@@ -60,6 +60,8 @@ struct RunState {
     stop_hook_active: bool,
     /// Continuations forced by Stop hooks in a row.
     stop_continuations: u32,
+    /// What a slash command changed for this turn (grants, model).
+    command: crate::commands::turn::TurnCommand,
 }
 
 /// How a run ended (before it becomes a result frame).
@@ -89,15 +91,20 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         merge_next_assistant: false,
         stop_hook_active: false,
         stop_continuations: 0,
+        command: Default::default(),
     };
     core.prompt_id = Some(new_uuid());
     let before = prompt_hooks(core, &input, io).await;
     core.receive_late_tools().await;
     io.sink.emit(init_frame(core));
+    let (input, command) =
+        crate::commands::turn::TurnCommand::begin(core, input, before.is_ok(), io).await;
+    st.command = command;
     let end = match before {
         Ok(blocks) => run_loop(core, input, blocks, io, &mut st).await,
         Err(end) => end,
     };
+    std::mem::take(&mut st.command).end(core, io);
     // Whatever ended the turn, the history stays valid for the next request.
     core.conversation.repair();
     let result = result_frame(core, &st, end, io.sink);
@@ -334,7 +341,7 @@ async fn run_loop(
                     hook_common,
                     hook_stop: std::sync::Mutex::new(None),
                 };
-                let results = dispatcher.run_all(&tool_uses, cancel).await;
+                let mut results = dispatcher.run_all(&tool_uses, cancel).await;
                 let switched = dispatcher
                     .switched_mode
                     .into_inner()
@@ -352,6 +359,9 @@ async fn run_loop(
                         format!("The plan was approved: permission mode is now {mode}."),
                     );
                 }
+                st.command
+                    .after_tools(core, io, &tool_uses, &mut results)
+                    .await;
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {
@@ -446,8 +456,12 @@ fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink
 }
 
 fn init_frame(core: &Core) -> SdkMessage {
-    // The TypeScript SDK's type has these arrays; skiff has neither skills nor plugins yet.
+    // The TypeScript SDK's type has these arrays; skiff has no plugins yet.
     let mut extra = core.config.init_extra.clone();
+    extra.insert(
+        "skills".into(),
+        Value::from(core.config.commands.skill_names()),
+    );
     for key in ["skills", "plugins"] {
         extra.entry(key).or_insert_with(|| Value::Array(Vec::new()));
     }
@@ -458,7 +472,7 @@ fn init_frame(core: &Core) -> SdkMessage {
         mcp_servers: core.mcp_servers.clone(),
         model: core.config.model.clone(),
         permission_mode: core.config.permission_mode.as_str().to_owned(),
-        slash_commands: Vec::new(),
+        slash_commands: core.config.commands.slash_command_names(),
         api_key_source: core.config.api_key_source.clone(),
         claude_code_version: COMPAT_VERSION.to_owned(),
         output_style: "default".to_owned(),

@@ -277,14 +277,33 @@ impl PermissionEngine {
 
     /// Decide one call.
     pub fn decide(&self, q: &PermissionQuery<'_>) -> PermissionDecision {
-        let rules = self.read();
+        self.decide_in(&self.read(), q)
+    }
+
+    /// Decide one call with `grants` added to the allow rules (a command's `allowed-tools`).
+    pub fn decide_with_grants(
+        &self,
+        q: &PermissionQuery<'_>,
+        grants: &[Rule],
+    ) -> PermissionDecision {
+        if grants.is_empty() {
+            return self.decide(q);
+        }
+        let mut rules = self.rules();
+        for g in grants {
+            rules.push(RuleKind::Allow, g.clone());
+        }
+        self.decide_in(&rules, q)
+    }
+
+    fn decide_in(&self, rules: &RuleSet, q: &PermissionQuery<'_>) -> PermissionDecision {
         let verdict = match q.tool {
-            "Bash" => self.bash(&rules, q),
+            "Bash" => self.bash(rules, q),
             // Leaving plan mode is the user's call, whatever the rules say.
             "ExitPlanMode" if q.mode == PermissionMode::BypassPermissions => Verdict::Allow,
             "ExitPlanMode" => return self.ask(q),
-            t if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => self.file_tool(&rules, q),
-            _ => self.other_tool(&rules, q),
+            t if READ_TOOLS.contains(&t) || EDIT_TOOLS.contains(&t) => self.file_tool(rules, q),
+            _ => self.other_tool(rules, q),
         };
         match verdict {
             Verdict::Allow => PermissionDecision::Allow,
@@ -607,6 +626,14 @@ impl PermissionEngine {
 impl PermissionChecker for PermissionEngine {
     async fn check(&self, query: &PermissionQuery<'_>) -> PermissionDecision {
         self.decide(query)
+    }
+
+    async fn check_with_grants(
+        &self,
+        query: &PermissionQuery<'_>,
+        grants: &[Rule],
+    ) -> PermissionDecision {
+        self.decide_with_grants(query, grants)
     }
 }
 

@@ -122,6 +122,24 @@ pub struct PermissionQuery<'a> {
 pub trait PermissionChecker: Send + Sync {
     /// Check one call.
     async fn check(&self, query: &PermissionQuery<'_>) -> PermissionDecision;
+
+    /// Check one call as if `grants` were extra allow rules (the `allowed-tools` of a command
+    /// or skill, for the turn that runs it); deny and ask rules still win. Checkers without
+    /// rules of their own let a grant naming the bare tool turn "ask" into "allow".
+    async fn check_with_grants(
+        &self,
+        query: &PermissionQuery<'_>,
+        grants: &[Rule],
+    ) -> PermissionDecision {
+        match self.check(query).await {
+            PermissionDecision::Ask { .. }
+                if grants.iter().any(|g| g.bare_tool() == Some(query.tool)) =>
+            {
+                PermissionDecision::Allow
+            }
+            d => d,
+        }
+    }
 }
 
 /// Answers "ask" decisions. `client` asks the session's client (see [`AskClient`]).
