@@ -234,6 +234,29 @@ pub fn render(s: &Settings) -> String {
         &s.text_tool_calls.source,
         "",
     );
+    let (v, src) = show(
+        s.small_model
+            .as_ref()
+            .map(|m| (quoted(&m.value), m.source.clone())),
+        "claude-haiku-4-5 on Anthropic, else the session's model",
+    );
+    line("skiff.smallModel", v, &src, "");
+    if s.web_fetch_private_hosts.is_empty() {
+        line(
+            "skiff.webFetch.allowPrivateHosts",
+            "[]".to_owned(),
+            &Source::Default,
+            "",
+        );
+    }
+    for h in &s.web_fetch_private_hosts {
+        line(
+            "skiff.webFetch.allowPrivateHosts",
+            quoted(&h.value),
+            &h.source,
+            "",
+        );
+    }
 
     let p = &s.permissions;
     line(

@@ -359,6 +359,14 @@ pub struct Settings {
     pub text_tool_calls: Sourced<bool>,
     /// Prices of a model skiff does not know (`skiff.pricing`); unknown models cost $0.
     pub pricing: Option<Sourced<layers::Pricing>>,
+    /// The small model of tools' side calls, WebFetch's (`skiff.smallModel`,
+    /// ANTHROPIC_SMALL_FAST_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL); unset = Haiku on Anthropic,
+    /// else the session's model.
+    pub small_model: Option<Sourced<String>>,
+    /// Hosts WebFetch may fetch from private, loopback or link-local addresses
+    /// (`skiff.webFetch.allowPrivateHosts`, pooled across files), beside the hosts of
+    /// `WebFetch(domain:…)` allow rules.
+    pub web_fetch_private_hosts: Vec<Sourced<String>>,
     /// Permission rules, mode and extra directories.
     pub permissions: Permissions,
     /// The Bash tool's sandbox.

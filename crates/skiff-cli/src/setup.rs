@@ -164,6 +164,7 @@ pub fn build_with(
     add_dirs.extend(session.tool_results_dir.clone());
     let tool_config = ToolConfig {
         sandbox: sandbox_config,
+        web_fetch: web_fetch_config(&settings, &rules),
         ..ToolConfig::default()
     };
     let mut ctx = ToolContext::with_dirs(&cwd, &add_dirs, tool_config)
@@ -252,6 +253,7 @@ pub fn build_with(
         ..AgentConfig::default()
     };
     settings.apply_to(&mut config);
+    config.small_model = settings.small_model.as_ref().map(|m| m.value.clone());
     if let Some(model) = crate::provider::default_model(&backend, &settings)? {
         config.model = model;
     }
@@ -416,6 +418,32 @@ fn command_hooks(settings: &Settings, cwd: &Path) -> Option<Arc<skiff_core::hook
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// WebFetch's limits and the hosts it may fetch from private addresses: the hosts of the
+/// `WebFetch(domain:…)` allow rules (not `domain:*`, which allows every public host) and
+/// `skiff.webFetch.allowPrivateHosts`.
+fn web_fetch_config(
+    settings: &Settings,
+    rules: &RuleSet,
+) -> skiff_tools::web_fetch::WebFetchConfig {
+    let mut hosts: Vec<String> = rules
+        .allow
+        .iter()
+        .filter_map(|r| r.web_fetch_domain())
+        .filter(|d| *d != "*")
+        .map(str::to_owned)
+        .collect();
+    hosts.extend(
+        settings
+            .web_fetch_private_hosts
+            .iter()
+            .map(|h| h.value.clone()),
+    );
+    skiff_tools::web_fetch::WebFetchConfig {
+        allow_private_hosts: hosts,
+        ..Default::default()
+    }
+}
 
 /// Extra directories: `--add-dir` ones must exist (error later); settings ones that don't
 /// exist are skipped with a warning so one stale entry does not block every run.

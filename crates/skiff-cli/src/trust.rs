@@ -167,9 +167,10 @@ pub fn strip_untrusted(doc: &mut serde_json::Value) -> Vec<String> {
             removed.push((*key).to_owned());
         }
     }
-    // Where the user's key goes is the user's choice.
+    // Where the user's key goes is the user's choice; so is what WebFetch may reach on the
+    // user's network.
     if let Some(skiff) = map.get_mut("skiff").and_then(|p| p.as_object_mut()) {
-        for key in ["baseUrl", "provider"] {
+        for key in ["baseUrl", "provider", "webFetch"] {
             if skiff.remove(key).is_some() {
                 removed.push(format!("skiff.{key}"));
             }

@@ -173,6 +173,12 @@ impl Agent {
             self.config.prompt_caching,
         );
         let price = self.config.price;
+        // Tools' side calls (WebFetch) go to the provider's small model unless the caller
+        // gave the context a side model of its own.
+        let mut ctx = self.ctx;
+        if ctx.side_model.is_none() {
+            ctx.side_model = Some(crate::side_calls::for_session(&self.provider, &self.config));
+        }
         // E.g. the server's prices and context window, looked up while the first call goes.
         self.provider.prepare(&self.config.model);
         let resumed = !self.history.is_empty();
@@ -181,7 +187,7 @@ impl Agent {
             config: self.config,
             provider: self.provider,
             tools: Arc::new(self.tools),
-            ctx: self.ctx,
+            ctx,
             permissions: self.permissions,
             approver: self.approver,
             hooks: self.hooks,

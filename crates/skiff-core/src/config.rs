@@ -60,6 +60,9 @@ pub struct AgentConfig {
     pub compact_tools: bool,
     /// Prices of the model when the table does not know them (`skiff.pricing`).
     pub price: Option<skiff_llm::ModelInfo>,
+    /// The small model of tools' side calls (WebFetch); `None`: Haiku on Anthropic, else the
+    /// session's model (see [`crate::side_calls::small_model`]).
+    pub small_model: Option<String>,
     /// Extra fields of the `system/init` frame (the front end's, e.g. `sandbox`).
     pub init_extra: skiff_protocol::JsonMap,
     /// Slash commands: the front end's built-in names and the custom commands and skills
@@ -93,6 +96,7 @@ impl Default for AgentConfig {
             deltas: DeltaMode::Frames,
             compact_tools: false,
             price: None,
+            small_model: None,
             init_extra: skiff_protocol::JsonMap::new(),
             commands: std::sync::Arc::default(),
         }

@@ -73,6 +73,7 @@ pub mod prompt;
 pub mod request;
 pub mod requests;
 pub mod session;
+pub mod side_calls;
 pub mod store;
 pub mod tokens;
 pub mod transcript;

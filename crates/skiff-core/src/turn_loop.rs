@@ -342,6 +342,7 @@ async fn run_loop(
                     hook_stop: std::sync::Mutex::new(None),
                 };
                 let mut results = dispatcher.run_all(&tool_uses, cancel).await;
+                crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
                 let switched = dispatcher
                     .switched_mode
                     .into_inner()

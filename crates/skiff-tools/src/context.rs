@@ -35,6 +35,8 @@ pub struct ToolConfig {
     pub ls_max_entries: usize,
     /// The Bash tool's sandbox (see [`crate::sandbox`]); `None` runs commands directly.
     pub sandbox: Option<SandboxConfig>,
+    /// WebFetch: limits, and the hosts it may fetch from private addresses.
+    pub web_fetch: crate::web_fetch::WebFetchConfig,
 }
 
 impl Default for ToolConfig {
@@ -59,6 +61,7 @@ impl Default for ToolConfig {
             glob_max_results: 100,
             ls_max_entries: 1_000,
             sandbox: None,
+            web_fetch: crate::web_fetch::WebFetchConfig::default(),
         }
     }
 }
@@ -77,6 +80,9 @@ pub struct ToolContext {
     /// Where Read, Write and Edit get and put text instead of the disk (an editor's buffers
     /// over ACP); `None` uses the disk.
     pub file_access: Option<Arc<dyn crate::file_access::FileAccess>>,
+    /// The session's small model, for tools that ask a model a question of their own
+    /// (WebFetch); `None`: such tools do without.
+    pub side_model: Option<Arc<dyn crate::side_model::SideModel>>,
     /// Cancelled when the call must stop (interrupt, timeout of the run).
     pub cancel: CancellationToken,
     /// Background commands of this session (`Bash` with `run_in_background`).
@@ -105,6 +111,7 @@ impl ToolContext {
             changes: Arc::default(),
             config: Arc::new(config),
             file_access: None,
+            side_model: None,
             cancel: CancellationToken::new(),
             background: Arc::default(),
             tool_use_id: None,

@@ -17,6 +17,7 @@ pub mod git_guard;
 pub mod glob;
 pub mod grep;
 pub mod ls;
+pub mod notebook;
 pub mod patch;
 pub mod path_guard;
 pub mod process_guard;
@@ -24,11 +25,13 @@ pub mod read;
 pub mod registry;
 pub mod sandbox;
 pub mod schema;
+pub mod side_model;
 pub mod task_output;
 pub mod todo;
 pub mod tool;
 pub mod truncate;
 pub mod validate;
+pub mod web_fetch;
 pub mod write;
 
 use std::sync::Arc;
@@ -39,6 +42,7 @@ pub use file_access::FileAccess;
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use sandbox::{SandboxConfig, SandboxStatus};
+pub use side_model::{SideModel, SideModelError, SideUsage};
 pub use tool::{Tool, ToolOutput, Typed, TypedTool};
 pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 
@@ -51,10 +55,12 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(Typed::new(glob::GlobTool)),
         Arc::new(Typed::new(grep::GrepTool)),
         Arc::new(Typed::new(ls::LsTool)),
+        Arc::new(Typed::new(notebook::edit::NotebookEditTool)),
         Arc::new(Typed::new(read::ReadTool)),
         Arc::new(Typed::new(task_output::TaskOutputTool)),
         Arc::new(Typed::new(task_output::TaskStopTool)),
         Arc::new(Typed::new(todo::TodoWriteTool)),
+        Arc::new(Typed::new(web_fetch::WebFetchTool)),
         Arc::new(Typed::new(write::WriteTool)),
     ]
 }

@@ -132,6 +132,15 @@ impl TypedTool for ReadTool {
         // An editor's buffer, unsaved changes included, when the front end holds the files.
         let bytes =
             crate::file_access::current_text(ctx.file_access.as_deref(), &path, bytes).await;
+        if crate::notebook::is_notebook(&path) {
+            return crate::notebook::render::read_notebook(
+                &input.file_path,
+                &path,
+                &bytes,
+                &meta,
+                ctx,
+            );
+        }
         ctx.files.record(&path, &bytes, &meta);
         render_text(&input, &path, &bytes, meta.len(), ctx)
     }

@@ -21,7 +21,10 @@ fn tidy(v: &mut Value, root: bool) {
     match v {
         Value::Object(map) => {
             map.remove("title");
-            map.remove("format");
+            // Integer formats (`uint64`) go; a string's `uri` stays, as Claude Code sends it.
+            if map.get("format").and_then(Value::as_str) != Some("uri") {
+                map.remove("format");
+            }
             // Optional fields are simply not required; the API needs no `null` alternative.
             if let Some(Value::Array(types)) = map.get_mut("type") {
                 types.retain(|t| t != "null");

@@ -52,6 +52,38 @@ fn builtin_schemas_match_claude_code() {
     assert!(checked >= 3, "only {checked} tools compared");
 }
 
+/// The schema without its `description`s (Claude Code's fixture has none).
+fn undescribed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "description")
+                .map(|(k, v)| (k.clone(), undescribed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(undescribed).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn web_fetch_and_notebook_edit_schemas_equal_claude_codes_exactly() {
+    let reg = ToolRegistry::with_builtins();
+    let defs = reg.definitions();
+    for name in ["WebFetch", "NotebookEdit"] {
+        let theirs =
+            reference().into_iter().find(|r| r["name"] == name).unwrap()["input_schema"].clone();
+        let def = defs.iter().find(|d| d.name == name).unwrap();
+        assert_eq!(undescribed(&def.input_schema), theirs, "{name}");
+        for (k, v) in def.input_schema["properties"].as_object().unwrap() {
+            assert!(
+                v["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}.{k} has no description"
+            );
+        }
+    }
+}
+
 #[test]
 fn definitions_are_sorted_and_byte_stable() {
     let a = serde_json::to_string(&ToolRegistry::with_builtins().definitions()).unwrap();

@@ -54,6 +54,8 @@ pub(super) struct Merged {
     pub compact_prompt: Option<Sourced<bool>>,
     pub text_tool_calls: Option<Sourced<bool>>,
     pub pricing: Option<Sourced<Pricing>>,
+    pub small_model: Option<Sourced<String>>,
+    pub web_fetch_private_hosts: Vec<Sourced<String>>,
     pub sandbox_mode: Option<Sourced<SandboxMode>>,
     pub sandbox_network: Option<Sourced<NetworkPolicy>>,
     pub sandbox_fallback: Option<Sourced<SandboxFallback>>,
@@ -426,6 +428,19 @@ impl Merged {
                     Value::Bool(b) => self.text_tool_calls = at(*b, source),
                     _ => return invalid(p, source, "true or false"),
                 },
+                "smallModel" => self.small_model = at(string(v, p, source)?, source),
+                "webFetch" => {
+                    for (k, w) in object(v, p, source)? {
+                        let path = format!("skiff.webFetch.{k}");
+                        match k.as_str() {
+                            _ if w.is_null() => {}
+                            "allowPrivateHosts" => self
+                                .web_fetch_private_hosts
+                                .extend(strings(w, &path, source)?),
+                            _ => self.ignore(&path, source, "unknown key"),
+                        }
+                    }
+                }
                 _ => self.ignore(p, source, "unknown key"),
             }
         }

@@ -184,6 +184,18 @@ pub(super) fn resolve(
         from_env(lookup, &["SKIFF_COMPACT_PROMPT"], "1 or 0", bool_var)?,
         flag(args.compact_prompt.then_some(true), "--compact-prompt"),
     ]);
+    let small_model = latest([
+        m.small_model,
+        from_env(
+            lookup,
+            &[
+                "ANTHROPIC_SMALL_FAST_MODEL",
+                "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+            ],
+            "a model name",
+            |s| (!s.is_empty()).then(|| s.to_owned()),
+        )?,
+    ]);
     let text_tool_calls = latest([
         Some(Sourced::default(true)),
         m.text_tool_calls,
@@ -278,6 +290,8 @@ pub(super) fn resolve(
         compact_prompt,
         text_tool_calls,
         pricing: m.pricing,
+        small_model,
+        web_fetch_private_hosts: dedup_by_value(m.web_fetch_private_hosts),
         permissions,
         sandbox,
         env: m.env,

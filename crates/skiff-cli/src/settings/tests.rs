@@ -658,3 +658,53 @@ fn the_trust_store_and_claude_codes_trust_dialog_trust_a_workspace() {
     );
     assert!(g.load(&[]).unwrap().trusted);
 }
+
+#[test]
+fn the_small_model_and_the_hosts_web_fetch_may_reach_privately() {
+    let f = Fixture::new();
+    f.user(
+        ".skiff",
+        r#"{"skiff":{"smallModel":"claude-3-5-haiku","webFetch":{"allowPrivateHosts":["localhost"]}}}"#,
+    );
+    f.project(
+        ".claude/settings.json",
+        r#"{"skiff":{"webFetch":{"allowPrivateHosts":["*.corp.example","localhost"]}}}"#,
+    );
+    let s = f.load(&[]).unwrap();
+    assert_eq!(s.small_model.as_ref().unwrap().value, "claude-3-5-haiku");
+    assert_eq!(
+        values(&s.web_fetch_private_hosts),
+        ["localhost", "*.corp.example"]
+    );
+    // The environment goes over the settings; ANTHROPIC_SMALL_FAST_MODEL first.
+    let mut g = Fixture::new();
+    g.env
+        .insert("ANTHROPIC_DEFAULT_HAIKU_MODEL".into(), "haiku-b".into());
+    assert_eq!(g.load(&[]).unwrap().small_model.unwrap().value, "haiku-b");
+    g.env
+        .insert("ANTHROPIC_SMALL_FAST_MODEL".into(), "fast-a".into());
+    assert_eq!(g.load(&[]).unwrap().small_model.unwrap().value, "fast-a");
+    // A wrong type names the key.
+    f.project(
+        ".claude/settings.json",
+        r#"{"skiff":{"webFetch":{"allowPrivateHosts":"localhost"}}}"#,
+    );
+    let e = match f.load(&[]) {
+        Ok(_) => panic!("a string where a list belongs was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("skiff.webFetch.allowPrivateHosts"), "{e}");
+    // An untrusted workspace cannot open the user's network to WebFetch.
+    let u = Fixture::new().untrusted();
+    u.project(
+        ".claude/settings.json",
+        r#"{"skiff":{"webFetch":{"allowPrivateHosts":["169.254.169.254"]}}}"#,
+    );
+    let s = u.load(&[]).unwrap();
+    assert!(s.web_fetch_private_hosts.is_empty());
+    assert!(
+        s.trust_warnings[0].contains("skiff.webFetch"),
+        "{:?}",
+        s.trust_warnings
+    );
+}

@@ -36,6 +36,10 @@ const HARMLESS: &[&str] = &[
     "ReadMcpResourceTool",
 ];
 
+/// Tools that only read, but read the network: what they reach is the user's call, so they
+/// ask unless an allow rule covers the call (`WebFetch(domain:…)`), plan mode included.
+const WEB_TOOLS: &[&str] = &["WebFetch", "WebSearch"];
+
 /// Names and directories that are never changed without asking (except in
 /// `bypassPermissions`): repository metadata, agent and editor settings, shell start-up files.
 const PROTECTED_DIRS: &[&str] = &[".git", ".claude", ".skiff", ".vscode", ".idea", ".husky"];
@@ -359,8 +363,9 @@ impl PermissionEngine {
         if Self::input_rules(rules, RuleKind::Ask, q) {
             return Verdict::AskRule;
         }
-        let harmless = HARMLESS.contains(&q.tool) || q.read_only;
-        if q.mode == PermissionMode::Plan && !harmless {
+        let web = WEB_TOOLS.contains(&q.tool);
+        let harmless = HARMLESS.contains(&q.tool) || (q.read_only && !web);
+        if q.mode == PermissionMode::Plan && !harmless && !web {
             return Verdict::Deny(plan_denied(q.tool));
         }
         let allowed = rules.allow.iter().any(|r| {
@@ -370,6 +375,9 @@ impl PermissionEngine {
         });
         if allowed || harmless {
             Verdict::Allow
+        } else if web && q.mode == PermissionMode::Plan {
+            // Plan mode denies what is not allowed; a read of the web is asked instead.
+            Verdict::AskRule
         } else {
             Verdict::NotAllowed
         }

@@ -292,6 +292,14 @@ impl Rule {
         }
     }
 
+    /// The host pattern of a `WebFetch(domain:…)` rule (`docs.rs`, `*.corp.example`, `*`).
+    pub fn web_fetch_domain(&self) -> Option<&str> {
+        match (&self.tool, &self.spec) {
+            (ToolPattern::Exact(t), Spec::Domain(d)) if t == "WebFetch" => Some(d),
+            _ => None,
+        }
+    }
+
     /// Whether the specifier is a parameter rule (`param:value`).
     pub fn is_param_rule(&self) -> bool {
         matches!(self.spec, Spec::Param(..))
@@ -318,7 +326,13 @@ fn parse_spec(tool: &str, spec: &str, origin: &RuleOrigin) -> Result<Spec, Strin
         "Read" | "Edit" | "Write" | "NotebookEdit" | "MultiEdit" | "Grep" | "Glob" | "LS"
         | "NotebookRead" => Spec::Path(PathPattern::new(spec, origin)?),
         "WebFetch" => match spec.strip_prefix("domain:") {
-            Some(d) => Spec::Domain(d.trim().to_ascii_lowercase()),
+            Some(d) => Spec::Domain(
+                d.trim()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .trim_end_matches('.')
+                    .to_ascii_lowercase(),
+            ),
             None => Spec::Text(Wildcard::new(spec)),
         },
         _ => Spec::Text(Wildcard::new(spec)),
@@ -465,17 +479,19 @@ impl PathPattern {
     }
 }
 
-/// The host of a URL, lowercase.
+/// The host of a URL as WebFetch's URL parser (WHATWG's rules, the `url` crate) reads it, so a
+/// rule is matched against the host that is really fetched (`https://a.com\@b.com/` fetches
+/// a.com, `http://2130706433/` is 127.0.0.1): lowercase, without a trailing dot or IPv6
+/// brackets; `None` for text that is not an absolute URL with a host.
 pub fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        host_port.split(':').next()?
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let host = match parsed.host()? {
+        url::Host::Domain(d) => d.to_owned(),
+        url::Host::Ipv4(a) => a.to_string(),
+        url::Host::Ipv6(a) => a.to_string(),
     };
-    (!host.is_empty()).then(|| host.trim_end_matches('.').to_ascii_lowercase())
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
 }
 
 fn domain_matches(pattern: &str, host: &str) -> bool {
@@ -619,6 +635,55 @@ mod tests {
                 .matches_input("WebFetch", &input("https://user@evil.io/?example.com"))
         );
         assert!(rule("WebFetch(domain:*)").matches_input("WebFetch", &input("http://x")));
+    }
+
+    #[test]
+    fn web_fetch_domains_see_the_host_that_is_fetched() {
+        let input = |u: &str| json!({"url": u, "prompt": "x"});
+        let example = rule("WebFetch(domain:example.com)");
+        let cases = [
+            // Userinfo and backslash tricks: the real host is the one after `@`, or before `\`.
+            ("https://example.com@evil.io/", false),
+            ("https://example.com:443@evil.io/", false),
+            ("https://evil.io\\@example.com/", false),
+            ("https://evil.io#@example.com/", false),
+            ("https://evil.io?@example.com/", false),
+            // Case, a trailing dot, a port and percent-encoding do not change the host.
+            ("https://EXAMPLE.com./docs", true),
+            ("https://example.com:8443/", true),
+            ("https://ex%61mple.com/", true),
+            // Subdomains need `*.`.
+            ("https://sub.example.com/", false),
+            ("https://notexample.com/", false),
+            ("example.com/no-scheme", false),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(
+                example.matches_input("WebFetch", &input(url)),
+                expected,
+                "{url}"
+            );
+        }
+        let subs = rule("WebFetch(domain:*.example.com)");
+        assert!(subs.matches_input("WebFetch", &input("https://a.b.EXAMPLE.com/")));
+        assert!(!subs.matches_input("WebFetch", &input("https://example.com/")));
+        assert!(!subs.matches_input("WebFetch", &input("https://evilexample.com/")));
+        // IP literals in any spelling, IPv6 with or without brackets in the rule.
+        let lo = rule("WebFetch(domain:127.0.0.1)");
+        assert!(lo.matches_input("WebFetch", &input("http://2130706433:8080/")));
+        assert!(lo.matches_input("WebFetch", &input("http://0x7f.0.0.1/")));
+        for r in ["WebFetch(domain:[::1])", "WebFetch(domain:::1)"] {
+            assert!(
+                rule(r).matches_input("WebFetch", &input("http://[::1]:3000/")),
+                "{r}"
+            );
+        }
+        assert_eq!(
+            rule("WebFetch(domain:Docs.RS.)").web_fetch_domain(),
+            Some("docs.rs")
+        );
+        assert_eq!(rule("WebFetch").web_fetch_domain(), None);
+        assert_eq!(rule("Read(./x)").web_fetch_domain(), None);
     }
 
     #[test]

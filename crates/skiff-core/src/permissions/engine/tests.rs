@@ -58,7 +58,10 @@ fn decide(
     tool: &str,
     input: Value,
 ) -> PermissionDecision {
-    let read_only = matches!(tool, "Read" | "Grep" | "Glob" | "LS" | "TodoWrite");
+    let read_only = matches!(
+        tool,
+        "Read" | "Grep" | "Glob" | "LS" | "TodoWrite" | "WebFetch"
+    );
     e.decide(&PermissionQuery {
         tool,
         input: &input,
@@ -322,7 +325,8 @@ fn modes() {
         "TodoWrite",
         json!({"todos": []})
     )));
-    assert!(is_deny(&decide(
+    // WebFetch only reads, but the web is the user's call: asked, in plan mode too.
+    assert!(is_ask(&decide(
         &e,
         Plan,
         "WebFetch",
@@ -370,6 +374,70 @@ fn deny_and_ask_rules_hold_in_bypass_mode() {
         json!({"url":"https://x"})
     )));
     assert_eq!(e.rules().removed_tools(), ["WebFetch"]);
+}
+
+#[test]
+fn web_fetch_asks_unless_a_domain_rule_allows_it_in_every_mode() {
+    let f = fixture();
+    let e = f.engine(
+        &["WebFetch(domain:docs.rs)", "WebFetch(domain:*.example.com)"],
+        &[],
+        &["WebFetch(domain:evil.io)"],
+    );
+    let fetch = |url: &str| json!({"url": url, "prompt": "x"});
+    for mode in [Dflt, AcceptEdits, Plan] {
+        assert!(
+            is_ask(&decide(&e, mode, "WebFetch", fetch("https://other.org/"))),
+            "{mode}"
+        );
+        assert!(
+            is_allow(&decide(
+                &e,
+                mode,
+                "WebFetch",
+                fetch("https://docs.rs/serde")
+            )),
+            "{mode}"
+        );
+        assert!(
+            is_allow(&decide(
+                &e,
+                mode,
+                "WebFetch",
+                fetch("https://api.example.com/")
+            )),
+            "{mode}"
+        );
+        assert!(
+            is_deny(&decide(&e, mode, "WebFetch", fetch("https://EVIL.io./x"))),
+            "{mode}"
+        );
+    }
+    assert!(is_deny(&decide(
+        &e,
+        DontAsk,
+        "WebFetch",
+        fetch("https://other.org/")
+    )));
+    assert!(is_allow(&decide(
+        &e,
+        BypassPermissions,
+        "WebFetch",
+        fetch("https://other.org/")
+    )));
+    assert!(is_deny(&decide(
+        &e,
+        BypassPermissions,
+        "WebFetch",
+        fetch("https://evil.io/")
+    )));
+    // A userinfo trick does not borrow an allowed name.
+    assert!(is_ask(&decide(
+        &e,
+        Dflt,
+        "WebFetch",
+        fetch("https://docs.rs@attacker.net/")
+    )));
 }
 
 #[test]
