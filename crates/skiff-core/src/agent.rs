@@ -21,6 +21,7 @@ use crate::request::RequestTemplate;
 use crate::requests::Requester;
 use crate::session::Session;
 use crate::store::{NoSession, SessionStore};
+use crate::subagent::task_tool::{SubagentEnv, TASK_TOOL, TaskTool};
 
 /// The parts of a session, before it starts.
 pub struct Agent {
@@ -160,7 +161,35 @@ impl Agent {
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
-        let mut definitions = self.tools.definitions();
+        let (live_tx, live_rx) = tokio::sync::watch::channel(crate::core::Live {
+            model: self.config.model.clone(),
+            mode: self.config.permission_mode,
+        });
+        let mut tools = self.tools;
+        let subagents = if self.config.agents.is_empty() || tools.get(TASK_TOOL).is_some() {
+            None
+        } else {
+            let env = Arc::new(SubagentEnv {
+                provider: Arc::clone(&self.provider),
+                tools: std::sync::RwLock::new(Arc::new(tools.clone())),
+                permissions: Arc::clone(&self.permissions),
+                approver: Arc::clone(&self.approver),
+                hooks: Arc::clone(&self.hooks),
+                requester: requester.clone(),
+                sink: sink.clone(),
+                config: self.config.clone(),
+                live: live_rx.clone(),
+                agents: self.config.agents.clone(),
+                store: Arc::clone(&self.store),
+                costs: std::sync::Mutex::new(Vec::new()),
+            });
+            let task: Arc<dyn skiff_tools::Tool> =
+                Arc::new(skiff_tools::Typed::new(TaskTool::new(Arc::clone(&env))));
+            let _ = tools.register(task);
+            tools.register_alias("Agent", TASK_TOOL, &[]);
+            Some(env)
+        };
+        let mut definitions = tools.definitions();
         if self.config.compact_tools {
             crate::request::compact_descriptions(&mut definitions);
         }
@@ -186,7 +215,7 @@ impl Agent {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
             provider: self.provider,
-            tools: Arc::new(self.tools),
+            tools: Arc::new(tools),
             ctx,
             permissions: self.permissions,
             approver: self.approver,
@@ -198,8 +227,15 @@ impl Agent {
             session_started: false,
             late_tools: self.late_tools,
             mcp_servers: Vec::new(),
+            subagents,
         };
-        let task = tokio::spawn(crate::session::actor_run(core, cmd_rx, sink, requester));
+        let task = tokio::spawn(crate::session::actor_run(
+            core,
+            cmd_rx,
+            sink,
+            requester,
+            (live_tx, live_rx),
+        ));
         Session::new(cmd_tx, ev_rx, task, session_id)
     }
 }

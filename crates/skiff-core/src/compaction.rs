@@ -178,7 +178,12 @@ pub(crate) async fn summarize(
     if summary.is_empty() {
         return Err(CompactError::EmptySummary);
     }
-    let new_history = compacted_history(conv.messages(), cut, &summary, memory);
+    // The todo list survives the summary (the model keeps tracking it).
+    let kept = match &env.todos {
+        Some(todos) => format!("{summary}\n\n{todos}"),
+        None => summary.clone(),
+    };
+    let new_history = compacted_history(conv.messages(), cut, &kept, memory);
     validate_history(&new_history).map_err(|e| CompactError::Invalid(e.to_string()))?;
 
     let messages_before = conv.len();

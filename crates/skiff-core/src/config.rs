@@ -65,9 +65,26 @@ pub struct AgentConfig {
     pub small_model: Option<String>,
     /// Extra fields of the `system/init` frame (the front end's, e.g. `sandbox`).
     pub init_extra: skiff_protocol::JsonMap,
+    /// Subagent types the `Task` tool offers (empty: no Task tool).
+    pub agents: Vec<crate::subagent::AgentDefinition>,
+    /// Set when this session is a subagent run by a parent's `Task` call.
+    pub subagent: Option<SubagentInfo>,
     /// Slash commands: the front end's built-in names and the custom commands and skills
     /// (`system/init.slash_commands` and `skills`; `/name args` prompts are expanded).
     pub commands: std::sync::Arc<crate::commands::CommandSet>,
+}
+
+/// Who a subagent session is (hooks get these fields; SubagentStop fires instead of Stop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentInfo {
+    /// Its id.
+    pub agent_id: String,
+    /// Its type (`subagent_type`).
+    pub agent_type: String,
+    /// The parent session's transcript.
+    pub parent_transcript: Option<PathBuf>,
+    /// The subagent's own transcript.
+    pub agent_transcript: Option<PathBuf>,
 }
 
 impl Default for AgentConfig {
@@ -98,6 +115,8 @@ impl Default for AgentConfig {
             price: None,
             small_model: None,
             init_extra: skiff_protocol::JsonMap::new(),
+            agents: Vec::new(),
+            subagent: None,
             commands: std::sync::Arc::default(),
         }
     }

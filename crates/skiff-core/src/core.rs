@@ -45,6 +45,8 @@ pub(crate) struct ContextEnv<'a> {
     pub sink: &'a EventSink,
     /// Stops the summary call.
     pub cancel: &'a CancellationToken,
+    /// The todo list as a reminder, kept after the summary (none when empty).
+    pub todos: Option<String>,
 }
 
 impl ContextEnv<'_> {
@@ -77,6 +79,8 @@ pub(crate) struct Core {
     pub late_tools: Vec<crate::late_tools::LateTools>,
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
+    /// What the `Task` tool's subagents start from (when the session offers Task).
+    pub subagents: Option<Arc<crate::subagent::task_tool::SubagentEnv>>,
 }
 
 impl Core {
@@ -100,7 +104,21 @@ impl Core {
             crate::request::compact_descriptions(&mut definitions);
         }
         self.template.set_tools(definitions);
+        if let Some(env) = &self.subagents {
+            env.set_tools(&registry);
+        }
         self.tools = Arc::new(registry);
+    }
+
+    /// Add the costs of subagents that finished to the session's (and to `usage`, the run's).
+    pub fn collect_subagent_costs(&mut self, usage: &mut skiff_protocol::Usage) {
+        let Some(env) = &self.subagents else {
+            return;
+        };
+        for child in env.take_costs() {
+            usage.accumulate(&child.total_usage);
+            self.costs.merge(&child);
+        }
     }
 
     /// Take over the live settings (a model switched while idle or mid-turn).
@@ -115,24 +133,24 @@ impl Core {
 
     /// The fields every hook input starts with.
     pub fn hook_common(&self) -> HookCommon {
+        let own = self.conversation.transcript_path();
+        let transcript = match &self.config.subagent {
+            Some(sub) => sub.parent_transcript.as_deref(),
+            None => own,
+        };
         HookCommon {
             session_id: self.config.session_id.clone(),
-            transcript_path: self
-                .conversation
-                .transcript_path()
+            transcript_path: transcript
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
+            agent: self
+                .config
+                .subagent
+                .as_ref()
+                .map(|s| (s.agent_id.clone(), s.agent_type.clone())),
             cwd: self.config.cwd.display().to_string(),
             prompt_id: self.prompt_id.clone(),
             permission_mode: self.config.permission_mode.as_str().to_owned(),
-        }
-    }
-
-    /// The live settings as configured now.
-    pub fn live(&self) -> Live {
-        Live {
-            model: self.config.model.clone(),
-            mode: self.config.permission_mode,
         }
     }
 
@@ -143,6 +161,7 @@ impl Core {
         cancel: &'a CancellationToken,
     ) -> (&'a mut Conversation, ContextEnv<'a>) {
         let hook_common = self.hook_common();
+        let todos = self.ctx.todos.reminder();
         let Self {
             config,
             provider,
@@ -167,6 +186,7 @@ impl Core {
             costs,
             sink,
             cancel,
+            todos,
         };
         (conversation, env)
     }

@@ -74,6 +74,29 @@ impl CostTracker {
     }
 }
 
+impl CostTracker {
+    /// Add another tracker's totals (a subagent's) to this one.
+    pub fn merge(&mut self, other: &CostTracker) {
+        self.total_cost_usd += other.total_cost_usd;
+        self.total_usage.accumulate(&other.total_usage);
+        for (model, usage) in &other.per_model {
+            let entry = self.per_model.entry(model.clone()).or_default();
+            entry.input_tokens += usage.input_tokens;
+            entry.output_tokens += usage.output_tokens;
+            entry.cache_read_input_tokens += usage.cache_read_input_tokens;
+            entry.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+            entry.cost_usd += usage.cost_usd;
+            entry.context_window = usage.context_window;
+            entry.max_output_tokens = usage.max_output_tokens;
+        }
+        for model in &other.unknown_models {
+            if !self.unknown_models.contains(model) {
+                self.unknown_models.push(model.clone());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,6 +80,8 @@ pub struct CallResult {
 }
 
 /// What the decide phase made of one call.
+// A few per tool round, moved once: boxing the result would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Plan {
     /// Run it with this input; the PreToolUse hooks' context goes with its result.
     Run(Value, Vec<String>),
@@ -394,7 +396,8 @@ impl Dispatcher<'_> {
         input: Value,
         cancel: &CancellationToken,
     ) -> CallResult {
-        let ctx = self.ctx.with_cancel(cancel.child_token());
+        let mut ctx = self.ctx.with_cancel(cancel.child_token());
+        ctx.tool_use_id = Some(std::sync::Arc::from(call.id.as_str()));
         let started = Instant::now();
         let fut = self.tools.call(&call.name, input.clone(), &ctx);
         let mut output = match std::panic::AssertUnwindSafe(fut).catch_unwind().await {

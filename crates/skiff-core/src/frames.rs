@@ -23,6 +23,8 @@ pub struct EventSink {
     tx: UnboundedSender<Event>,
     session_id: String,
     deltas: DeltaMode,
+    /// Set for a subagent's sink: the parent's `Task` call its frames belong to.
+    parent_tool_use_id: Option<String>,
 }
 
 impl EventSink {
@@ -37,6 +39,19 @@ impl EventSink {
             tx,
             session_id,
             deltas,
+            parent_tool_use_id: None,
+        }
+    }
+
+    /// A sink for a subagent run by the `Task` call `tool_use_id`: its assistant, user and
+    /// progress frames carry `parent_tool_use_id`; it emits no `init` or `result` frames and
+    /// no stream events of its own.
+    pub fn for_subagent(&self, tool_use_id: &str) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            session_id: self.session_id.clone(),
+            deltas: DeltaMode::Off,
+            parent_tool_use_id: Some(tool_use_id.to_owned()),
         }
     }
 
@@ -51,7 +66,17 @@ impl EventSink {
     }
 
     /// Emit a frame.
-    pub fn emit(&self, msg: SdkMessage) {
+    pub fn emit(&self, mut msg: SdkMessage) {
+        if let Some(parent) = &self.parent_tool_use_id {
+            match &mut msg {
+                SdkMessage::System(SystemMessage::Init(_)) | SdkMessage::Result(_) => return,
+                SdkMessage::Assistant(m) => m.parent_tool_use_id = Some(parent.clone()),
+                SdkMessage::User(m) => m.parent_tool_use_id = Some(parent.clone()),
+                SdkMessage::StreamEvent(m) => m.parent_tool_use_id = Some(parent.clone()),
+                SdkMessage::ToolProgress(m) => m.parent_tool_use_id = Some(parent.clone()),
+                _ => {}
+            }
+        }
         self.send(Event::Frame(msg));
     }
 

@@ -199,6 +199,8 @@ pub struct HookCommon {
     pub prompt_id: Option<String>,
     /// Permission mode now.
     pub permission_mode: String,
+    /// Inside a subagent: its `agent_id` and `agent_type`.
+    pub agent: Option<(String, String)>,
 }
 
 impl HookCommon {
@@ -221,6 +223,10 @@ impl HookCommon {
                 "permission_mode".into(),
                 self.permission_mode.clone().into(),
             );
+        }
+        if let Some((id, kind)) = &self.agent {
+            m.insert("agent_id".into(), id.clone().into());
+            m.insert("agent_type".into(), kind.clone().into());
         }
         m.insert("hook_event_name".into(), event.as_str().into());
         m.extend(fields);

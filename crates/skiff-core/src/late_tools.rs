@@ -20,7 +20,8 @@ pub struct ArrivedTools {
 
 enum Pending {
     Spawned(tokio::task::JoinHandle<ArrivedTools>),
-    Lazy(Pin<Box<dyn Future<Output = ArrivedTools> + Send>>),
+    /// In a mutex only so that `LateTools` (and the session's core holding it) is `Sync`.
+    Lazy(std::sync::Mutex<Pin<Box<dyn Future<Output = ArrivedTools> + Send>>>),
 }
 
 /// Tools on their way.
@@ -38,7 +39,7 @@ impl LateTools {
     pub fn new(future: impl Future<Output = ArrivedTools> + Send + 'static) -> Self {
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => Self(Pending::Spawned(handle.spawn(future))),
-            Err(_) => Self(Pending::Lazy(Box::pin(future))),
+            Err(_) => Self(Pending::Lazy(std::sync::Mutex::new(Box::pin(future)))),
         }
     }
 
@@ -49,7 +50,12 @@ impl LateTools {
                 tracing::warn!(error = %e, "connecting the MCP servers failed");
                 ArrivedTools::default()
             }),
-            Pending::Lazy(future) => future.await,
+            Pending::Lazy(future) => {
+                let future = future
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                future.await
+            }
         }
     }
 }

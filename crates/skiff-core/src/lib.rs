@@ -75,6 +75,7 @@ pub mod requests;
 pub mod session;
 pub mod side_calls;
 pub mod store;
+pub mod subagent;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;

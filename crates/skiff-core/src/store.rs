@@ -54,6 +54,11 @@ pub trait SessionStore: Send + Sync {
     fn path(&self) -> Option<&std::path::Path> {
         None
     }
+    /// A store for the subagent `agent_id` of this session (its own transcript beside this
+    /// one), if this store keeps them.
+    fn child(&self, _agent_id: &str) -> Option<std::sync::Arc<dyn SessionStore>> {
+        None
+    }
 }
 
 /// Keeps nothing.

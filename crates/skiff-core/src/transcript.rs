@@ -200,6 +200,8 @@ pub struct JsonlTranscript {
     meta: TranscriptMeta,
     cwd: String,
     state: Mutex<ChainState>,
+    /// Set for a subagent's transcript (`agentId`, `isSidechain: true` on every line).
+    agent_id: Option<String>,
 }
 
 /// The store's side: the `parentUuid` chain. The file itself belongs to the writer thread.
@@ -234,7 +236,17 @@ impl JsonlTranscript {
             meta,
             cwd,
             state: Mutex::new(ChainState::default()),
+            agent_id: None,
         }
+    }
+
+    /// Where the transcript of subagent `agent_id` of this session goes, as Claude Code keeps
+    /// them: `<session id>/subagents/agent-<agent id>.jsonl` beside this file.
+    pub fn subagent_path(&self, agent_id: &str) -> PathBuf {
+        self.path
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{agent_id}.jsonl"))
     }
 
     /// Continue the `parentUuid` chain from this line (a resumed session's
@@ -300,7 +312,8 @@ impl JsonlTranscript {
         let timestamp = now_iso();
         let line = Line {
             parent_uuid: st.parent.as_deref(),
-            is_sidechain: false,
+            is_sidechain: self.agent_id.is_some(),
+            agent_id: self.agent_id.as_deref(),
             kind,
             message,
             uuid: &uuid,
@@ -421,6 +434,19 @@ impl SessionStore for JsonlTranscript {
         Some(&self.path)
     }
 
+    fn child(&self, agent_id: &str) -> Option<std::sync::Arc<dyn SessionStore>> {
+        let path = self.subagent_path(agent_id);
+        if let Some(dir) = path.parent()
+            && let Err(e) = create_private_dir(dir)
+        {
+            tracing::warn!(error = %e, dir = %dir.display(), "cannot create the subagent transcript directory");
+            return None;
+        }
+        let mut child = JsonlTranscript::new(path, self.meta.clone());
+        child.agent_id = Some(agent_id.to_owned());
+        Some(std::sync::Arc::new(child))
+    }
+
     fn append(&self, entry: SessionEntry<'_>) {
         let mut st = self.lock();
         self.write_initial(&mut st);
@@ -512,6 +538,8 @@ struct Extras<'a> {
 struct Line<'a> {
     parent_uuid: Option<&'a str>,
     is_sidechain: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
     #[serde(rename = "type")]
     kind: &'a str,
     message: MessageOut<'a>,

@@ -141,6 +141,10 @@ async fn prompt_hooks(
             )));
         }
     }
+    if core.config.subagent.is_some() {
+        // A subagent's prompt comes from the model, not the user.
+        return Ok(blocks);
+    }
     let common = core.hook_common();
     let r = fire(
         core.hooks.as_ref(),
@@ -196,6 +200,7 @@ async fn run_loop(
         blocks.push(ContentBlock::text(PLAN_MODE_REMINDER));
     }
     blocks.extend(input.into_blocks());
+    blocks.extend(background_notices(core));
     core.conversation.push_user(blocks, &[]);
 
     loop {
@@ -351,6 +356,7 @@ async fn run_loop(
                     .hook_stop
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
+                core.collect_subagent_costs(&mut st.usage);
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
@@ -370,14 +376,17 @@ async fn run_loop(
                         st.denials.push(d);
                     }
                     let block = ContentBlock::ToolResult(r.block);
-                    sink.emit(user_frame(
+                    let frame = user_frame(
                         Message::blocks(Role::User, vec![block.clone()]),
                         r.structured.clone(),
                         sink,
-                    ));
+                    );
+                    mark_frame(core, &frame);
+                    sink.emit(frame);
                     blocks.push(block);
                     structured.push(r.structured);
                 }
+                blocks.extend(background_notices(core));
                 core.conversation.push_user(blocks, &structured);
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
@@ -404,19 +413,39 @@ async fn run_loop(
                 let text = format!("{}{assistant_text}", st.text_prefix);
                 let common = core.hook_common();
                 let active = st.stop_hook_active;
+                let subagent = core.config.subagent.clone();
+                let event = if subagent.is_some() {
+                    HookEvent::SubagentStop
+                } else {
+                    HookEvent::Stop
+                };
                 let hook = fire(
                     core.hooks.as_ref(),
                     sink,
                     &common,
-                    HookEvent::Stop,
-                    None,
-                    || {
-                        fields([
+                    event,
+                    subagent.as_ref().map(|s| s.agent_type.as_str()),
+                    || match &subagent {
+                        Some(sub) => fields([
+                            ("stop_hook_active", active.into()),
+                            ("agent_id", sub.agent_id.clone().into()),
+                            ("agent_type", sub.agent_type.clone().into()),
+                            (
+                                "agent_transcript_path",
+                                sub.agent_transcript
+                                    .as_ref()
+                                    .map(|p| p.display().to_string())
+                                    .unwrap_or_default()
+                                    .into(),
+                            ),
+                            ("last_assistant_message", assistant_text.clone().into()),
+                        ]),
+                        None => fields([
                             ("stop_hook_active", active.into()),
                             ("last_assistant_message", assistant_text.clone().into()),
-                            ("background_tasks", Value::Array(Vec::new())),
+                            ("background_tasks", background_tasks(&core.ctx)),
                             ("session_crons", Value::Array(Vec::new())),
-                        ])
+                        ]),
                     },
                 )
                 .await;
@@ -441,6 +470,60 @@ async fn run_loop(
                 return End::Completed(text);
             }
         }
+    }
+}
+
+/// A notice for each background command that ended since the model last heard of it (the
+/// main session's loop only), as Claude Code's `<task-notification>`.
+fn background_notices(core: &Core) -> Vec<ContentBlock> {
+    if core.config.subagent.is_some() {
+        return Vec::new();
+    }
+    core.ctx
+        .background
+        .take_ended()
+        .into_iter()
+        .map(|shell| {
+            let state = shell.state();
+            let what = shell.description.as_deref().unwrap_or(&shell.command);
+            let how = match state {
+                skiff_tools::background::ShellState::Exited(code) => {
+                    format!("{} (exit code {code})", state.word())
+                }
+                _ => format!("was {}", state.word()),
+            };
+            let path = shell.output_path.display();
+            ContentBlock::text(format!(
+                "<task-notification>\n<task-id>{}</task-id>\n<output-file>{path}</output-file>\n<status>{}</status>\n<summary>Background command \"{what}\" {how}</summary>\n</task-notification>\nRead the output file to retrieve the result: {path}",
+                shell.id,
+                state.word()
+            ))
+        })
+        .collect()
+}
+
+/// The background commands still running, as Stop hooks get them.
+fn background_tasks(ctx: &skiff_tools::ToolContext) -> Value {
+    ctx.background
+        .list()
+        .iter()
+        .filter(|s| s.state() == skiff_tools::background::ShellState::Running)
+        .map(|s| {
+            serde_json::json!({
+                "task_id": s.id,
+                "task_type": "local_bash",
+                "command": s.command,
+                "description": s.description,
+                "output_file": s.output_path.display().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Name a file checkpoint after a user frame, so a host can rewind to it.
+fn mark_frame(core: &Core, frame: &SdkMessage) {
+    if let SdkMessage::User(u) = frame {
+        core.ctx.changes.mark(&u.uuid);
     }
 }
 
@@ -477,7 +560,7 @@ fn init_frame(core: &Core) -> SdkMessage {
         api_key_source: core.config.api_key_source.clone(),
         claude_code_version: COMPAT_VERSION.to_owned(),
         output_style: "default".to_owned(),
-        agents: Vec::new(),
+        agents: core.config.agents.iter().map(|a| a.name.clone()).collect(),
         uuid: new_uuid(),
         extra,
     }))

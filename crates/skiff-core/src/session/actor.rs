@@ -18,6 +18,7 @@ use crate::event::Event;
 use crate::frames::EventSink;
 use crate::requests::Requester;
 use crate::turn_loop::{TurnIo, run_turn};
+use skiff_tools::changes::RewindReport;
 
 /// What the handle sends: an op, or a question about the state.
 pub(crate) enum Command {
@@ -27,6 +28,12 @@ pub(crate) enum Command {
     History(oneshot::Sender<Vec<Message>>),
     /// Send back the status.
     Status(oneshot::Sender<Status>),
+    /// Rewind the files to a checkpoint.
+    Rewind {
+        id: String,
+        dry_run: bool,
+        reply: oneshot::Sender<Result<RewindReport, String>>,
+    },
 }
 
 /// Work that needs the core, waiting for the current turn to end.
@@ -34,6 +41,11 @@ enum Work {
     Op(Op),
     History(oneshot::Sender<Vec<Message>>),
     Status(oneshot::Sender<Status>),
+    Rewind {
+        id: String,
+        dry_run: bool,
+        reply: oneshot::Sender<Result<RewindReport, String>>,
+    },
 }
 
 /// The actor's bookkeeping besides the core.
@@ -56,8 +68,8 @@ pub(crate) async fn run(
     commands: mpsc::UnboundedReceiver<Command>,
     sink: EventSink,
     requester: Requester,
+    (live, live_rx): (watch::Sender<Live>, watch::Receiver<Live>),
 ) {
-    let (live, live_rx) = watch::channel(core.live());
     let mut actor = Actor {
         commands,
         open: true,
@@ -118,6 +130,7 @@ impl Actor {
             },
             Command::History(tx) => Some(Work::History(tx)),
             Command::Status(tx) => Some(Work::Status(tx)),
+            Command::Rewind { id, dry_run, reply } => Some(Work::Rewind { id, dry_run, reply }),
         }
     }
 
@@ -150,6 +163,9 @@ impl Actor {
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
             Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
+            Some(Command::Rewind { id, dry_run, reply }) => {
+                self.queue.push_back(Work::Rewind { id, dry_run, reply });
+            }
         }
     }
 
@@ -192,6 +208,15 @@ impl Actor {
                 self.sink.send(Event::Compacted(outcome));
             }
             Work::Op(Op::Clear) => core.clear(&self.sink).await,
+            Work::Op(Op::Checkpoint(id)) => core.ctx.changes.mark(&id),
+            Work::Rewind { id, dry_run, reply } => {
+                let result = core.ctx.changes.rewind_to(&id, dry_run);
+                if !dry_run && result.is_ok() {
+                    // The model must read the restored files again before editing them.
+                    core.ctx.files.clear();
+                }
+                let _ = reply.send(result);
+            }
             Work::Op(op) => self.apply_now(op),
         }
     }

@@ -56,6 +56,10 @@ pub enum Op {
     },
     /// Finish the running turn and everything queued, then end the session.
     Shutdown,
+    /// Remember the files as they are when the work queued before this op is done, under
+    /// this id (a user message's uuid), so that [`SessionHandle::rewind_files`] can put them
+    /// back. Needs checkpoints on in the tool context's change log; ignored otherwise.
+    Checkpoint(String),
 }
 
 /// A snapshot of the session's state.
@@ -112,6 +116,26 @@ impl SessionHandle {
     /// Answer a request.
     pub fn reply(&self, id: RequestId, answer: Answer) -> Result<(), SessionEnded> {
         self.send(Op::Reply { id, answer })
+    }
+
+    /// Put the files Write, Edit and NotebookEdit changed back as they were at checkpoint
+    /// `id` (see [`Op::Checkpoint`]), after the work queued before; with `dry_run`, only say
+    /// what would change. The answer arrives on the returned channel.
+    pub fn rewind_files(
+        &self,
+        id: impl Into<String>,
+        dry_run: bool,
+    ) -> Result<oneshot::Receiver<Result<skiff_tools::changes::RewindReport, String>>, SessionEnded>
+    {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Rewind {
+                id: id.into(),
+                dry_run,
+                reply: tx,
+            })
+            .map_err(|_| SessionEnded)?;
+        Ok(rx)
     }
 }
 
