@@ -60,6 +60,20 @@ pub struct Shell {
     read_offset: Mutex<u64>,
     /// The end was reported to the model (a `TaskOutput` saw it, or a notice was sent).
     end_reported: std::sync::atomic::AtomicBool,
+    /// Protected files as they were when it started, checked when it ends.
+    protected: Option<crate::protected::Snapshot>,
+}
+
+impl Shell {
+    /// Put back protected files it changed (when it ran without approval); logs what.
+    fn restore_protected(&self) {
+        if let Some(snapshot) = &self.protected {
+            let restored = snapshot.restore();
+            if !restored.is_empty() {
+                tracing::warn!(task = %self.id, paths = ?restored, "a background command changed protected files; put back");
+            }
+        }
+    }
 }
 
 impl Shell {
@@ -136,6 +150,8 @@ pub struct BackgroundShells {
 pub(crate) struct Started {
     pub child: tokio::process::Child,
     pub output_path: PathBuf,
+    /// The protected files before it started (sandboxed commands run without approval).
+    pub protected: Option<crate::protected::Snapshot>,
 }
 
 impl BackgroundShells {
@@ -180,6 +196,7 @@ impl BackgroundShells {
         let Started {
             mut child,
             output_path,
+            protected,
         } = started;
         let pgid = child
             .id()
@@ -198,6 +215,7 @@ impl BackgroundShells {
             stopping: Default::default(),
             read_offset: Mutex::new(0),
             end_reported: Default::default(),
+            protected,
         });
         let watched = Arc::clone(&shell);
         tokio::spawn(async move {
@@ -215,6 +233,7 @@ impl BackgroundShells {
             if killpg(Pid::from_raw(pgid), None).is_err() {
                 crate::process_guard::release(pgid);
             }
+            watched.restore_protected();
             let _ = tx.send(state);
         });
         if let Ok(mut shells) = self.shells.lock() {
@@ -234,6 +253,7 @@ impl Drop for BackgroundShells {
             // Running, or ended but with processes left in its group: the session is over.
             let _ = killpg(Pid::from_raw(shell.pgid), Signal::SIGKILL);
             crate::process_guard::release(shell.pgid);
+            shell.restore_protected();
         }
     }
 }

@@ -16,6 +16,7 @@ use nix::unistd::Pid;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use skiff_protocol::ToolResultContent;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
@@ -90,11 +91,24 @@ impl TypedTool for BashTool {
             return start_background(input, ctx);
         }
         let timeout = effective_timeout(input.timeout, ctx);
-        let run = match run_command(&input.command, timeout, ctx).await {
-            Ok(run) => run,
-            Err(e) => return ToolOutput::error(e),
+        let guard = sandbox
+            .filter(|s| s.protect)
+            .map(|_| crate::protected::Snapshot::take(ctx.guard.allowed_dirs()));
+        let run = run_command(&input.command, timeout, ctx).await;
+        let restored = guard.map(|g| g.restore()).unwrap_or_default();
+        let mut output = match run {
+            Ok(run) => result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox),
+            Err(e) => ToolOutput::error(e),
         };
-        result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox)
+        if !restored.is_empty() {
+            tracing::warn!(paths = ?restored, "a command changed protected files; put back");
+            let note = crate::protected::restored_note(&restored);
+            if let ToolResultContent::Text(text) = &mut output.content {
+                text.push_str("\n\n");
+                text.push_str(&note);
+            }
+        }
+        output
     }
 }
 
@@ -137,8 +151,18 @@ fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
             return ToolOutput::error(e);
         }
     };
+    let protected = ctx
+        .config
+        .sandbox
+        .as_ref()
+        .filter(|s| s.protect)
+        .map(|_| crate::protected::Snapshot::take(ctx.guard.allowed_dirs()));
     let shell = ctx.background.adopt(
-        Started { child, output_path },
+        Started {
+            child,
+            output_path,
+            protected,
+        },
         id,
         input.command,
         input.description,

@@ -21,6 +21,7 @@ pub mod notebook;
 pub mod patch;
 pub mod path_guard;
 pub mod process_guard;
+pub mod protected;
 pub mod read;
 pub mod registry;
 pub mod sandbox;

@@ -309,6 +309,7 @@ impl SandboxStatus {
             filesystem: self.filesystem,
             network: self.network,
             refused: self.refused.clone(),
+            protect: false,
         })
     }
 
@@ -372,6 +373,9 @@ pub struct SandboxConfig {
     pub network: NetworkPolicy,
     /// When set, every Bash call fails with this text instead of running.
     pub refused: Option<String>,
+    /// Commands run without approval: what they change among the files that make programs
+    /// run outside the sandbox is put back (see [`crate::protected`]).
+    pub protect: bool,
 }
 
 impl SandboxConfig {
@@ -757,6 +761,7 @@ mod tests {
             filesystem: SandboxMode::WorkspaceWrite,
             network: NetworkPolicy::Deny,
             refused: None,
+            protect: false,
         };
         let roots = [PathBuf::from("/w"), PathBuf::from("/extra dir")];
         let mut args = config.helper_args(&roots);

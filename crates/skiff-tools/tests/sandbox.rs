@@ -69,6 +69,7 @@ fn config(helper: PathBuf) -> SandboxConfig {
         filesystem: SandboxMode::WorkspaceWrite,
         network: NetworkPolicy::Deny,
         refused: None,
+        protect: false,
     }
 }
 
@@ -143,6 +144,7 @@ async fn refused_commands_do_not_run() {
     let s = setup(|h| {
         Some(SandboxConfig {
             refused: Some("The Bash tool is unavailable: no sandbox.".into()),
+            protect: false,
             ..config(h)
         })
     });
