@@ -254,6 +254,11 @@ pub struct Args {
     #[arg(long, value_name = "TOKENS", hide = true)]
     pub max_thinking_tokens: Option<u64>,
 
+    /// Echo user messages read from stdin back as `user` frames with their uuid (stream-json
+    /// in and out; the Agent SDKs' file checkpoints use the uuids).
+    #[arg(long)]
+    pub replay_user_messages: bool,
+
     /// Custom subagents as JSON (as the Agent SDKs pass them).
     #[arg(long, value_name = "JSON", hide = true)]
     pub agents: Option<String>,

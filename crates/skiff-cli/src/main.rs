@@ -1,6 +1,7 @@
 //! The `skiff` binary: argument parsing, agent set-up, then either the headless print mode
 //! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
+mod agents;
 mod approval;
 mod args;
 mod commands;

@@ -570,7 +570,6 @@ impl Settings {
             files,
             dotenv_files,
             skiff_home,
-            trusted,
         )?;
         settings.trusted = trusted;
         settings.trust_warnings = trust_warnings;

@@ -99,7 +99,12 @@ pub fn build_with(
             .map(|dir| dir.join("skiff-sandbox"))
             .filter(|p| p.is_file())
             .unwrap_or(exe);
-        sandbox.config(helper)
+        sandbox.config(helper).map(|mut config| {
+            // Commands that run without approval cannot keep git hooks, settings or MCP
+            // configuration they changed (Landlock cannot make them read-only).
+            config.protect = sandbox.enforced() && settings.sandbox.auto_allow_bash.value;
+            config
+        })
     } else {
         None
     };
@@ -111,6 +116,9 @@ pub fn build_with(
     if let Some(skill) = skiff_core::commands::SkillTool::for_commands(Arc::clone(&commands)) {
         let _ = tools.register(skill);
     }
+    // Task is added when the session starts (it needs the session's parts); it is offered
+    // unless `--tools` leaves it out or a rule removes it.
+    let mut offer_task = true;
     if let Some(list) = &args.tools {
         let names: Vec<&str> = list
             .iter()
@@ -118,8 +126,12 @@ pub fn build_with(
             .filter(|n| !n.is_empty())
             .collect();
         if names != ["default"] {
+            offer_task = names.iter().any(|n| *n == "Task" || *n == "Agent");
             let mut keep = Vec::new();
             for name in names {
+                if name == "Task" || name == "Agent" {
+                    continue;
+                }
                 match tools.closest(name) {
                     Some(canonical) => keep.push(canonical.to_owned()),
                     None => {
@@ -155,8 +167,16 @@ pub fn build_with(
         }
     }
     for name in rules.removed_tools() {
+        if name == "Task" || name == "Agent" {
+            offer_task = false;
+        }
         tools.disable(&name);
     }
+    let agents = if offer_task {
+        crate::agents::load(args.agents.as_deref(), &cwd, settings.trusted)?
+    } else {
+        Vec::new()
+    };
 
     let session = crate::sessions::plan_session(args, &cwd)?;
     let mut add_dirs = extra_dirs(&settings);
@@ -179,6 +199,13 @@ pub fn build_with(
         skiff_tools::HiddenPaths::new(move |p| engine.read_denied(p))
     };
     ctx.guard = Arc::new((*ctx.guard).clone().with_hidden(hidden));
+    // The Agent SDKs' `enable_file_checkpointing`: keep what Write/Edit changed, so that
+    // `rewind_files` can put it back.
+    if std::env::var("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING")
+        .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"))
+    {
+        ctx.changes.enable_checkpoints();
+    }
     // MCP servers start connecting now, in the background; the first turn waits for them.
     let servers = crate::mcp_config::session_servers(args, &settings, &cwd)?;
     for warning in &servers.warnings {
@@ -266,6 +293,7 @@ pub fn build_with(
     refuse_bypass_as_root(config.permission_mode)?;
     config.deltas = deltas;
     config.commands = commands;
+    config.agents = agents;
     config
         .init_extra
         .insert("sandbox".into(), sandbox.to_json());

@@ -29,7 +29,9 @@ use crate::mcp_session::McpHandle;
 /// One line of stdin, understood.
 #[derive(Debug)]
 enum Incoming {
-    User(UserInput),
+    /// A user message: its content, its `uuid` when the host gave one, and the message
+    /// object (echoed with `--replay-user-messages`).
+    User(UserInput, Option<String>, Value),
     Control {
         id: String,
         request: Value,
@@ -56,7 +58,11 @@ fn parse_line(line: &str) -> Option<Incoming> {
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
     Some(match kind {
         "user" => match user_input(&v) {
-            Ok(input) => Incoming::User(input),
+            Ok(input) => Incoming::User(
+                input,
+                v.get("uuid").and_then(Value::as_str).map(str::to_owned),
+                v.get("message").cloned().unwrap_or(Value::Null),
+            ),
             Err(e) => Incoming::Bad(e),
         },
         "control_request" => match (
@@ -217,6 +223,8 @@ struct Driver {
     eof: bool,
     /// Custom commands and skills (`initialize.commands`).
     commands: Arc<skiff_core::commands::CommandSet>,
+    /// Echo user messages back (`--replay-user-messages`).
+    replay: bool,
 }
 
 /// Run the protocol until stdin ends and the work is done.
@@ -282,6 +290,7 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         session_id: agent.config().session_id.clone(),
         cwd: agent.config().cwd.clone(),
         commands: Arc::clone(&agent.config().commands),
+        replay: args.replay_user_messages,
         agent: Some(agent),
         session: None,
         engine: built.engine,
@@ -350,7 +359,17 @@ impl Driver {
 
     fn incoming(&mut self, msg: Incoming) {
         match msg {
-            Incoming::User(input) => {
+            Incoming::User(input, uuid, message) => {
+                let uuid = uuid.unwrap_or_else(skiff_core::frames::new_uuid);
+                if self.replay {
+                    self.out.send(&json!({
+                        "type": "user", "message": message, "parent_tool_use_id": null,
+                        "session_id": self.session_id, "uuid": uuid, "isReplay": true,
+                    }));
+                }
+                // The files as they are when this message's turn starts: `rewind_files` with
+                // its uuid puts them back.
+                let _ = self.session().submit(Op::Checkpoint(uuid));
                 if self.session().send_message(input).is_err() {
                     self.system_error("the session has ended; the message was dropped");
                 }
@@ -412,16 +431,43 @@ impl Driver {
                 let servers = self.mcp_status();
                 self.out.success(id, json!({"mcpServers": servers}));
             }
-            "rewind_files" => self.out.success(
-                id,
-                json!({"canRewind": false, "error": "skiff cannot rewind files yet"}),
-            ),
+            "rewind_files" => self.rewind_files(id, request),
             other => self.out.error(
                 id,
                 &format!("Unsupported control request subtype: {other}"),
                 Some("unsupported_request"),
             ),
         }
+    }
+
+    /// `rewind_files`: the files back as they were at a user message (after the work queued
+    /// before the request), answered when done.
+    fn rewind_files(&mut self, id: &str, request: &Value) {
+        let Some(message) = request.get("user_message_id").and_then(Value::as_str) else {
+            self.out
+                .error(id, "rewind_files needs a user_message_id", None);
+            return;
+        };
+        let dry_run = request.get("dry_run").and_then(Value::as_bool) == Some(true);
+        let answer = self.session().handle().rewind_files(message, dry_run);
+        let out = self.out.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            let response = match answer {
+                Ok(rx) => match rx.await {
+                    Ok(Ok(report)) => json!({
+                        "canRewind": true,
+                        "filesChanged": report.files_changed,
+                        "insertions": report.insertions,
+                        "deletions": report.deletions,
+                    }),
+                    Ok(Err(e)) => json!({"canRewind": false, "error": e}),
+                    Err(_) => json!({"canRewind": false, "error": "the session has ended"}),
+                },
+                Err(_) => json!({"canRewind": false, "error": "the session has ended"}),
+            };
+            out.success(&id, response);
+        });
     }
 
     fn initialize(&mut self, id: &str, request: &Value) {
@@ -828,11 +874,11 @@ mod tests {
         assert!(matches!(parse_line("{nope"), Some(Incoming::Bad(_))));
         assert!(matches!(
             parse_line(r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#),
-            Some(Incoming::User(UserInput::Text(t))) if t == "hi"
+            Some(Incoming::User(UserInput::Text(t), _, _)) if t == "hi"
         ));
         assert!(matches!(
             parse_line(r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}}"#),
-            Some(Incoming::User(UserInput::Blocks(b))) if b.len() == 2
+            Some(Incoming::User(UserInput::Blocks(b), _, _)) if b.len() == 2
         ));
         assert!(matches!(
             parse_line(r#"{"type":"user","message":{"content":5}}"#),

@@ -189,7 +189,8 @@ fn headless_default_mode_denies_what_needs_approval_with_claude_codes_text() {
         ("Bash", json!({"command": "touch made-by-bash"})),
         ("Bash", json!({"command": "ls"})),
     ];
-    let (out, frames) = run(ws.path(), home.path(), &calls, &[]);
+    // Without the sandbox, commands that change things ask (and nobody answers in -p).
+    let (out, frames) = run(ws.path(), home.path(), &calls, &["--sandbox", "off"]);
     assert!(out.status.success());
     let res = results(&frames);
     let new = std::fs::canonicalize(ws.path()).unwrap().join("new.txt");
@@ -360,4 +361,38 @@ fn usage_errors_exit_2_and_name_what_is_wrong() {
         assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
         assert!(err.contains(needle), "{flags:?}: {err}");
     }
+}
+
+#[test]
+fn sandboxed_commands_run_without_approval_and_cannot_keep_hooks_or_settings() {
+    let (ws, home) = workspace();
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    std::fs::write(ws.path().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    let planted = "touch made-by-bash && mkdir -p .claude && echo '{\"hooks\": {}}' > .claude/settings.json && echo evil > .git/hooks/pre-commit && printf '[core]\\n\\tfsmonitor = ./evil\\n' >> .git/config";
+    let calls = vec![
+        ("Bash", json!({"command": planted})),
+        (
+            "Bash",
+            json!({"command": "git config user.name Someone 2>/dev/null || printf '[user]\\n\\tname = Someone\\n' >> .git/config"}),
+        ),
+    ];
+    let (out, frames) = run(ws.path(), home.path(), &calls, &[]);
+    assert!(out.status.success());
+    let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
+    if init["sandbox"]["enforced"] != true {
+        eprintln!("skipped: no Landlock here ({})", init["sandbox"]);
+        return;
+    }
+    let res = results(&frames);
+    assert!(!res[0].0, "the command ran: {:?}", res[0]);
+    assert!(ws.path().join("made-by-bash").exists());
+    assert!(res[0].1.contains("skiff put them back"), "{}", res[0].1);
+    assert!(!ws.path().join(".claude/settings.json").exists());
+    assert!(!ws.path().join(".git/hooks/pre-commit").exists());
+    let config = std::fs::read_to_string(ws.path().join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+    // A harmless config change stays.
+    assert!(!res[1].1.contains("put them back"), "{}", res[1].1);
+    let config = std::fs::read_to_string(ws.path().join(".git/config")).unwrap();
+    assert!(config.contains("Someone"), "{config}");
 }

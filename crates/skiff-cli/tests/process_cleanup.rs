@@ -97,6 +97,8 @@ fn background_commands_end_with_the_session() {
     let script = home.path().join("script.json");
     let turns = vec![
         bash("sleep 300 & echo $! > bg.pid; wait", true),
+        // Wait until the background command has started its child.
+        bash("until [ -s bg.pid ]; do sleep 0.05; done", false),
         json!({"content": [{"type": "tool_use", "name": "TaskOutput",
             "input": {"task_id": "nope", "block": false}}]}),
         json!({"content": [{"type": "text", "text": "done"}]}),
@@ -121,4 +123,55 @@ fn background_commands_end_with_the_session() {
     assert!(init.contains("\"TaskOutput\"") && init.contains("\"TaskStop\""));
     let bg = read_pid(&ws.path().join("bg.pid"));
     assert!(gone(bg), "a background command outlived skiff -p");
+}
+
+#[tokio::test]
+async fn the_model_hears_when_a_background_command_ends() {
+    let server = skiff_testkit::MockServer::start(
+        serde_json::from_value(json!({"turns": [
+            bash("echo from-bg", true),
+            bash("sleep 0.5", false),
+            {"content": [{"type": "text", "text": "done"}]}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("SKIFF_HOME", home.path().join(".skiff"))
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .current_dir(ws.path())
+        .args(["-p", "go", "--permission-mode", "bypassPermissions"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.messages_requests();
+    assert_eq!(requests.len(), 3);
+    let last = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let text = last["content"].to_string();
+    assert!(text.contains("<task-notification>"), "{text}");
+    assert!(text.contains("<status>completed</status>"));
+    assert!(
+        text.contains("Background command \\\"echo from-bg\\\" completed (exit code 0)"),
+        "{text}"
+    );
+    // Told once only.
+    let second = requests[1].body["messages"].to_string();
+    assert_eq!(second.matches("<task-notification>").count(), 0);
 }

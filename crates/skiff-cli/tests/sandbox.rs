@@ -397,19 +397,42 @@ fn network_denied_end_to_end() {
 }
 
 #[test]
-fn the_default_sandbox_does_not_skip_approvals() {
+fn the_default_sandbox_runs_commands_without_approval_where_it_is_enforced() {
     let env = Env::new();
-    // The sandbox is on by default where Landlock works, but Bash still asks (denied in -p).
+    // The sandbox is on by default where Landlock works, and then Bash needs no approval.
     let (out, frames) = env.run(&["touch made"], &[], &[]);
     assert!(out.status.success());
-    assert_eq!(
-        results(&frames)[0],
-        (
-            true,
-            "Claude requested permissions to use Bash, but you haven't granted it yet.".into()
-        )
+    if enforced(&env) {
+        assert!(!results(&frames)[0].0, "{:?}", results(&frames));
+        assert!(env.ws.join("made").exists());
+    } else {
+        assert_eq!(
+            results(&frames)[0],
+            (
+                true,
+                "Claude requested permissions to use Bash, but you haven't granted it yet.".into()
+            )
+        );
+    }
+    // Deny rules still hold.
+    let (_, frames) = env.run(
+        &["touch denied"],
+        &["--disallowedTools", "Bash(touch:*)"],
+        &[],
     );
-    assert!(!env.ws.join("made").exists());
+    assert!(results(&frames)[0].0);
+    assert!(!env.ws.join("denied").exists());
+    // Turned off by the setting, commands ask again.
+    let (_, frames) = env.run(
+        &["touch asked"],
+        &[
+            "--settings",
+            r#"{"sandbox": {"autoAllowBashIfSandboxed": false}}"#,
+        ],
+        &[],
+    );
+    assert!(results(&frames)[0].0);
+    assert!(!env.ws.join("asked").exists());
     // Allowed by a rule, the command runs in the default sandbox.
     if enforced(&env) {
         let (_, frames) = env.run(
@@ -505,7 +528,7 @@ fn config_shows_the_sandbox_and_where_it_came_from() {
     assert!(line(&out, "sandbox.fallback").contains("[this kernel: Landlock"));
     assert!(
         line(&out, "sandbox.autoAllowBashIfSandboxed")
-            .starts_with("sandbox.autoAllowBashIfSandboxed = false  (default)"),
+            .starts_with("sandbox.autoAllowBashIfSandboxed = true  (default)"),
         "{out}"
     );
     let out = env.config(
@@ -583,7 +606,7 @@ fn an_untrusted_workspace_cannot_weaken_the_sandbox() {
     assert!(line(&out, "sandbox.network").starts_with("sandbox.network = \"deny\"  (flag"));
     assert!(
         line(&out, "sandbox.autoAllowBashIfSandboxed")
-            .starts_with("sandbox.autoAllowBashIfSandboxed = false  (default)")
+            .starts_with("sandbox.autoAllowBashIfSandboxed = true  (default)")
     );
     assert!(
         out.contains(
@@ -592,7 +615,7 @@ fn an_untrusted_workspace_cannot_weaken_the_sandbox() {
         ),
         "{out}"
     );
-    // Making it stricter is fine, but does not make Bash approval-free.
+    // Making it stricter is fine.
     write_project_settings(
         &env.ws,
         r#"{"sandbox": {"mode": "read-only", "network": "deny"}}"#,
@@ -602,7 +625,7 @@ fn an_untrusted_workspace_cannot_weaken_the_sandbox() {
     assert!(line(&out, "sandbox.network").starts_with("sandbox.network = \"deny\"  (project:"));
     assert!(
         line(&out, "sandbox.autoAllowBashIfSandboxed")
-            .starts_with("sandbox.autoAllowBashIfSandboxed = false")
+            .starts_with("sandbox.autoAllowBashIfSandboxed = true  (default)")
     );
     // Trusted, the workspace's choice stands.
     write_project_settings(&env.ws, r#"{"sandbox": {"mode": "off"}}"#);

@@ -21,9 +21,20 @@ struct Host {
 
 impl Host {
     fn start(ws: &Path, home: &Path, script: &Value, extra: &[&str]) -> Self {
+        Self::start_env(ws, home, script, extra, &[])
+    }
+
+    fn start_env(
+        ws: &Path,
+        home: &Path,
+        script: &Value,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         std::fs::write(ws.join("script.json"), script.to_string()).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_skiff"))
             .env_clear()
+            .envs(env.iter().copied())
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", home)
             .env("SKIFF_HOME", home.join(".skiff"))
@@ -424,4 +435,131 @@ fn eof_without_any_message_exits_cleanly() {
     let (code, frames) = host.finish();
     assert_eq!(code, 0);
     assert!(frames.is_empty(), "{frames:?}");
+}
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"content": [{"type": "tool_use", "name": "Write",
+        "input": {"file_path": path, "content": content}}]})
+}
+
+#[test]
+fn rewind_files_puts_back_what_a_message_changed() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = json!({"turns": [
+        write("a.txt", "v1\n"),
+        {"content": [{"type": "text", "text": "one"}]},
+        write("a.txt", "v2\nmore\n"),
+        write("b.txt", "new\n"),
+        {"content": [{"type": "text", "text": "two"}]}
+    ]});
+    let mut host = Host::start_env(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--replay-user-messages", "--permission-mode", "acceptEdits"],
+        &[("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "true")],
+    );
+    host.control("i", json!({"subtype": "initialize"}));
+    host.response_to("i");
+    host.send(json!({"type": "user", "uuid": "msg-one", "session_id": "",
+        "message": {"role": "user", "content": "first"}, "parent_tool_use_id": null}));
+    let echo = host.until("replayed message", |v| {
+        v["type"] == "user" && v["isReplay"] == true
+    });
+    assert_eq!(echo["uuid"], "msg-one");
+    assert_eq!(echo["message"]["content"], "first");
+    host.result();
+    // A message without a uuid gets one; its echo tells the host which.
+    host.user("second");
+    let echo = host.until("second echo", |v| {
+        v["type"] == "user" && v["isReplay"] == true && v["message"]["content"] == "second"
+    });
+    let second = echo["uuid"].as_str().unwrap().to_owned();
+    host.result();
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "v2\nmore\n"
+    );
+
+    host.control(
+        "dry",
+        json!({"subtype": "rewind_files", "user_message_id": second, "dry_run": true}),
+    );
+    let dry = host.response_to("dry");
+    assert_eq!(dry["subtype"], "success");
+    assert_eq!(dry["response"]["canRewind"], true);
+    let files: Vec<String> = dry["response"]["filesChanged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(files, ["a.txt", "b.txt"]);
+    assert_eq!(dry["response"]["deletions"], 3);
+    assert_eq!(dry["response"]["insertions"], 1);
+    assert!(
+        ws.path().join("b.txt").exists(),
+        "a dry run changes nothing"
+    );
+
+    host.control(
+        "r2",
+        json!({"subtype": "rewind_files", "user_message_id": second}),
+    );
+    assert_eq!(host.response_to("r2")["response"]["canRewind"], true);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "v1\n"
+    );
+    assert!(!ws.path().join("b.txt").exists());
+
+    host.control(
+        "r1",
+        json!({"subtype": "rewind_files", "user_message_id": "msg-one"}),
+    );
+    assert_eq!(host.response_to("r1")["response"]["canRewind"], true);
+    assert!(!ws.path().join("a.txt").exists());
+
+    host.control(
+        "bad",
+        json!({"subtype": "rewind_files", "user_message_id": "nope"}),
+    );
+    let bad = host.response_to("bad");
+    assert_eq!(bad["response"]["canRewind"], false);
+    assert!(
+        bad["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no file checkpoint")
+    );
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn rewind_files_without_checkpointing_says_so() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = json!({"turns": [{"content": [{"type": "text", "text": "hi"}]}]});
+    let mut host = Host::start(ws.path(), home.path(), &script, &[]);
+    host.user("hello");
+    host.result();
+    assert!(
+        !host.seen.iter().any(|v| v["isReplay"] == true),
+        "no echo without the flag"
+    );
+    host.control(
+        "r",
+        json!({"subtype": "rewind_files", "user_message_id": "x"}),
+    );
+    let r = host.response_to("r");
+    assert_eq!(r["response"]["canRewind"], false);
+    assert!(
+        r["response"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not enabled")
+    );
+    host.finish();
 }

@@ -8,7 +8,7 @@ use skiff_core::AgentConfig;
 
 use super::layers::Merged;
 use super::{
-    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Layer, Permissions,
+    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Permissions,
     SandboxSettings, Settings, Source, Sourced, absolute,
 };
 use crate::args::Args;
@@ -64,7 +64,6 @@ pub(super) fn resolve(
     files: Vec<FileStatus>,
     dotenv_files: Vec<FileStatus>,
     skiff_home: Option<PathBuf>,
-    trusted: bool,
 ) -> anyhow::Result<Settings> {
     let defaults = AgentConfig::default();
     const WHOLE: &str = "a positive whole number";
@@ -223,7 +222,6 @@ pub(super) fn resolve(
         },
         lookup,
         args,
-        trusted,
     )?;
 
     let rules = |mut list: Vec<Sourced<String>>, extra: &[String], name: &'static str| {
@@ -316,14 +314,13 @@ struct SandboxFiles {
 }
 
 /// `sandbox`: files, then SKIFF_SANDBOX / SKIFF_SANDBOX_NETWORK, then `--sandbox` /
-/// `--sandbox-network`. Approval-free Bash (`autoAllowBashIfSandboxed`) defaults on only when a
-/// source the user controls set the mode: a built-in default or an untrusted workspace's file
-/// does not change which commands ask.
+/// `--sandbox-network`. Approval-free Bash (`autoAllowBashIfSandboxed`) defaults on: the
+/// sandbox contains the commands, and what they change among git hooks, settings and MCP
+/// configuration is put back (`skiff_tools::protected`).
 fn resolve_sandbox(
     m: SandboxFiles,
     lookup: &EnvLookup,
     args: &Args,
-    trusted: bool,
 ) -> anyhow::Result<SandboxSettings> {
     use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
     let mode_names = SandboxMode::NAMES.join(", ");
@@ -361,17 +358,9 @@ fn resolve_sandbox(
     let fallback = m
         .fallback
         .unwrap_or_else(|| Sourced::default(SandboxFallback::default()));
-    let chosen_by_user = match &mode.source {
-        Source::Default => false,
-        Source::File {
-            layer: Layer::Project | Layer::Local,
-            ..
-        } => trusted,
-        _ => true,
-    };
-    let auto_allow_bash = m
-        .auto_allow
-        .unwrap_or_else(|| Sourced::default(chosen_by_user));
+    // As Claude Code's sandbox mode: sandboxed commands run without approval unless a setting
+    // says otherwise.
+    let auto_allow_bash = m.auto_allow.unwrap_or_else(|| Sourced::default(true));
     Ok(SandboxSettings {
         mode,
         network,

@@ -1,0 +1,85 @@
+//! The subagent types a session offers through the Task tool: the built-in ones, the user's
+//! (`~/.claude/agents`, `~/.skiff/agents`), the workspace's (`.claude/agents`,
+//! `.skiff/agents`, only once the workspace is trusted) and `--agents` JSON; later sources
+//! override earlier ones by name.
+
+use std::path::{Path, PathBuf};
+
+use skiff_core::subagent::{
+    AgentDefinition, builtin_agents, load_agents_dir, merge_agents, parse_agents_json,
+};
+
+use crate::setup::UsageError;
+
+/// The directories agent files are read from, lowest precedence first.
+fn agent_dirs(cwd: &Path, trusted: bool) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let claude_user = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| skiff_core::permissions::rule::home_dir().map(|h| h.join(".claude")));
+    dirs.extend(claude_user.map(|d| d.join("agents")));
+    dirs.extend(skiff_core::transcript::default_skiff_home().map(|d| d.join("agents")));
+    if trusted {
+        dirs.push(cwd.join(".claude").join("agents"));
+        dirs.push(cwd.join(".skiff").join("agents"));
+    }
+    dirs
+}
+
+/// Every agent type for this session; warnings about unusable files go to stderr.
+pub fn load(
+    flag: Option<&str>,
+    cwd: &Path,
+    trusted: bool,
+) -> Result<Vec<AgentDefinition>, UsageError> {
+    let mut layers = builtin_agents();
+    for dir in agent_dirs(cwd, trusted) {
+        let (agents, warnings) = load_agents_dir(&dir);
+        for w in warnings {
+            eprintln!("Warning: {w}");
+        }
+        layers.extend(agents);
+    }
+    if let Some(text) = flag.map(str::trim).filter(|t| !t.is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| UsageError(format!("--agents: not valid JSON ({e})")))?;
+        let agents = parse_agents_json(&value).map_err(|e| UsageError(format!("--agents: {e}")))?;
+        layers.extend(agents);
+    }
+    Ok(merge_agents(layers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_workspaces_bring_no_agents() {
+        let ws = tempfile::tempdir().unwrap();
+        let dir = ws.path().join(".claude/agents");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("mine.md"), "---\ndescription: m\n---\nbody").unwrap();
+        assert!(
+            agent_dirs(ws.path(), false)
+                .iter()
+                .all(|d| !d.starts_with(ws.path()))
+        );
+        let trusted = load(None, ws.path(), true).unwrap();
+        assert!(trusted.iter().any(|a| a.name == "mine"));
+    }
+
+    #[test]
+    fn agents_flag_errors_are_usage_errors() {
+        let ws = tempfile::tempdir().unwrap();
+        assert!(load(Some("{bad"), ws.path(), false).is_err());
+        assert!(load(Some(r#"{"x": {"description": "d"}}"#), ws.path(), false).is_err());
+        let a = load(
+            Some(r#"{"x": {"description": "d", "prompt": "p"}}"#),
+            ws.path(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(a.last().unwrap().name, "x");
+        assert_eq!(a.len(), 4);
+    }
+}
