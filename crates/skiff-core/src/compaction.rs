@@ -179,10 +179,28 @@ pub(crate) async fn summarize(
         return Err(CompactError::EmptySummary);
     }
     // The todo list survives the summary (the model keeps tracking it).
-    let kept = match &env.todos {
+    let mut kept = match &env.todos {
         Some(todos) => format!("{summary}\n\n{todos}"),
         None => summary.clone(),
     };
+    // SessionStart with source `compact`: its context goes with the summary.
+    let start = crate::hooks::fire(
+        env.hooks,
+        env.sink,
+        &env.hook_common,
+        HookEvent::SessionStart,
+        Some("compact"),
+        || crate::hooks::fields([("source", "compact".into())]),
+    )
+    .await;
+    for text in start.output.iter().chain(&start.context) {
+        kept.push_str("\n\n");
+        kept.push_str(&crate::hooks::reminder(
+            HookEvent::SessionStart,
+            "additional context",
+            text,
+        ));
+    }
     let new_history = compacted_history(conv.messages(), cut, &kept, memory);
     validate_history(&new_history).map_err(|e| CompactError::Invalid(e.to_string()))?;
 

@@ -420,3 +420,44 @@ async fn hung_crashing_and_garbage_hooks_never_break_the_loop() {
         "left behind: {left}"
     );
 }
+
+#[tokio::test]
+async fn compaction_fires_session_start_with_source_compact_and_keeps_its_context() {
+    let s = setup(vec![
+        ScriptTurn::text("first answer"),
+        ScriptTurn::text("second answer"),
+        ScriptTurn::text("third answer"),
+        ScriptTurn::text("SUMMARY OF THE WORK"),
+        ScriptTurn::text("after compaction"),
+    ])
+    .await;
+    s.on(
+        "SessionStart",
+        "#!/bin/bash\ninput=$(cat)\ncase \"$input\" in *'\"source\":\"compact\"'*) echo 'remember the build flags';; esac\n",
+    );
+    let mut session = s.session(s.hooks_for(&["SessionStart"], None));
+    for prompt in ["one", "two", "three"] {
+        run(&mut session, prompt).await;
+    }
+    let report = session.compact(None).await.unwrap();
+    assert!(report.summary.contains("SUMMARY OF THE WORK"));
+    let sources: Vec<Value> = s
+        .inputs()
+        .into_iter()
+        .filter(|v| v["hook_event_name"] == "SessionStart")
+        .map(|v| v["source"].clone())
+        .collect();
+    assert_eq!(sources, [json!("startup"), json!("compact")]);
+    run(&mut session, "four").await;
+    let last = s.server.messages_requests().pop().unwrap().body;
+    let first_message = last["messages"][0].to_string();
+    assert!(
+        first_message.contains("SUMMARY OF THE WORK"),
+        "{first_message}"
+    );
+    assert!(
+        first_message.contains("remember the build flags"),
+        "{first_message}"
+    );
+    session.shutdown().await;
+}
