@@ -99,6 +99,12 @@ pub const COMMANDS: &[Command] = &[
         run: |_, _| Action::Mcp,
     },
     Command {
+        name: "bashes",
+        args: "[stop ID]",
+        help: "list the background commands (output file, status); stop one",
+        run: bashes,
+    },
+    Command {
         name: "mode",
         args: "[default|acceptEdits|plan|dontAsk|bypassPermissions]",
         help: "show or switch the permission mode",
@@ -257,6 +263,44 @@ fn mode(status: &Status, args: &str) -> Action {
         Ok(m) => Action::SetMode(m),
         Err(e) => Action::Output(e),
     }
+}
+
+fn bashes(status: &Status, args: &str) -> Action {
+    let args = args.trim();
+    if let Some(id) = args.strip_prefix("stop").map(str::trim) {
+        if id.is_empty() {
+            return Action::Output("Usage: /bashes stop ID".to_owned());
+        }
+        return Action::Output(match status.background.iter().find(|s| s.id == id) {
+            Some(shell) if shell.stop() => format!("Stopped {id} ({}).", shell.command),
+            Some(shell) => format!("{id} is not running ({}).", shell.state().word()),
+            None => format!("No background command {id}; /bashes lists them."),
+        });
+    }
+    if !args.is_empty() {
+        return Action::Output("Usage: /bashes [stop ID]".to_owned());
+    }
+    if status.background.is_empty() {
+        return Action::Output("No background commands.".to_owned());
+    }
+    let mut out = String::from("Background commands:");
+    for shell in &status.background {
+        let state = match shell.state() {
+            skiff_tools::background::ShellState::Exited(code) => {
+                format!("{} (exit code {code})", shell.state().word())
+            }
+            other => other.word().to_owned(),
+        };
+        out.push_str(&format!(
+            "\n  {}  {state}, {}s  {}\n      output: {}",
+            shell.id,
+            shell.started.elapsed().as_secs(),
+            shell.command.lines().next().unwrap_or(""),
+            shell.output_path.display()
+        ));
+    }
+    out.push_str("\n(/bashes stop ID stops one)");
+    Action::Output(out)
 }
 
 fn tools(status: &Status, _: &str) -> Action {

@@ -218,3 +218,53 @@ async fn approvals_yes_always_and_no_with_feedback() {
         "{last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repl_shows_todos_and_lists_and_stops_background_commands() {
+    let todos = json!({"todos": [
+        {"content": "Start the server", "activeForm": "Starting the server", "status": "in_progress"},
+        {"content": "Check it", "activeForm": "Checking it", "status": "pending"}
+    ]});
+    let server = MockServer::start(
+        serde_json::from_value(json!({"turns": [
+            {"content": [{"type": "tool_use", "name": "TodoWrite", "input": todos}]},
+            {"content": [{"type": "tool_use", "name": "Bash",
+                "input": {"command": "sleep 300", "run_in_background": true}}]},
+            {"content": [{"type": "text", "text": "Server started."}]}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let status = tokio::task::spawn_blocking(move || {
+        let mut s = spawn_repl(&url, &home_p, &ws_p);
+        prompt(&mut s);
+        s.send_line("start the server").unwrap();
+        s.expect("◐ Starting the server").unwrap();
+        s.expect("☐ Check it").unwrap();
+        s.expect("Server started.").unwrap();
+        prompt(&mut s);
+        s.send_line("/bashes").unwrap();
+        let found = s
+            .expect(expectrl::Regex(r"(b[0-9a-z]{8})  running"))
+            .unwrap();
+        let id = String::from_utf8_lossy(found.get(1).unwrap()).into_owned();
+        prompt(&mut s);
+        s.send_line(format!("/bashes stop {id}")).unwrap();
+        s.expect(format!("Stopped {id} (sleep 300).").as_str())
+            .unwrap();
+        prompt(&mut s);
+        s.send(ControlCode::EndOfTransmission).unwrap();
+        s.get_process_mut().wait().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(status, expectrl::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+}

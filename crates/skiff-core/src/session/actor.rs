@@ -183,6 +183,7 @@ impl Actor {
                     messages: core.conversation.len(),
                     costs: core.costs.clone(),
                     tools: core.tools.names(),
+                    background: core.ctx.background.list(),
                 });
             }
             Work::Op(Op::UserMessage(input)) => {

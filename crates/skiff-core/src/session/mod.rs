@@ -77,6 +77,8 @@ pub struct Status {
     pub costs: CostTracker,
     /// Tools offered to the model.
     pub tools: Vec<String>,
+    /// Background commands of the session (running and ended), oldest first.
+    pub background: Vec<std::sync::Arc<skiff_tools::background::Shell>>,
 }
 
 /// The session ended (its task is gone), so the operation could not be done.
