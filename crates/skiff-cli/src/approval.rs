@@ -89,6 +89,12 @@ pub fn suggested_rule(a: &ApprovalRequest, cwd: &Path) -> String {
 /// Add `rule` to `permissions.allow` of `<cwd>/.skiff/settings.local.json`, keeping everything
 /// else in the file. A file that is not a JSON object is left alone (an error).
 pub fn persist_allow_rule(cwd: &Path, rule: &str) -> anyhow::Result<PathBuf> {
+    persist_rule(cwd, "allow", rule)
+}
+
+/// Add `rule` to `permissions.<list>` (`allow`, `deny` or `ask`) of
+/// `<cwd>/.skiff/settings.local.json`, keeping everything else in the file.
+pub fn persist_rule(cwd: &Path, list: &str, rule: &str) -> anyhow::Result<PathBuf> {
     let dir = cwd.join(".skiff");
     let path = dir.join("settings.local.json");
     let mut root: Map<String, Value> = match std::fs::read_to_string(&path) {
@@ -96,7 +102,7 @@ pub fn persist_allow_rule(cwd: &Path, rule: &str) -> anyhow::Result<PathBuf> {
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(m)) => m,
             _ => anyhow::bail!(
-                "{} is not a JSON object; not changed (add {rule:?} to permissions.allow by hand)",
+                "{} is not a JSON object; not changed (add {rule:?} to permissions.{list} by hand)",
                 path.display()
             ),
         },
@@ -109,7 +115,7 @@ pub fn persist_allow_rule(cwd: &Path, rule: &str) -> anyhow::Result<PathBuf> {
     }
     let allow = permissions
         .as_object_mut()
-        .map(|p| p.entry("allow").or_insert_with(|| json!([])));
+        .map(|p| p.entry(list).or_insert_with(|| json!([])));
     if let Some(allow) = allow {
         if !allow.is_array() {
             *allow = json!([]);

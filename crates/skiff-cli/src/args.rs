@@ -72,6 +72,17 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// Serve editors over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim):
+    /// `skiff acp --model opus`.
+    Acp {
+        /// Any of skiff's flags, for every session the editor opens.
+        #[arg(
+            value_name = "FLAGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        flags: Vec<String>,
+    },
 }
 
 /// Where `skiff mcp add` writes a server (as `claude mcp add --scope`).
@@ -370,14 +381,21 @@ impl Args {
     /// `skiff config FLAGS…`: the command line with the `config` token removed, so the flags
     /// after it parse as they would for a run. `raw` is the whole command line and the last
     /// `n` words are the flags clap left to `config`.
-    pub fn without_config_token(
+    pub fn without_config_token(raw: Vec<std::ffi::OsString>, n: usize) -> Vec<std::ffi::OsString> {
+        Self::without_command_token(raw, "config", n)
+    }
+
+    /// The command line with the command word `token` removed (`config`, `acp`), so the `n`
+    /// flags clap left to the command parse as they would for a run.
+    pub fn without_command_token(
         mut raw: Vec<std::ffi::OsString>,
+        token: &str,
         n: usize,
     ) -> Vec<std::ffi::OsString> {
         let last = raw.len().saturating_sub(n + 1);
         if let Some(at) = (1..=last)
             .rev()
-            .find(|&i| raw.get(i).is_some_and(|w| w == "config"))
+            .find(|&i| raw.get(i).is_some_and(|w| w == token))
         {
             raw.remove(at);
         }

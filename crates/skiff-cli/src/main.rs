@@ -1,6 +1,7 @@
 //! The `skiff` binary: argument parsing, agent set-up, then either the headless print mode
 //! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
+mod acp;
 mod agents;
 mod approval;
 mod args;
@@ -47,8 +48,19 @@ fn main() -> ExitCode {
     }
     let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();
+    // `skiff acp FLAGS…`: the flags after `acp` are the sessions' flags.
+    let acp = match &args.command {
+        Some(Command::Acp { flags }) => {
+            args = acp::command_line(flags.len());
+            true
+        }
+        _ => false,
+    };
     // Held until exit: dropping it flushes the log file.
     let _log = logging::init_from_args(&args);
+    if acp {
+        return report(acp::main(args));
+    }
     match &args.command {
         Some(Command::Config { flags }) if flags.is_empty() => {
             return report(config_cmd::run_config(&args));
@@ -64,7 +76,7 @@ fn main() -> ExitCode {
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(provider::run_models(&args)),
         Some(Command::Mcp { action }) => return report(mcp_cmd::run_mcp(&args, action)),
-        None => {}
+        Some(Command::Acp { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -283,7 +283,10 @@ pub fn run_repl(
 }
 
 /// `/permissions`: the mode and every rule, by kind.
-fn permissions_text(mode: skiff_core::PermissionMode, engine: &PermissionEngine) -> String {
+pub(crate) fn permissions_text(
+    mode: skiff_core::PermissionMode,
+    engine: &PermissionEngine,
+) -> String {
     let rules = engine.rules();
     let mut out = format!("Permission mode: {mode} (switch with /mode NAME)\n");
     for (name, list) in [

@@ -52,6 +52,17 @@ pub fn build_with(
     deltas: DeltaMode,
     sdk: Option<Arc<dyn skiff_mcp::SdkChannel>>,
 ) -> anyhow::Result<BuiltAgent> {
+    build_with_files(args, deltas, sdk, None)
+}
+
+/// [`build_with`], with Read, Write and Edit going through `files` (an editor's buffers over
+/// ACP) instead of the disk.
+pub fn build_with_files(
+    args: &Args,
+    deltas: DeltaMode,
+    sdk: Option<Arc<dyn skiff_mcp::SdkChannel>>,
+    files: Option<Arc<dyn skiff_tools::FileAccess>>,
+) -> anyhow::Result<BuiltAgent> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -199,6 +210,7 @@ pub fn build_with(
         skiff_tools::HiddenPaths::new(move |p| engine.read_denied(p))
     };
     ctx.guard = Arc::new((*ctx.guard).clone().with_hidden(hidden));
+    ctx.file_access = files;
     // The Agent SDKs' `enable_file_checkpointing`: keep what Write/Edit changed, so that
     // `rewind_files` can put it back.
     if std::env::var("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING")

@@ -78,14 +78,18 @@ async fn stream_json_of_a_bash_round() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    insta::assert_json_snapshot!("bash_round_stream_json", frames, {
-        "[].uuid" => "[uuid]",
-        "[].session_id" => "[session]",
-        "[].timestamp" => "[timestamp]",
-        "[].cwd" => "[cwd]",
-        "[].duration_ms" => "[ms]",
-        "[].duration_api_ms" => "[ms]",
-        // What this machine's kernel can enforce.
-        "[].sandbox" => "[sandbox]",
+    // Keys sorted: serde_json keeps insertion order when a dependency turns on
+    // `preserve_order`, and only the content matters here.
+    insta::with_settings!({sort_maps => true}, {
+        insta::assert_json_snapshot!("bash_round_stream_json", frames, {
+            "[].uuid" => "[uuid]",
+            "[].session_id" => "[session]",
+            "[].timestamp" => "[timestamp]",
+            "[].cwd" => "[cwd]",
+            "[].duration_ms" => "[ms]",
+            "[].duration_api_ms" => "[ms]",
+            // What this machine's kernel can enforce.
+            "[].sandbox" => "[sandbox]",
+        });
     });
 }

@@ -80,16 +80,20 @@ async fn a_tool_round_requests_and_frames() {
         .iter()
         .map(|r| r.body.clone())
         .collect();
-    insta::assert_json_snapshot!("tool_round_requests", bodies, {
-        "[].tools[].description" => "[description]",
-        "[].tools[].input_schema" => "[schema]",
-    });
-    insta::assert_json_snapshot!("tool_round_frames", frames, {
-        "[].uuid" => "[uuid]",
-        "[].timestamp" => "[timestamp]",
-        "[].cwd" => "[cwd]",
-        "[].tool_use_result.file.filePath" => "[path]",
-        "[].duration_ms" => "[ms]",
-        "[].duration_api_ms" => "[ms]",
+    // Keys sorted: serde_json keeps insertion order when a dependency turns on
+    // `preserve_order`, and only the content matters here.
+    insta::with_settings!({sort_maps => true}, {
+        insta::assert_json_snapshot!("tool_round_requests", bodies, {
+            "[].tools[].description" => "[description]",
+            "[].tools[].input_schema" => "[schema]",
+        });
+        insta::assert_json_snapshot!("tool_round_frames", frames, {
+            "[].uuid" => "[uuid]",
+            "[].timestamp" => "[timestamp]",
+            "[].cwd" => "[cwd]",
+            "[].tool_use_result.file.filePath" => "[path]",
+            "[].duration_ms" => "[ms]",
+            "[].duration_api_ms" => "[ms]",
+        });
     });
 }
