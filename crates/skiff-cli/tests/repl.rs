@@ -21,6 +21,9 @@ fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Sessio
         .env("NO_COLOR", "1")
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)
+        // The approval prompts are under test; sandboxed Bash would need none (the sandbox has
+        // its own tests).
+        .env("SKIFF_SANDBOX", "off")
         .current_dir(ws);
     let mut s = Session::spawn(cmd).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(20)));

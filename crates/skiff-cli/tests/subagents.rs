@@ -231,7 +231,7 @@ async fn custom_agents_from_files_and_flag_with_their_tools_and_subagent_stop_ho
     .unwrap();
     std::fs::write(
         ws.path().join(".claude/settings.json"),
-        r#"{"hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": "cat >> \"$CLAUDE_PROJECT_DIR/stops.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/stops.jsonl\""}]}],
+        r#"{"hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": "cat > \"$CLAUDE_PROJECT_DIR/stop-$$.json\""}]}],
                       "Stop": [{"hooks": [{"type": "command", "command": "cat >> \"$CLAUDE_PROJECT_DIR/parent-stops.jsonl\"; echo >> \"$CLAUDE_PROJECT_DIR/parent-stops.jsonl\""}]}]}}"#,
     )
     .unwrap();
@@ -291,11 +291,16 @@ async fn custom_agents_from_files_and_flag_with_their_tools_and_subagent_stop_ho
         ]
     );
 
-    let stops = std::fs::read_to_string(ws.path().join("stops.jsonl")).unwrap();
-    let stops: Vec<Value> = stops
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
+    // The two subagents end in parallel: each hook run writes its own file.
+    let stops: Vec<Value> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("stop-"))
+        })
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
         .collect();
     assert_eq!(stops.len(), 2);
     let mut types: Vec<&str> = stops

@@ -359,8 +359,13 @@ fn resolve_sandbox(
         .fallback
         .unwrap_or_else(|| Sourced::default(SandboxFallback::default()));
     // As Claude Code's sandbox mode: sandboxed commands run without approval unless a setting
-    // says otherwise.
-    let auto_allow_bash = m.auto_allow.unwrap_or_else(|| Sourced::default(true));
+    // says otherwise — or a host answers approvals (`--permission-prompt-tool`, an Agent SDK's
+    // can_use_tool): a host that registered an approval callback sees every command unless
+    // it turns this on itself.
+    let host_approves = args.permission_prompt_tool.is_some();
+    let auto_allow_bash = m
+        .auto_allow
+        .unwrap_or_else(|| Sourced::default(!host_approves));
     Ok(SandboxSettings {
         mode,
         network,
