@@ -97,13 +97,17 @@ impl Translator {
         let mut out = Vec::new();
         match frame {
             SdkMessage::Assistant(a) => {
+                // A subagent's (Task's) words stay inside it; its tool calls are shown.
+                let subagent = a.parent_tool_use_id.is_some();
                 for block in &a.message.content {
                     match block {
-                        ContentBlock::Text(t) if !self.text_streamed && !t.text.is_empty() => {
+                        ContentBlock::Text(t)
+                            if !subagent && !self.text_streamed && !t.text.is_empty() =>
+                        {
                             out.push(agent_text(&t.text));
                         }
                         ContentBlock::Thinking(t)
-                            if !self.thinking_streamed && !t.thinking.is_empty() =>
+                            if !subagent && !self.thinking_streamed && !t.thinking.is_empty() =>
                         {
                             out.push(thought(&t.thinking));
                         }
@@ -111,7 +115,7 @@ impl Translator {
                             out.push(SessionUpdate::ToolCall(tools::started(
                                 &t.id, &t.name, &t.input, &self.cwd,
                             )));
-                            if let Some(plan) = tools::plan(&t.name, &t.input) {
+                            if !subagent && let Some(plan) = tools::plan(&t.name, &t.input) {
                                 out.push(SessionUpdate::Plan(plan));
                             }
                             self.calls
@@ -308,6 +312,22 @@ mod tests {
         assert_eq!(done[0]["content"][0]["content"]["text"], "```\nhi\n```");
         assert_eq!(done[0]["rawOutput"]["file"]["content"], "hi");
         assert!(t.call("toolu_1").is_none());
+    }
+
+    #[test]
+    fn a_subagents_words_stay_inside_it_and_its_calls_are_shown() {
+        let mut t = Translator::new(PathBuf::from("/w"));
+        let frame = ev(json!({"type": "assistant", "parent_tool_use_id": "task_1",
+            "session_id": "s", "uuid": "u",
+            "message": {"id": "m", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "sub-answer"},
+                    {"type": "tool_use", "id": "sub_1", "name": "Grep", "input": {"pattern": "x"}}],
+                "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}}}));
+        let out = wire(&t.event(&frame));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0]["sessionUpdate"], "tool_call");
+        assert_eq!(out[0]["kind"], "search");
     }
 
     #[test]
