@@ -361,7 +361,23 @@ fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io:
         cmd.env("PATH", path);
     }
     // `cmd` (and its copies of the write end) is dropped on return.
-    cmd.spawn()
+    spawn_retrying(&mut cmd)
+}
+
+/// `cmd.spawn()`, tried again a few times on ETXTBSY: a program written a moment ago can be
+/// "busy" while another thread's fork still holds its write descriptor (until that child execs).
+fn spawn_retrying(cmd: &mut Command) -> io::Result<Child> {
+    const ETXTBSY: i32 = 26;
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 5 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(5 * tries));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Kills a process group when dropped, unless disarmed first.
