@@ -128,21 +128,7 @@ fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::error(format!("Cannot create the output file: {e}")),
     };
     let writer = OwnedFd::from(file);
-    let child = match &ctx.config.sandbox {
-        Some(sandbox) => spawn(ctx, sandboxed_shell(), &input.command, &writer).map_err(|e| {
-            format!(
-                "Cannot start the sandbox helper {}: {e}",
-                sandbox.helper.display()
-            )
-        }),
-        None => match spawn(ctx, shell_path(), &input.command, &writer) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                spawn(ctx, "sh", &input.command, &writer)
-            }
-            other => other,
-        }
-        .map_err(|e| format!("Cannot run the command: {e}")),
-    };
+    let child = spawn_shell(ctx, &input.command, &writer);
     drop(writer);
     let child = match child {
         Ok(child) => child,
@@ -236,20 +222,7 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     let writer = sender
         .into_blocking_fd()
         .map_err(|e| format!("Cannot create a pipe: {e}"))?;
-    let mut child = match &ctx.config.sandbox {
-        // Never retried unsandboxed: without the helper the command does not run.
-        Some(sandbox) => spawn(ctx, sandboxed_shell(), command, &writer).map_err(|e| {
-            format!(
-                "Cannot start the sandbox helper {}: {e}",
-                sandbox.helper.display()
-            )
-        })?,
-        None => match spawn(ctx, shell_path(), command, &writer) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, &writer),
-            other => other,
-        }
-        .map_err(|e| format!("Cannot run the command: {e}"))?,
-    };
+    let mut child = spawn_shell(ctx, command, &writer)?;
     // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
@@ -321,6 +294,25 @@ fn sandboxed_shell() -> &'static str {
         bash
     } else {
         "sh"
+    }
+}
+
+/// Start the command through the sandbox helper when there is a sandbox (never retried
+/// unsandboxed: without the helper the command does not run), else through bash, or `sh`
+/// when bash is missing. Errors are the tool's texts.
+fn spawn_shell(ctx: &ToolContext, command: &str, writer: &OwnedFd) -> Result<Child, String> {
+    match &ctx.config.sandbox {
+        Some(sandbox) => spawn(ctx, sandboxed_shell(), command, writer).map_err(|e| {
+            format!(
+                "Cannot start the sandbox helper {}: {e}",
+                sandbox.helper.display()
+            )
+        }),
+        None => match spawn(ctx, shell_path(), command, writer) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, writer),
+            other => other,
+        }
+        .map_err(|e| format!("Cannot run the command: {e}")),
     }
 }
 
