@@ -54,8 +54,19 @@ pub enum Command {
         )]
         flags: Vec<String>,
     },
-    /// List the saved sessions of this workspace (resume one with `skiff --resume ID`).
-    Sessions,
+    /// List the saved sessions of this workspace (resume one with `skiff --resume ID`), or
+    /// export one (`skiff sessions export ID --script -o FILE`).
+    Sessions {
+        /// What to do (default: list).
+        #[command(subcommand)]
+        action: Option<SessionsCommand>,
+    },
+    /// Replay a saved session's model turns against the current skiff and workspace, and
+    /// report where the tool results differ from the recording (exit 0: none, 1: some).
+    Replay(ReplayArgs),
+    /// Run many tasks from a JSONL file, each in its own worktree, N at a time (`--index I`:
+    /// only the task at index I, as a Kubernetes Indexed Job runs it).
+    Batch(BatchArgs),
     /// Print a shell completion script: `skiff completions bash > ~/.local/share/bash-completion/completions/skiff`.
     Completions {
         /// The shell to complete for.
@@ -83,6 +94,57 @@ pub enum Command {
         )]
         flags: Vec<String>,
     },
+}
+
+/// `skiff sessions …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SessionsCommand {
+    /// Export a saved session: `--script` writes the model's side of it as a model script
+    /// that `skiff --provider script --script FILE` (and `skiff replay`) runs offline.
+    Export {
+        /// The session id (or a saved transcript's path).
+        id: String,
+        /// Export the model's turns as a script (the only export format so far).
+        #[arg(long)]
+        script: bool,
+        /// Write to this file instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// `skiff replay …`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// The session id, a saved transcript's path, or a script exported with
+    /// `skiff sessions export ID --script`.
+    pub id: String,
+    /// Print one machine-readable JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `skiff batch …`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BatchArgs {
+    /// The task file: one JSON task per line.
+    pub tasks: PathBuf,
+    /// How many tasks run at once.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The results file (JSONL, appended as tasks finish; tasks already in it are skipped).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Where the tasks' worktrees go.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Run only the task at this index (0-based; a Kubernetes Indexed Job's
+    /// JOB_COMPLETION_INDEX) and print its result line.
+    #[arg(long, value_name = "I")]
+    pub index: Option<usize>,
+    /// With --index: also write the result to DIR/<index>.json.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
 }
 
 /// Where `skiff mcp add` writes a server (as `claude mcp add --scope`).

@@ -5,6 +5,7 @@ mod acp;
 mod agents;
 mod approval;
 mod args;
+mod batch;
 mod commands;
 mod config_cmd;
 mod env_guard;
@@ -20,6 +21,7 @@ mod output;
 mod provider;
 mod render;
 mod repl;
+mod replay;
 mod sessions;
 mod settings;
 mod setup;
@@ -71,7 +73,14 @@ fn main() -> ExitCode {
             run_args.normalize();
             return report(config_cmd::run_config(&run_args));
         }
-        Some(Command::Sessions) => return report(sessions::run_sessions(&args)),
+        Some(Command::Sessions { action: None }) => return report(sessions::run_sessions(&args)),
+        Some(Command::Sessions {
+            action: Some(action),
+        }) => return report(replay::run_sessions_command(&args, action)),
+        Some(Command::Replay(replay_args)) => {
+            return report(replay::run_replay(&args, replay_args));
+        }
+        Some(Command::Batch(batch_args)) => return report(batch::run_batch(&args, batch_args)),
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(provider::run_models(&args)),
