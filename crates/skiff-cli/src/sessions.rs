@@ -41,7 +41,11 @@ pub fn skiff_home() -> anyhow::Result<PathBuf> {
 /// Decide the session of this run from the flags, loading the history of a resumed one. `cwd`
 /// is the canonical workspace. Warnings about the loaded transcript (a half-written last line,
 /// tool calls marked interrupted) are printed on stderr.
-pub fn plan_session(args: &Args, cwd: &Path) -> anyhow::Result<SessionPlan> {
+pub fn plan_session(
+    args: &Args,
+    cwd: &Path,
+    record: Option<serde_json::Value>,
+) -> anyhow::Result<SessionPlan> {
     let resuming = args.resume.is_some() || args.continue_session;
     if args.fork_session && !resuming {
         bail!("--fork-session needs --continue or --resume ID");
@@ -113,6 +117,7 @@ pub fn plan_session(args: &Args, cwd: &Path) -> anyhow::Result<SessionPlan> {
     }
     let mut meta = TranscriptMeta::new(&session_id, cwd);
     meta.git_branch = EnvironmentInfo::detect(cwd, "").git_branch;
+    meta.settings = record;
     // As Claude Code records it: the Agent SDK's own name, else how skiff was run.
     meta.entrypoint = Some(
         std::env::var("CLAUDE_CODE_ENTRYPOINT")
@@ -149,6 +154,49 @@ pub fn plan_session(args: &Args, cwd: &Path) -> anyhow::Result<SessionPlan> {
         history,
         tool_results_dir: Some(results_dir),
     })
+}
+
+/// How this run is set up, as its transcript records it (`skiff_session` line) for
+/// `skiff replay`: what the command line chose (settings files stay in the workspace and the
+/// user's home, where a replay finds them again) and the commit the workspace was at.
+pub fn run_record(
+    args: &Args,
+    model: &str,
+    provider: &str,
+    permission_mode: &str,
+    trusted: bool,
+    cwd: &Path,
+) -> serde_json::Value {
+    let env = EnvironmentInfo::detect(cwd, model);
+    let mut record = serde_json::json!({
+        "model": model,
+        "provider": provider,
+        "permissionMode": permission_mode,
+        "trusted": trusted,
+        "gitCommit": skiff_core::prompt::git_head_commit(cwd),
+        "gitBranch": env.git_branch,
+    });
+    if let Some(obj) = record.as_object_mut() {
+        if let Some(tools) = &args.tools {
+            obj.insert("tools".into(), tools.clone().into());
+        }
+        if !args.allowed_tools.is_empty() {
+            obj.insert("allowedTools".into(), args.allowed_tools.clone().into());
+        }
+        if !args.disallowed_tools.is_empty() {
+            obj.insert(
+                "disallowedTools".into(),
+                args.disallowed_tools.clone().into(),
+            );
+        }
+        if let Some(n) = args.max_turns {
+            obj.insert("maxTurns".into(), n.into());
+        }
+        if let Some(agents) = &args.agents {
+            obj.insert("agents".into(), agents.clone().into());
+        }
+    }
+    record
 }
 
 fn load_by_id(home: &Path, cwd: &Path, id: &str) -> anyhow::Result<LoadedSession> {

@@ -189,7 +189,15 @@ pub fn build_with_files(
         Vec::new()
     };
 
-    let session = crate::sessions::plan_session(args, &cwd)?;
+    let record = crate::sessions::run_record(
+        args,
+        &model,
+        backend.name(),
+        &settings.permissions.mode.value,
+        settings.trusted,
+        &cwd,
+    );
+    let session = crate::sessions::plan_session(args, &cwd, Some(record))?;
     let mut add_dirs = extra_dirs(&settings);
     // The model may Read/Grep the oversized tool results saved there.
     add_dirs.extend(session.tool_results_dir.clone());

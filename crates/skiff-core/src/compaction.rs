@@ -205,7 +205,7 @@ pub(crate) async fn summarize(
     validate_history(&new_history).map_err(|e| CompactError::Invalid(e.to_string()))?;
 
     let messages_before = conv.len();
-    conv.replace(new_history);
+    conv.replace_compacted(new_history, trigger.as_str(), pre_tokens, &reply);
     let post_tokens = conv.full_estimate(env.fixed_tokens());
     env.sink
         .emit(SdkMessage::System(SystemMessage::CompactBoundary(

@@ -158,6 +158,26 @@ impl Conversation {
         self.store.history_replaced(&self.messages);
     }
 
+    /// Replace the whole history by a compaction's result and record that with the summary
+    /// call's reply.
+    pub fn replace_compacted(
+        &mut self,
+        history: Vec<Message>,
+        trigger: &str,
+        pre_tokens: u64,
+        reply: &skiff_protocol::MessageResponse,
+    ) {
+        self.messages = history;
+        self.last_input = None;
+        self.json.clear();
+        self.store.history_compacted(crate::store::CompactRecord {
+            trigger,
+            pre_tokens,
+            reply,
+            history: &self.messages,
+        });
+    }
+
     /// Replace the history by a trimmed one whose first message stands for the first
     /// `replaced` messages of the current one, and record the trim.
     pub fn trim_to(&mut self, history: Vec<Message>, replaced: usize) {

@@ -175,6 +175,39 @@ fn find_git_dir(start: &Path) -> Option<PathBuf> {
     None
 }
 
+/// The commit checked out in the work tree containing `cwd` (40 or 64 hex digits), read from
+/// the repository's files without spawning git; `None` outside a repository, on an unborn
+/// branch, or when the files are unreadable.
+pub fn git_head_commit(cwd: &Path) -> Option<String> {
+    let git_dir = find_git_dir(&std::path::absolute(cwd).ok()?)?;
+    // A linked worktree keeps its HEAD, the shared refs are in the common directory.
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| git_dir.join(c.trim()))
+        .unwrap_or_else(|| git_dir.clone());
+    let is_sha =
+        |s: &str| (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    let Some(name) = head.strip_prefix("ref:").map(str::trim) else {
+        return is_sha(head).then(|| head.to_owned());
+    };
+    if name.split('/').any(|part| part == ".." || part.is_empty()) {
+        return None;
+    }
+    for dir in [&git_dir, &common] {
+        if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
+            let sha = text.trim();
+            return is_sha(sha).then(|| sha.to_owned());
+        }
+    }
+    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    packed.lines().find_map(|line| {
+        let (sha, r) = line.split_once(' ')?;
+        (r.trim() == name && is_sha(sha)).then(|| sha.to_owned())
+    })
+}
+
 /// The branch `HEAD` points to (`ref: refs/heads/NAME`), `None` when detached or unreadable.
 fn read_branch(git_dir: &Path) -> Option<String> {
     let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
@@ -228,6 +261,51 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn head_commit_matches_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+        };
+        if !git(&["init", "-q"]).status.success() {
+            return; // no git here
+        }
+        assert_eq!(git_head_commit(dir.path()), None, "unborn branch");
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-qm", "one"]);
+        let sha = String::from_utf8(git(&["rev-parse", "HEAD"]).stdout).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert_eq!(
+            git_head_commit(&dir.path().join("sub")).as_deref(),
+            Some(sha.trim())
+        );
+        git(&["pack-refs", "--all"]);
+        assert_eq!(
+            git_head_commit(dir.path()).as_deref(),
+            Some(sha.trim()),
+            "packed"
+        );
+        git(&["worktree", "add", "-q", "--detach", "wt"]);
+        assert_eq!(
+            git_head_commit(&dir.path().join("wt")).as_deref(),
+            Some(sha.trim()),
+            "worktree"
+        );
+        git(&["checkout", "-q", "--detach"]);
+        assert_eq!(
+            git_head_commit(dir.path()).as_deref(),
+            Some(sha.trim()),
+            "detached"
+        );
+    }
 
     #[test]
     fn dates() {

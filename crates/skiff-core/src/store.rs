@@ -36,6 +36,20 @@ pub struct TrimRecord<'a> {
     pub history: &'a [Message],
 }
 
+/// What a compaction replaced the history with, and how (see
+/// [`SessionStore::history_compacted`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CompactRecord<'a> {
+    /// `auto` or `manual`.
+    pub trigger: &'a str,
+    /// The context's size in tokens before.
+    pub pre_tokens: u64,
+    /// The summary call's complete reply (what a replay of the session must answer with).
+    pub reply: &'a skiff_protocol::MessageResponse,
+    /// The new history.
+    pub history: &'a [Message],
+}
+
 /// Where a session's messages go (a JSONL transcript, memory, or nothing).
 pub trait SessionStore: Send + Sync {
     /// A complete message was added to the history.
@@ -45,6 +59,11 @@ pub trait SessionStore: Send + Sync {
     /// The history was replaced as a whole (compaction, `/clear`): later loads must start from
     /// `history` instead of replaying what came before.
     fn history_replaced(&self, _history: &[Message]) {}
+    /// The history was replaced by a compaction's summary. Stores that can keep how it came
+    /// about should; the default records it like [`Self::history_replaced`].
+    fn history_compacted(&self, record: CompactRecord<'_>) {
+        self.history_replaced(record.history);
+    }
     /// The oldest messages were trimmed. Stores that can record this compactly (a marker)
     /// should; the default records the whole new history like [`Self::history_replaced`].
     fn history_trimmed(&self, trim: TrimRecord<'_>) {

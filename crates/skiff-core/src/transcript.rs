@@ -58,11 +58,14 @@ pub use load::{
 };
 
 use crate::frames::{new_uuid, now_iso};
-use crate::store::{SessionEntry, SessionStore, TrimRecord};
+use crate::store::{CompactRecord, SessionEntry, SessionStore, TrimRecord};
 use writer::Writer;
 
 /// skiff's version, written as each line's `version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `subtype` of the line recording how a run was set up (see [`TranscriptMeta::settings`]).
+pub const SESSION_SUBTYPE: &str = "skiff_session";
 
 /// `subtype` of the line recording a trim (see [`JsonlTranscript::record_trim`]).
 pub const TRIM_SUBTYPE: &str = "skiff_trim";
@@ -179,6 +182,10 @@ pub struct TranscriptMeta {
     /// Who started the session (`entrypoint`: `cli`, `sdk-cli`, or the Agent SDK's
     /// `CLAUDE_CODE_ENTRYPOINT`, e.g. `sdk-py`), when known.
     pub entrypoint: Option<String>,
+    /// How the session was run (model, permission mode, tools, the workspace's commit, …):
+    /// written once per run as a `system`/`skiff_session` line before its first message, so
+    /// that `skiff replay` can run it the same way.
+    pub settings: Option<Value>,
 }
 
 impl TranscriptMeta {
@@ -190,6 +197,7 @@ impl TranscriptMeta {
             git_branch: None,
             version: VERSION.to_owned(),
             entrypoint: None,
+            settings: None,
         }
     }
 }
@@ -213,6 +221,8 @@ struct ChainState {
     last_assistant: Option<String>,
     /// Messages to write before the first appended line (a forked session's history).
     initial: Vec<Message>,
+    /// Whether this run's `skiff_session` line was written.
+    settings_written: bool,
     /// The writer thread, started with the first line.
     writer: Option<Writer>,
 }
@@ -338,8 +348,16 @@ impl JsonlTranscript {
         Some(uuid)
     }
 
-    /// Write the forked history waiting in `initial`, if any.
+    /// Write this run's settings line (once) and the forked history waiting in `initial`, if
+    /// any.
     fn write_initial(&self, st: &mut ChainState) {
+        if !st.settings_written {
+            st.settings_written = true;
+            if let Some(settings) = &self.meta.settings {
+                let fields = serde_json::json!({"parentUuid": st.parent, "settings": settings});
+                self.write_system(st, SESSION_SUBTYPE, "Session settings", fields);
+            }
+        }
         if st.initial.is_empty() {
             return;
         }
@@ -379,9 +397,17 @@ impl JsonlTranscript {
     /// later [`load_session`] then returns `messages` and what follows them, not the old
     /// history (which stays in the file above the boundary). Synced at once.
     pub fn record_compaction(&self, messages: &[Message]) {
+        self.record_boundary(messages, Value::Null);
+    }
+
+    /// [`Self::record_compaction`] with `fields` added to the boundary line.
+    fn record_boundary(&self, messages: &[Message], fields: Value) {
         let mut st = self.lock();
         self.write_initial(&mut st);
-        let chain = serde_json::json!({"parentUuid": null, "logicalParentUuid": st.parent});
+        let mut chain = serde_json::json!({"parentUuid": null, "logicalParentUuid": st.parent});
+        if let (Some(chain), Value::Object(fields)) = (chain.as_object_mut(), fields) {
+            chain.extend(fields);
+        }
         self.write_system(&mut st, "compact_boundary", "Conversation compacted", chain);
         st.last_assistant = None;
         self.write_messages(&mut st, messages);
@@ -442,7 +468,9 @@ impl SessionStore for JsonlTranscript {
             tracing::warn!(error = %e, dir = %dir.display(), "cannot create the subagent transcript directory");
             return None;
         }
-        let mut child = JsonlTranscript::new(path, self.meta.clone());
+        let mut meta = self.meta.clone();
+        meta.settings = None;
+        let mut child = JsonlTranscript::new(path, meta);
         child.agent_id = Some(agent_id.to_owned());
         Some(std::sync::Arc::new(child))
     }
@@ -495,6 +523,16 @@ impl SessionStore for JsonlTranscript {
 
     fn history_replaced(&self, history: &[Message]) {
         self.record_compaction(history);
+    }
+
+    /// A compaction: the boundary line carries Claude Code's `compactMetadata` and skiff's
+    /// `summaryReply` (the summary call's reply, which `skiff sessions export --script` needs).
+    fn history_compacted(&self, record: CompactRecord<'_>) {
+        let fields = serde_json::json!({
+            "compactMetadata": {"trigger": record.trigger, "preTokens": record.pre_tokens},
+            "summaryReply": record.reply,
+        });
+        self.record_boundary(record.history, fields);
     }
 
     fn history_trimmed(&self, trim: TrimRecord<'_>) {
