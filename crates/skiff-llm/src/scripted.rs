@@ -210,13 +210,15 @@ impl Provider for ScriptedProvider {
             max_sleep: Some(MAX_RETRY_SLEEP),
         };
         let attempt_cancel = cancel.clone();
+        // A subagent's calls get its own turns (scripts exported from sessions with subagents).
+        let thread = lock(&state).cursor.thread_of(request);
         retrying(retry, cancel, move || {
             let step = {
                 let mut s = lock(&state);
                 if let Some(r) = &recorded {
                     s.requests.push(r.clone());
                 }
-                s.cursor.next_step()
+                s.cursor.next_step_in(thread.as_deref())
             };
             if let Step::Exhausted { turns } = step {
                 return Err(exhausted(turns));

@@ -51,6 +51,11 @@ pub struct ScriptTurn {
     /// Characters per text/thinking delta (default 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_chars: Option<usize>,
+    /// The id of the Task (or Agent) tool call whose subagent makes this call. Such turns
+    /// answer only that subagent's requests, and the other turns only the main
+    /// conversation's, so subagents running in parallel each get their own turns in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 /// A content block of a scripted turn.

@@ -2,9 +2,11 @@
 //! are still pending (one fault per attempt, then the answer, then the next turn; `repeat`
 //! wraps). Shared by the mock server and the offline scripted provider.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::script::{Fault, Script, ScriptTurn};
+use crate::script::{Fault, Script, ScriptBlock, ScriptTurn};
+use crate::{ContentBlock, RequestView, Role};
 
 /// What the next `/v1/messages` request gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +47,54 @@ pub struct ScriptCursor {
     turn: usize,
     faults_served: usize,
     answers: usize,
+    /// Set when some turn belongs to a subagent's thread (see [`ScriptTurn::thread`]).
+    threads: Option<Threads>,
+}
+
+/// The turns of each thread (None: the main conversation), served in order.
+#[derive(Debug, Default)]
+struct Threads {
+    queues: HashMap<Option<String>, Queue>,
+    /// The prompt of each Task call of the script, with the call's id: a request whose first
+    /// message is that prompt comes from that call's subagent.
+    prompts: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    turns: Vec<usize>,
+    next: usize,
+    faults_served: usize,
+}
+
+impl Threads {
+    fn of(turns: &[Arc<ScriptTurn>]) -> Option<Self> {
+        if turns.iter().all(|t| t.thread.is_none()) {
+            return None;
+        }
+        let mut threads = Self::default();
+        for (i, turn) in turns.iter().enumerate() {
+            threads
+                .queues
+                .entry(turn.thread.clone())
+                .or_default()
+                .turns
+                .push(i);
+            for block in &turn.content {
+                if let ScriptBlock::ToolUse {
+                    id: Some(id),
+                    name,
+                    input,
+                } = block
+                    && (name == "Task" || name == "Agent")
+                    && let Some(prompt) = input.get("prompt").and_then(|p| p.as_str())
+                {
+                    threads.prompts.push((prompt.to_owned(), id.clone()));
+                }
+            }
+        }
+        Some(threads)
+    }
 }
 
 impl ScriptCursor {
@@ -57,7 +107,74 @@ impl ScriptCursor {
             turn: 0,
             faults_served: 0,
             answers: 0,
+            threads: None,
         }
+        .with_threads()
+    }
+
+    fn with_threads(mut self) -> Self {
+        self.threads = Threads::of(&self.turns);
+        self
+    }
+
+    /// Which thread a request belongs to: a subagent's (the id of the Task call that started
+    /// it) when the script has threads, the request offers no Task tool (subagents have none)
+    /// and its first message holds that call's prompt; else the main conversation (None).
+    pub fn thread_of(&self, request: &RequestView<'_>) -> Option<String> {
+        let threads = self.threads.as_ref()?;
+        if request
+            .tools
+            .iter()
+            .any(|t| t.name == "Task" || t.name == "Agent")
+        {
+            return None;
+        }
+        let first = request.messages.first().filter(|m| m.role == Role::User)?;
+        let blocks = first.content.to_blocks();
+        threads.prompts.iter().find_map(|(prompt, id)| {
+            blocks
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Text(t) if t.text == *prompt))
+                .then(|| id.clone())
+        })
+    }
+
+    /// What the next request of `thread` gets (see [`Self::thread_of`]), and advance. Without
+    /// threads in the script this is [`Self::next_step`].
+    pub fn next_step_in(&mut self, thread: Option<&str>) -> Step {
+        let total = self.turns.len();
+        let Some(threads) = self.threads.as_mut() else {
+            return self.next_step();
+        };
+        let Some(queue) = threads.queues.get_mut(&thread.map(str::to_owned)) else {
+            return Step::Exhausted { turns: total };
+        };
+        let Some(turn) = queue
+            .turns
+            .get(queue.next)
+            .and_then(|&i| Some((i, self.turns.get(i)?)))
+        else {
+            return Step::Exhausted { turns: total };
+        };
+        let (index, turn) = turn;
+        if let Some(fault) = turn.faults.get(queue.faults_served) {
+            queue.faults_served += 1;
+            return Step::Fault {
+                turn: index,
+                serial: self.answers,
+                fault: fault.clone(),
+                script_turn: Arc::clone(turn),
+            };
+        }
+        queue.next += 1;
+        queue.faults_served = 0;
+        let step = Step::Answer {
+            turn: index,
+            serial: self.answers,
+            script_turn: Arc::clone(turn),
+        };
+        self.answers += 1;
+        step
     }
 
     /// The model name the script forces, if any.
@@ -157,6 +274,73 @@ mod tests {
             kinds(&mut c, 6),
             ["F0", "A0/0", "A1/1", "F0", "A0/2", "A1/3"]
         );
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn subagent_threads_get_their_own_turns_in_order() {
+        use crate::{Message, ToolDefinition};
+        let task = |id: &str, prompt: &str| ScriptBlock::ToolUse {
+            id: Some(id.into()),
+            name: "Task".into(),
+            input: serde_json::json!({"prompt": prompt, "description": "d", "subagent_type": "x"}),
+        };
+        let in_thread = |t: ScriptTurn, id: &str| ScriptTurn {
+            thread: Some(id.into()),
+            ..t
+        };
+        let script = Script {
+            turns: vec![
+                ScriptTurn {
+                    content: vec![task("t1", "look left"), task("t2", "look right")],
+                    ..ScriptTurn::default()
+                },
+                in_thread(ScriptTurn::text("left 1"), "t1"),
+                in_thread(ScriptTurn::text("right 1"), "t2"),
+                in_thread(ScriptTurn::text("left 2"), "t1"),
+                ScriptTurn::text("main 2"),
+            ],
+            ..Script::default()
+        };
+        let mut c = ScriptCursor::new(script);
+        let tools: [ToolDefinition; 1] =
+            [serde_json::from_value(serde_json::json!({"name": "Task"})).unwrap()];
+        let request = |messages: &[Message], with_task: bool| {
+            let mut view = RequestView::new("m", 10, messages);
+            if with_task {
+                view.tools = &tools;
+            }
+            c.thread_of(&view)
+        };
+        let main = [Message::user_text("look left")];
+        assert_eq!(
+            request(&main, true),
+            None,
+            "the main conversation offers Task"
+        );
+        let left = [Message::user_text("look left")];
+        let right = [Message::user_text("look right")];
+        let other = [Message::user_text("hello")];
+        assert_eq!(request(&left, false).as_deref(), Some("t1"));
+        assert_eq!(request(&right, false).as_deref(), Some("t2"));
+        assert_eq!(request(&other, false), None);
+        let text = |step: Step| match step {
+            Step::Answer { script_turn, .. } => match &script_turn.content[0] {
+                ScriptBlock::Text { text } => text.clone(),
+                ScriptBlock::ToolUse { name, .. } => name.clone(),
+                ScriptBlock::Thinking { .. } => "thinking".into(),
+            },
+            other => format!("{other:?}"),
+        };
+        assert_eq!(text(c.next_step_in(None)), "Task");
+        assert_eq!(text(c.next_step_in(Some("t2"))), "right 1");
+        assert_eq!(text(c.next_step_in(Some("t1"))), "left 1");
+        assert_eq!(text(c.next_step_in(Some("t1"))), "left 2");
+        assert!(matches!(
+            c.next_step_in(Some("t2")),
+            Step::Exhausted { turns: 5 }
+        ));
+        assert_eq!(text(c.next_step_in(None)), "main 2");
     }
 
     #[test]
