@@ -122,6 +122,12 @@ pub struct ReplayArgs {
     /// Print one machine-readable JSON report instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Use this permission mode instead of the recorded one.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    /// Offer these tools instead of the recorded set (comma list, as `--tools`).
+    #[arg(long, value_name = "TOOLS")]
+    pub tools: Option<String>,
 }
 
 /// `skiff batch …`.

@@ -367,6 +367,18 @@ impl Driver {
                         "session_id": self.session_id, "uuid": uuid, "isReplay": true,
                     }));
                 }
+                // `/compact [focus]`: compact now, after the work queued before it (a
+                // `compact_boundary` frame reports it; a failure is a system error frame).
+                if let UserInput::Text(text) = &input
+                    && let Some(rest) = text.trim().strip_prefix("/compact")
+                    && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+                {
+                    let focus = Some(rest.trim().to_owned()).filter(|f| !f.is_empty());
+                    if self.session().submit(Op::Compact(focus)).is_err() {
+                        self.system_error("the session has ended; /compact was dropped");
+                    }
+                    return;
+                }
                 // The files as they are when this message's turn starts: `rewind_files` with
                 // its uuid puts them back.
                 let _ = self.session().submit(Op::Checkpoint(uuid));
@@ -722,6 +734,9 @@ impl Driver {
                 self.out.send(&frame);
             }
             Event::Request(r) => self.request(r),
+            Event::Compacted(Err(e)) => {
+                self.system_error(&format!("/compact failed: {e}"));
+            }
             Event::RequestCancelled(id) if self.asked.remove(&id.0).is_some() => {
                 self.out
                     .send(&json!({"type": "control_cancel_request", "request_id": id.0}));

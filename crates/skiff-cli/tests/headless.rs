@@ -75,6 +75,7 @@ async fn stream_json_of_a_tool_round_matches_claude_codes_capture() {
     let server = MockServer::start(Script {
         model: Some("claude-opus-5-5".into()),
         repeat: false,
+        recording: None,
         turns: vec![
             ScriptTurn {
                 content: vec![

@@ -97,9 +97,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .collect();
     script_turns.push(ScriptTurn::text("All files reviewed."));
     let main_script = Script {
-        model: None,
-        repeat: false,
         turns: script_turns,
+        ..Script::default()
     };
     let summary_text = format!(
         "## Goals\nReview every file under src/.\n## Files\n{}\n## Next steps\nContinue with the next file.",
@@ -109,9 +108,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
             .join("\n")
     );
     let summary_script = Script {
-        model: None,
         repeat: true,
         turns: vec![ScriptTurn::text(summary_text)],
+        ..Script::default()
     };
     let main_mock = MockProcess::start(mock_bin.as_ref(), &main_script, dir.path(), "turns")?;
     let summary_mock =

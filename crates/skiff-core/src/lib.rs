@@ -92,4 +92,4 @@ pub use event::{Answer, ApprovalAnswer, ApprovalRequest, Event, Request, Request
 pub use late_tools::{ArrivedTools, LateTools};
 pub use permissions::PermissionMode;
 pub use session::{Op, Run, Session, SessionEnded, SessionHandle, Status, UserInput};
-pub use turn_loop::COMPAT_VERSION;
+pub use turn_loop::{COMPAT_VERSION, CONTINUE_PROMPT, STOP_HOOK_FEEDBACK};

@@ -404,7 +404,13 @@ impl JsonlTranscript {
     fn record_boundary(&self, messages: &[Message], fields: Value) {
         let mut st = self.lock();
         self.write_initial(&mut st);
-        let mut chain = serde_json::json!({"parentUuid": null, "logicalParentUuid": st.parent});
+        // `messageCount`: how many lines after this one are the new history re-written (an
+        // export tells them from what the session did next).
+        let mut chain = serde_json::json!({
+            "parentUuid": null,
+            "logicalParentUuid": st.parent,
+            "messageCount": messages.len(),
+        });
         if let (Some(chain), Value::Object(fields)) = (chain.as_object_mut(), fields) {
             chain.extend(fields);
         }

@@ -25,8 +25,11 @@ use crate::requests::Requester;
 pub const COMPAT_VERSION: &str = "2.1.0";
 
 /// Text sent to continue an answer cut off by max_tokens.
-const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
+pub const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
 Continue exactly where it stopped, without repeating anything.";
+
+/// Start of the message that carries a blocking Stop hook's reason to the model.
+pub const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:\n";
 
 /// Sent with each prompt while the session is in plan mode.
 const PLAN_MODE_REMINDER: &str = "<system-reminder>\nPlan mode is active. The user indicated that they do not want you to execute yet -- you MUST NOT make any edits, run any non-readonly tools (including changing configs or making commits), or otherwise make any changes to the system. Research with read-only tools, then present your plan by calling the ExitPlanMode tool; the user approves it before anything is changed.\n</system-reminder>";
@@ -462,7 +465,7 @@ async fn run_loop(
                 {
                     st.stop_continuations += 1;
                     st.stop_hook_active = true;
-                    let feedback = format!("Stop hook feedback:\n{reason}");
+                    let feedback = format!("{STOP_HOOK_FEEDBACK}{reason}");
                     core.conversation
                         .push_user(vec![ContentBlock::text(feedback)], &[]);
                     continue;

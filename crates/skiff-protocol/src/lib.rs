@@ -9,6 +9,7 @@ mod body;
 mod content;
 mod error;
 mod history;
+pub mod recording;
 mod request;
 mod response;
 pub mod script;

@@ -25,6 +25,10 @@ pub struct Script {
     pub repeat: bool,
     /// The turns, one per successful model call.
     pub turns: Vec<ScriptTurn>,
+    /// The session the script was exported from (`skiff sessions export ID --script`): the
+    /// user's inputs and the recorded tool results, for `skiff replay`. Ignored otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<crate::recording::Recording>,
 }
 
 /// One model response, plus the failed attempts that precede it.

@@ -1,0 +1,405 @@
+//! A saved session as a model script (`skiff sessions export ID --script`): every model call
+//! of the session, its subagents' and its compactions' included, in the script format the
+//! scripted provider plays, with the [`Recording`] `skiff replay` compares against.
+//!
+//! The transcript is read line by line in file order (a compaction starts a new chain, and the
+//! calls before it are part of the session too). A line that is not JSON (a torn last line
+//! after a crash) is skipped with a warning: what is complete is exported.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value};
+use skiff_protocol::recording::{RecordedInput, RecordedResult, Recording};
+use skiff_protocol::script::{Script, ScriptBlock, ScriptTurn};
+use skiff_protocol::{ContentBlock, MessageContent, MessageResponse, ToolResultContent};
+
+/// The export of one session.
+#[derive(Debug)]
+pub struct Exported {
+    /// The script, with its recording.
+    pub script: Script,
+    /// What was skipped on the way (torn lines, unreadable subagent transcripts).
+    pub warnings: Vec<String>,
+}
+
+/// Where a tool call was made.
+#[derive(Debug, Clone)]
+struct Call {
+    turn: usize,
+    tool: String,
+    thread: Option<String>,
+}
+
+#[derive(Default)]
+struct Builder {
+    turns: Vec<ScriptTurn>,
+    inputs: Vec<RecordedInput>,
+    results: Vec<RecordedResult>,
+    calls: HashMap<String, Call>,
+    warnings: Vec<String>,
+    settings: Value,
+    session_id: Option<String>,
+    cwd: Option<String>,
+    version: Option<String>,
+}
+
+/// Export the session saved in `path` (its subagents' transcripts are found beside it).
+pub fn export(path: &Path) -> anyhow::Result<Exported> {
+    let mut b = Builder::default();
+    let session_dir = path.with_extension("");
+    b.walk(path, None, &session_dir)?;
+    if b.turns.is_empty() {
+        bail!("the session {} has no model turn to export", path.display());
+    }
+    let session_id = b.session_id.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    let recording = Recording {
+        session_id,
+        cwd: b.cwd.clone().unwrap_or_default(),
+        version: b.version.clone(),
+        settings: b.settings.clone(),
+        inputs: b.inputs,
+        results: b.results,
+        redactions: 0,
+    };
+    Ok(Exported {
+        script: Script {
+            model: None,
+            repeat: false,
+            turns: b.turns,
+            recording: Some(recording),
+        },
+        warnings: b.warnings,
+    })
+}
+
+/// The JSON objects of a transcript's lines, with their line numbers; lines that are not JSON
+/// objects are reported in `warnings`.
+fn read_lines(
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the session transcript {}", path.display()))?;
+    let lines: Vec<(usize, &[u8])> = bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_ascii()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let last = lines.last().map_or(0, |(n, _)| *n);
+    let mut out = Vec::with_capacity(lines.len());
+    for (n, line) in lines {
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(obj)) => out.push((n, obj)),
+            Ok(_) => warnings.push(format!(
+                "{}: skipped line {n}, which is not a JSON object",
+                path.display()
+            )),
+            Err(_) if n == last => warnings.push(format!(
+                "{}: skipped the half-written last line {n} (the session probably ended while writing it); exported what is complete",
+                path.display()
+            )),
+            Err(e) => warnings.push(format!(
+                "{}: skipped line {n}, which is not valid JSON ({e})",
+                path.display()
+            )),
+        }
+    }
+    Ok(out)
+}
+
+fn str_of<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    obj.get(key).and_then(Value::as_str)
+}
+
+impl Builder {
+    /// Add the model calls and tool results of one transcript (`thread`: the Task call whose
+    /// subagent wrote it).
+    fn walk(
+        &mut self,
+        path: &Path,
+        thread: Option<&str>,
+        session_dir: &Path,
+    ) -> anyhow::Result<()> {
+        let lines = read_lines(path, &mut self.warnings)?;
+        // Lines after a compaction boundary that re-write the new history.
+        let mut rewritten = 0usize;
+        for (n, obj) in lines {
+            let kind = str_of(&obj, "type").unwrap_or_default();
+            if thread.is_none() {
+                if self.session_id.is_none() {
+                    self.session_id = str_of(&obj, "sessionId").map(str::to_owned);
+                }
+                if self.cwd.is_none() {
+                    self.cwd = str_of(&obj, "cwd").map(str::to_owned);
+                }
+                if self.version.is_none() {
+                    self.version = str_of(&obj, "version").map(str::to_owned);
+                }
+            }
+            match kind {
+                "system" => match str_of(&obj, "subtype") {
+                    Some(skiff_core::transcript::SESSION_SUBTYPE)
+                        if thread.is_none() && self.settings.is_null() =>
+                    {
+                        self.settings = obj.get("settings").cloned().unwrap_or(Value::Null);
+                    }
+                    Some("compact_boundary") => {
+                        rewritten = obj
+                            .get("messageCount")
+                            .and_then(Value::as_u64)
+                            .and_then(|c| usize::try_from(c).ok())
+                            .unwrap_or(0);
+                        self.compaction(&obj, thread, path, n)?;
+                    }
+                    _ => {}
+                },
+                "user" | "assistant" if rewritten > 0 => rewritten -= 1,
+                "assistant" => self.assistant(&obj, thread, path, n)?,
+                "user" => self.user(&obj, thread, session_dir)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn compaction(
+        &mut self,
+        obj: &Map<String, Value>,
+        thread: Option<&str>,
+        path: &Path,
+        n: usize,
+    ) -> anyhow::Result<()> {
+        let Some(reply) = obj.get("summaryReply") else {
+            // `/clear`, or a compaction recorded before skiff kept the summary.
+            if obj.get("compactMetadata").is_some() {
+                bail!(
+                    "{}: line {n} records a compaction without its summary (written by an older skiff); this session cannot be exported",
+                    path.display()
+                );
+            }
+            return Ok(());
+        };
+        let reply: MessageResponse = serde_json::from_value(reply.clone()).with_context(|| {
+            format!(
+                "{}: line {n}: the compaction's summary is not readable",
+                path.display()
+            )
+        })?;
+        self.push_turn(&reply, thread);
+        let manual = obj
+            .get("compactMetadata")
+            .and_then(|m| m.get("trigger"))
+            .and_then(Value::as_str)
+            == Some("manual");
+        if manual && thread.is_none() {
+            self.inputs.push(RecordedInput::Compact);
+        }
+        Ok(())
+    }
+
+    fn assistant(
+        &mut self,
+        obj: &Map<String, Value>,
+        thread: Option<&str>,
+        path: &Path,
+        n: usize,
+    ) -> anyhow::Result<()> {
+        let Some(message) = obj.get("message") else {
+            return Ok(());
+        };
+        if message.get("id").is_none() || message.get("usage").is_none() {
+            bail!(
+                "{}: line {n} is a copy of another session's history (the session was forked with --fork-session); export the session it was forked from",
+                path.display()
+            );
+        }
+        let reply: MessageResponse =
+            serde_json::from_value(message.clone()).with_context(|| {
+                format!("{}: line {n} is not a readable model reply", path.display())
+            })?;
+        self.push_turn(&reply, thread);
+        Ok(())
+    }
+
+    /// One model call, as a script turn.
+    fn push_turn(&mut self, reply: &MessageResponse, thread: Option<&str>) {
+        let number = self.turns.len() + 1;
+        let mut content = Vec::with_capacity(reply.content.len());
+        for block in &reply.content {
+            match block {
+                ContentBlock::Text(t) => content.push(ScriptBlock::Text {
+                    text: t.text.clone(),
+                }),
+                ContentBlock::Thinking(t) => content.push(ScriptBlock::Thinking {
+                    thinking: t.thinking.clone(),
+                    signature: t.signature.clone(),
+                }),
+                ContentBlock::ToolUse(t) => {
+                    self.calls.insert(
+                        t.id.clone(),
+                        Call {
+                            turn: number,
+                            tool: t.name.clone(),
+                            thread: thread.map(str::to_owned),
+                        },
+                    );
+                    content.push(ScriptBlock::ToolUse {
+                        id: Some(t.id.clone()),
+                        name: t.name.clone(),
+                        input: t.input.clone(),
+                    });
+                }
+                other => self.warnings.push(format!(
+                    "turn {number}: left out a {} block (scripts cannot play it)",
+                    other.type_name()
+                )),
+            }
+        }
+        self.turns.push(ScriptTurn {
+            content,
+            stop_reason: reply.stop_reason.clone(),
+            usage: Some(reply.usage.clone()),
+            thread: thread.map(str::to_owned),
+            ..ScriptTurn::default()
+        });
+    }
+
+    fn user(
+        &mut self,
+        obj: &Map<String, Value>,
+        thread: Option<&str>,
+        session_dir: &Path,
+    ) -> anyhow::Result<()> {
+        if obj.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            return Ok(());
+        }
+        let Some(content) = obj
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .cloned()
+            .and_then(|c| serde_json::from_value::<MessageContent>(c).ok())
+        else {
+            return Ok(());
+        };
+        let blocks = content.to_blocks();
+        let results: Vec<&skiff_protocol::ToolResultBlock> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        if results.is_empty() {
+            if thread.is_none()
+                && let Some(prompt) = typed_prompt(&blocks)
+            {
+                self.inputs.push(RecordedInput::Prompt { content: prompt });
+            }
+            return Ok(());
+        }
+        let structured = obj.get("toolUseResult");
+        for (i, r) in results.iter().enumerate() {
+            let structured = match structured {
+                Some(Value::Array(all)) if results.len() > 1 => all.get(i).cloned(),
+                Some(v) if results.len() == 1 => Some(v.clone()),
+                _ => None,
+            }
+            .filter(|v| !v.is_null());
+            let call = self.calls.get(&r.tool_use_id).cloned();
+            let tool = call.as_ref().map_or_else(String::new, |c| c.tool.clone());
+            // A subagent's calls come before the Task call's own result.
+            if thread.is_none()
+                && (tool == "Task" || tool == "Agent")
+                && let Some(agent) = structured
+                    .as_ref()
+                    .and_then(|s| s.get("agentId"))
+                    .and_then(Value::as_str)
+            {
+                self.subagent(agent, &r.tool_use_id, session_dir);
+            }
+            self.results.push(RecordedResult {
+                turn: call.as_ref().map_or(0, |c| c.turn),
+                tool_use_id: r.tool_use_id.clone(),
+                tool,
+                thread: call.and_then(|c| c.thread),
+                content: result_text(r.content.as_ref()),
+                is_error: r.is_error.unwrap_or(false),
+                structured,
+            });
+        }
+        Ok(())
+    }
+
+    /// Add the subagent `agent`'s calls, made for the Task call `call_id`.
+    fn subagent(&mut self, agent: &str, call_id: &str, session_dir: &Path) {
+        if !skiff_core::transcript::is_valid_session_id(agent) {
+            self.warnings.push(format!(
+                "skipped the subagent with the unusable id {agent:?}"
+            ));
+            return;
+        }
+        let path: PathBuf = session_dir
+            .join("subagents")
+            .join(format!("agent-{agent}.jsonl"));
+        if !path.is_file() {
+            self.warnings.push(format!(
+                "the transcript of subagent {agent} (Task call {call_id}) is missing ({}); its turns are not in the script",
+                path.display()
+            ));
+            return;
+        }
+        if let Err(e) = self.walk(&path, Some(call_id), session_dir) {
+            self.warnings.push(format!("{e:#}"));
+        }
+    }
+}
+
+/// What the user typed in a prompt line: its blocks without the context skiff added (memory,
+/// hook context, reminders, background notices); None for the loop's own messages.
+fn typed_prompt(blocks: &[ContentBlock]) -> Option<Vec<ContentBlock>> {
+    let typed: Vec<ContentBlock> = blocks
+        .iter()
+        .filter(|b| match b {
+            ContentBlock::Text(t) => {
+                let text = t.text.trim_start();
+                !text.starts_with("<system-reminder>") && !text.starts_with("<task-notification>")
+            }
+            ContentBlock::Image(_) => true,
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    let loop_made = match typed.as_slice() {
+        [] => true,
+        [ContentBlock::Text(t)] => {
+            t.text == skiff_core::CONTINUE_PROMPT
+                || t.text.starts_with(skiff_core::STOP_HOOK_FEEDBACK)
+        }
+        _ => false,
+    };
+    (!loop_made).then_some(typed)
+}
+
+/// A tool result's content as text (images as `[image]`).
+pub fn result_text(content: Option<&ToolResultContent>) -> String {
+    match content {
+        None => String::new(),
+        Some(ToolResultContent::Text(t)) => t.clone(),
+        Some(ToolResultContent::Blocks(blocks)) => blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text(t) => t.text.clone(),
+                ContentBlock::Image(_) => "[image]".to_owned(),
+                other => format!("[{}]", other.type_name()),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
