@@ -167,14 +167,13 @@ pub fn run_record(
     trusted: bool,
     cwd: &Path,
 ) -> serde_json::Value {
-    let env = EnvironmentInfo::detect(cwd, model);
+    // (The branch is on every line already: `gitBranch`.)
     let mut record = serde_json::json!({
         "model": model,
         "provider": provider,
         "permissionMode": permission_mode,
         "trusted": trusted,
         "gitCommit": skiff_core::prompt::git_head_commit(cwd),
-        "gitBranch": env.git_branch,
     });
     if let Some(obj) = record.as_object_mut() {
         if let Some(tools) = &args.tools {

@@ -19,7 +19,7 @@ pub struct Recording {
     pub version: Option<String>,
     /// How the run was set up (the transcript's `skiff_session` line: `model`,
     /// `permissionMode`, `tools`, `allowedTools`, `disallowedTools`, `maxTurns`, `agents`,
-    /// `trusted`, `gitCommit`, `gitBranch`), when recorded.
+    /// `trusted`, `gitCommit`), when recorded.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub settings: Value,
     /// What the user sent, in order.

@@ -78,6 +78,8 @@ pub fn run_sessions_command(args: &Args, action: &SessionsCommand) -> anyhow::Re
 /// Replace the secrets in the whole script (turns and recording); the count.
 fn redact_script(script: &mut Script, redactor: &Redactor) -> anyhow::Result<usize> {
     let mut value = serde_json::to_value(&*script)?;
+    let mut redactor = redactor.clone();
+    redactor.learn(&value);
     let count = redactor.json(&mut value);
     *script = serde_json::from_value(value)?;
     if let Some(r) = script.recording.as_mut() {

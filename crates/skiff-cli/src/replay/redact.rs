@@ -90,6 +90,34 @@ impl Redactor {
         Self { values }
     }
 
+    /// Also remove, everywhere, the values that `value`'s strings assign to names that say
+    /// they hold secrets (`DEPLOY_TOKEN=…` in a tool result makes the token a secret in the
+    /// model's answer too) and the passwords of URLs.
+    pub fn learn(&mut self, value: &Value) {
+        match value {
+            Value::String(s) => {
+                for re in [ASSIGNMENT.as_ref(), URL_PASSWORD.as_ref()]
+                    .into_iter()
+                    .flatten()
+                {
+                    for c in re.captures_iter(s) {
+                        if let Some(v) = c.get(2).map(|m| m.as_str())
+                            && v.len() >= MIN_SECRET_LEN
+                            && !v.contains(REDACTED)
+                        {
+                            self.values.push(v.to_owned());
+                        }
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| self.learn(v)),
+            Value::Object(map) => map.values().for_each(|v| self.learn(v)),
+            _ => {}
+        }
+        self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        self.values.dedup();
+    }
+
     /// `text` with its secrets replaced; the count of replacements.
     pub fn text(&self, text: &str) -> (String, usize) {
         let mut out = text.to_owned();
