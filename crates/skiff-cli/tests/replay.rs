@@ -738,3 +738,48 @@ async fn bad_input_is_a_usage_error() {
     assert_eq!(code(&out), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model turn"));
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_recorded_example_workflow_replays() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/recorded-workflow");
+    let root = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = root.path().join("project");
+    copy_dir(&example.join("project"), &ws);
+    let script = example.join("session.json");
+    let (out, report) = replay(home.path(), &script, &ws, &["--trust"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
+    assert_eq!(report["results"]["matched"], 6);
+    assert!(
+        std::fs::read_to_string(ws.join("calc.sh"))
+            .unwrap()
+            .contains("$(( $1 + $2 ))")
+    );
+
+    // The team drops its rm -rf hook: the replay says where the workflow changed.
+    let ws = root.path().join("no-hook");
+    copy_dir(&example.join("project"), &ws);
+    let settings = ws.join(".claude/settings.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("hooks");
+    std::fs::write(&settings, v.to_string()).unwrap();
+    let (out, report) = replay(home.path(), &script, &ws, &["--trust"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let first = &report["first_divergence"];
+    assert_eq!(first["turn"], 4, "{report:#}");
+    assert_eq!(first["tool_use_id"], "toolu_clean");
+    assert!(first["message"].as_str().unwrap().contains("hook"));
+}
