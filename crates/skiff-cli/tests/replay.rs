@@ -783,3 +783,83 @@ async fn the_recorded_example_workflow_replays() {
     assert_eq!(first["tool_use_id"], "toolu_clean");
     assert!(first["message"].as_str().unwrap().contains("hook"));
 }
+
+#[tokio::test]
+async fn an_interrupted_call_is_interrupted_again() {
+    use std::io::{BufRead, BufReader};
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    workspace(&ws);
+    let recorded = root.path().join("recorded.json");
+    std::fs::write(
+        &recorded,
+        json!({"turns": [
+            {"content": [tool("toolu_wait", "Bash", json!({"command": "sleep 30", "description": "wait"}))]},
+            {"content": [say("Stopped waiting.")]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut c = skiff(home.path(), &ws);
+    c.args([
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--allowedTools",
+        "Bash",
+        "--script",
+    ])
+    .arg(&recorded)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped());
+    let id = tokio::task::spawn_blocking(move || {
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        writeln!(stdin, "{}", user("wait a bit")).unwrap();
+        let mut id = String::new();
+        let mut results = 0;
+        while let Some(Ok(line)) = lines.next() {
+            let v: Value = serde_json::from_str(&line).unwrap_or_default();
+            if let Some(s) = v["session_id"].as_str() {
+                id = s.to_owned();
+            }
+            if v["type"] == "assistant" && line.contains("toolu_wait") {
+                let interrupt = json!({"type": "control_request", "request_id": "i1", "request": {"subtype": "interrupt"}});
+                writeln!(stdin, "{interrupt}").unwrap();
+            }
+            if v["type"] == "result" {
+                results += 1;
+                if results == 1 {
+                    writeln!(stdin, "{}", user("go on")).unwrap();
+                } else {
+                    break;
+                }
+            }
+        }
+        drop(stdin);
+        child.wait().unwrap();
+        id
+    })
+    .await
+    .unwrap();
+
+    let script_path = root.path().join("session.json");
+    let out = export(home.path(), &ws, &id, &script_path).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let script = script_of(&script_path);
+    let rec = &script["recording"];
+    assert_eq!(rec["results"][0]["content"], "[Command interrupted]", "{rec:#}");
+    assert_eq!(rec["results"][0]["structured"]["interrupted"], true);
+    assert_eq!(rec["inputs"].as_array().unwrap().len(), 2);
+
+    let fresh = root.path().join("fresh");
+    workspace(&fresh);
+    let (out, report) = replay(home.path(), &script_path, &fresh, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
+    assert_eq!(report["results"]["matched"], 1);
+}

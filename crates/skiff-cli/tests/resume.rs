@@ -112,7 +112,30 @@ fn strip_cache_control(v: &mut Value) {
     }
 }
 
+/// The transcript's lines without the `skiff_session` line each run starts with (how it was
+/// set up; checked in `first_session`).
 fn lines(path: &Path) -> Vec<Value> {
+    all_lines(path)
+        .into_iter()
+        .filter(|l| l["subtype"] != "skiff_session")
+        .collect()
+}
+
+/// The `parentUuid` of `line`, looking through the `skiff_session` line a resumed run puts
+/// between its first message and the previous run's last one.
+fn parent_of(path: &Path, line: &Value) -> Value {
+    let all = all_lines(path);
+    let mut parent = line["parentUuid"].clone();
+    while let Some(p) = all
+        .iter()
+        .find(|l| l["uuid"] == parent && l["subtype"] == "skiff_session")
+    {
+        parent = p["parentUuid"].clone();
+    }
+    parent
+}
+
+fn all_lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -144,6 +167,12 @@ async fn first_session(env: &Env) -> String {
         .map(|l| l["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["user", "assistant"]);
+    // The run's settings come first, in the chain (for `skiff replay`).
+    let first = &all_lines(&path)[0];
+    assert_eq!(first["type"], "system");
+    assert_eq!(first["subtype"], "skiff_session");
+    assert_eq!(first["settings"]["permissionMode"], "default");
+    assert_eq!(written[0]["parentUuid"], first["uuid"]);
     assert_eq!(written[0]["message"]["content"], "first question");
     assert_eq!(written[1]["message"]["content"][0]["text"], "first answer");
     assert_eq!(written[0]["cwd"], env.ws().to_str().unwrap());
@@ -180,7 +209,10 @@ async fn print_writes_a_transcript_and_continue_replays_it() {
     // Appended to the same file, chained.
     let written = lines(&env.transcript(&sid));
     assert_eq!(written.len(), 4);
-    assert_eq!(written[2]["parentUuid"], written[1]["uuid"]);
+    assert_eq!(
+        parent_of(&env.transcript(&sid), &written[2]),
+        written[1]["uuid"]
+    );
     assert_eq!(written[2]["message"]["content"], "second question");
     let files = std::fs::read_dir(env.transcript(&sid).parent().unwrap())
         .unwrap()
@@ -365,7 +397,8 @@ async fn a_half_written_last_line_is_ignored_with_a_warning() {
     let out = env.run(&server, &["-c", "more"]).await;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     result_of(&out);
-    assert!(stderr.contains("skipped line 3"), "{stderr}");
+    // (Line 1 is the first run's settings.)
+    assert!(stderr.contains("skipped line 4"), "{stderr}");
     assert_eq!(messages_of(&requests(&server)[0]).len(), 5);
 }
 
@@ -496,7 +529,7 @@ async fn a_session_killed_during_a_tool_run_resumes_with_a_valid_history() {
     let after = lines(&path);
     assert_eq!(after.len(), 4);
     assert_eq!(after[..2], before[..]);
-    assert_eq!(after[2]["parentUuid"], before[1]["uuid"]);
+    assert_eq!(parent_of(&path, &after[2]), before[1]["uuid"]);
     let reloaded = load_session(&path).unwrap();
     validate_history(&reloaded.messages).unwrap();
     assert_eq!(reloaded.messages.len(), 4);

@@ -101,6 +101,9 @@ pub fn run_replay(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> 
 
 fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut script = load_script(args, &replay.id)?;
+    if script.turns.is_empty() {
+        anyhow::bail!("{} has no model turns to replay", replay.id);
+    }
     let Some(mut recording) = script.recording.take() else {
         anyhow::bail!(
             "{} is a model script without a recording; export one with `skiff sessions export ID --script`",

@@ -169,6 +169,7 @@ pub async fn run(
         recording,
         observed: Observed::default(),
         replies: HashSet::new(),
+        interrupts: 0,
     };
     driver.send_next().await;
     let mut lines = BufReader::new(stdout).lines();
@@ -200,6 +201,8 @@ struct Driver<'a> {
     observed: Observed,
     /// Assistant message ids seen (a reply may come in several frames).
     replies: HashSet<String>,
+    /// Interrupts sent.
+    interrupts: usize,
 }
 
 impl Driver<'_> {
@@ -253,6 +256,7 @@ impl Driver<'_> {
                 if self.replies.insert(id.to_owned()) {
                     self.observed.model_calls += 1;
                 }
+                self.interrupt_if_recorded(frame).await;
             }
             Some("system")
                 if frame.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
@@ -283,6 +287,32 @@ impl Driver<'_> {
                 self.send_next().await;
             }
             _ => {}
+        }
+    }
+
+    /// The user interrupted the recorded session while this reply's tool calls ran: do the
+    /// same, so that the calls end the same way and the next prompt comes where it came.
+    async fn interrupt_if_recorded(&mut self, frame: &Value) {
+        let Some(blocks) = frame.pointer("/message/content").and_then(Value::as_array) else {
+            return;
+        };
+        let interrupted = blocks.iter().any(|b| {
+            let id = b.get("id").and_then(Value::as_str);
+            b.get("type").and_then(Value::as_str) == Some("tool_use")
+                && self.recording.results.iter().any(|r| {
+                    Some(r.tool_use_id.as_str()) == id
+                        && super::compare::is_interrupt(&r.content, r.structured.as_ref())
+                })
+        });
+        if interrupted {
+            self.interrupts += 1;
+            let request_id = format!("replay-interrupt-{}", self.interrupts);
+            self.write(&json!({
+                "type": "control_request",
+                "request_id": request_id,
+                "request": {"subtype": "interrupt"},
+            }))
+            .await;
         }
     }
 
