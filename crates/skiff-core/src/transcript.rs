@@ -35,6 +35,11 @@
 //! history (compaction, `/clear`) is recorded with [`JsonlTranscript::record_compaction`]: a
 //! `system`/`compact_boundary` line that starts a new `parentUuid` chain, as Claude Code does.
 //! A trim is one small `system`/`skiff_trim` line in the chain ([`JsonlTranscript::record_trim`]).
+//! A compaction's boundary also carries Claude Code's `compactMetadata` (`trigger`,
+//! `preTokens`), the summary call's reply (`summaryReply`) and how many re-written history
+//! lines follow it (`messageCount`), so that `skiff sessions export --script` can play the
+//! session again. Each run starts with a `system`/`skiff_session` line in the chain holding how
+//! it was set up ([`TranscriptMeta::settings`]).
 //!
 //! Reading ([`load_session`]) never trusts the file to be valid for the API: it follows the
 //! chain, merges consecutive messages of one role, gives every unanswered tool call an
