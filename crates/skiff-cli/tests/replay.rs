@@ -256,6 +256,20 @@ async fn a_changed_file_is_reported_at_its_turn_with_a_diff() {
     );
     assert!(diff.contains("+3\t# a comment from someone"), "{diff}");
 
+    // Overrides: without the Edit tool the fix fails at turn 3 (in a pristine copy).
+    let no_edit = root.path().join("no-edit");
+    workspace(&no_edit);
+    let (out, report) = replay(
+        home.path(),
+        &script_path,
+        &no_edit,
+        &["--tools", "Read,Grep,Bash"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(report["first_divergence"]["tool"], "Edit", "{report:#}");
+    assert_eq!(report["first_divergence"]["turn"], 3);
+
     // The text report says the same (the first replay edited its copy: a new one).
     let changed = root.path().join("changed-again");
     workspace(&changed);
@@ -853,7 +867,10 @@ async fn an_interrupted_call_is_interrupted_again() {
     assert!(out.status.success(), "{}", text(&out));
     let script = script_of(&script_path);
     let rec = &script["recording"];
-    assert_eq!(rec["results"][0]["content"], "[Command interrupted]", "{rec:#}");
+    assert_eq!(
+        rec["results"][0]["content"], "[Command interrupted]",
+        "{rec:#}"
+    );
     assert_eq!(rec["results"][0]["structured"]["interrupted"], true);
     assert_eq!(rec["inputs"].as_array().unwrap().len(), 2);
 
