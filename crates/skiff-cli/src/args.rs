@@ -151,6 +151,21 @@ pub struct BatchArgs {
     /// With --index: also write the result to DIR/<index>.json.
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// Time limit of each task without its own `timeout_secs`, in seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse_batch_timeout)]
+    pub timeout: Option<f64>,
+    /// skiff flags for every task, after `--` (`-- --model opus --permission-mode acceptEdits`);
+    /// a task's own fields replace the same flags.
+    #[arg(last = true, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub flags: Vec<String>,
+}
+
+/// A positive number of seconds.
+fn parse_batch_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
 }
 
 /// Where `skiff mcp add` writes a server (as `claude mcp add --scope`).
