@@ -563,3 +563,32 @@ fn hostile_task_files_give_clear_errors() {
     assert!(r["g"]["error"].as_str().unwrap().contains("--bogus"));
     assert!(r["r"]["error"].as_str().unwrap().contains("no-such-branch"));
 }
+
+#[test]
+fn the_kubernetes_job_runs_a_command_line_skiff_accepts() {
+    let yaml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes/batch-job.yaml"),
+    )
+    .unwrap();
+    let args: Vec<String> = yaml
+        .lines()
+        .skip_while(|l| l.trim() != "args:")
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("- "))
+        .map(|l| {
+            let v = l.trim_start().trim_start_matches("- ").trim_matches('"');
+            v.replace("$(JOB_COMPLETION_INDEX)", "0")
+        })
+        .collect();
+    assert_eq!(args[0], "batch", "{args:?}");
+    assert!(args.contains(&"--index".to_owned()) && args.contains(&"--results-dir".to_owned()));
+    assert!(yaml.contains("completionMode: Indexed"));
+    // Parsed by skiff itself: it gets as far as reading the (absent) task file.
+    let env = Env::new();
+    let out = env.command().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot read the task file /tasks/tasks.jsonl"),
+        "{stderr}"
+    );
+}
