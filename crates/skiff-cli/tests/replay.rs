@@ -117,6 +117,28 @@ async fn record_basic(ws: &Path) -> (tempfile::TempDir, String) {
     (home, id)
 }
 
+/// The basic session, recorded in `root/ws` and exported to `root/session.json`.
+struct Recorded {
+    root: tempfile::TempDir,
+    home: tempfile::TempDir,
+    script_path: PathBuf,
+}
+
+async fn recorded_basic() -> Recorded {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    workspace(&ws);
+    let (home, id) = record_basic(&ws).await;
+    let script_path = root.path().join("session.json");
+    let out = export(home.path(), &ws, &id, &script_path).await;
+    assert!(out.status.success(), "{}", text(&out));
+    Recorded {
+        root,
+        home,
+        script_path,
+    }
+}
+
 async fn export(home: &Path, cwd: &Path, id: &str, to: &Path) -> Output {
     let mut c = skiff(home, cwd);
     c.args(["sessions", "export", id, "--script", "-o"]).arg(to);
@@ -224,17 +246,12 @@ async fn an_exported_session_replays_without_divergence_in_a_fresh_copy() {
 
 #[tokio::test]
 async fn a_changed_file_is_reported_at_its_turn_with_a_diff() {
-    let root = tempfile::tempdir().unwrap();
-    let ws = root.path().join("ws");
-    workspace(&ws);
-    let (home, id) = record_basic(&ws).await;
-    let script_path = root.path().join("session.json");
-    assert!(
-        export(home.path(), &ws, &id, &script_path)
-            .await
-            .status
-            .success()
-    );
+    let Recorded {
+        root,
+        home,
+        script_path,
+        ..
+    } = recorded_basic().await;
 
     let changed = root.path().join("changed");
     workspace(&changed);
@@ -288,17 +305,12 @@ async fn a_changed_file_is_reported_at_its_turn_with_a_diff() {
 
 #[tokio::test]
 async fn a_hook_that_now_blocks_a_call_is_a_divergence() {
-    let root = tempfile::tempdir().unwrap();
-    let ws = root.path().join("ws");
-    workspace(&ws);
-    let (home, id) = record_basic(&ws).await;
-    let script_path = root.path().join("session.json");
-    assert!(
-        export(home.path(), &ws, &id, &script_path)
-            .await
-            .status
-            .success()
-    );
+    let Recorded {
+        root,
+        home,
+        script_path,
+        ..
+    } = recorded_basic().await;
 
     let hooked = root.path().join("hooked");
     workspace(&hooked);

@@ -58,8 +58,8 @@ use serde_json::Value;
 use skiff_protocol::{ContentBlock, Message, MessageResponse, Role, StopReason};
 
 pub use load::{
-    LoadedSession, SessionSummary, TranscriptError, find_session, latest_session, list_sessions,
-    load_session, repair_history, summarize_session,
+    LoadedSession, SessionSummary, TranscriptError, find_session, json_lines, latest_session,
+    list_sessions, load_session, repair_history, summarize_session,
 };
 
 use crate::frames::{new_uuid, now_iso};

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value};
+use skiff_core::transcript;
 use skiff_protocol::recording::{RecordedInput, RecordedResult, Recording};
 use skiff_protocol::script::{Script, ScriptBlock, ScriptTurn};
 use skiff_protocol::{ContentBlock, MessageContent, MessageResponse, ToolResultContent};
@@ -78,40 +79,21 @@ pub fn export(path: &Path) -> anyhow::Result<Exported> {
     })
 }
 
-/// The JSON objects of a transcript's lines, with their line numbers; lines that are not JSON
-/// objects are reported in `warnings`.
+/// The JSON objects of a transcript's lines, with their line numbers (torn and invalid lines
+/// are reported in `warnings`).
 fn read_lines(
     path: &Path,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<Vec<(usize, Map<String, Value>)>> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read the session transcript {}", path.display()))?;
-    let lines: Vec<(usize, &[u8])> = bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim_ascii()))
-        .filter(|(_, l)| !l.is_empty())
-        .collect();
-    let last = lines.last().map_or(0, |(n, _)| *n);
-    let mut out = Vec::with_capacity(lines.len());
-    for (n, line) in lines {
-        match serde_json::from_slice::<Value>(line) {
-            Ok(Value::Object(obj)) => out.push((n, obj)),
-            Ok(_) => warnings.push(format!(
-                "{}: skipped line {n}, which is not a JSON object",
-                path.display()
-            )),
-            Err(_) if n == last => warnings.push(format!(
-                "{}: skipped the half-written last line {n} (the session probably ended while writing it); exported what is complete",
-                path.display()
-            )),
-            Err(e) => warnings.push(format!(
-                "{}: skipped line {n}, which is not valid JSON ({e})",
-                path.display()
-            )),
-        }
-    }
-    Ok(out)
+    Ok(transcript::json_lines(&bytes, path, warnings))
+}
+
+/// Line `n`'s model reply `value`.
+fn reply_of(value: &Value, path: &Path, n: usize, what: &str) -> anyhow::Result<MessageResponse> {
+    serde_json::from_value(value.clone())
+        .with_context(|| format!("{}: line {n}: {what} is not readable", path.display()))
 }
 
 fn str_of<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -145,7 +127,7 @@ impl Builder {
             }
             match kind {
                 "system" => match str_of(&obj, "subtype") {
-                    Some(skiff_core::transcript::SESSION_SUBTYPE)
+                    Some(transcript::SESSION_SUBTYPE)
                         if thread.is_none() && self.settings.is_null() =>
                     {
                         self.settings = obj.get("settings").cloned().unwrap_or(Value::Null);
@@ -186,12 +168,7 @@ impl Builder {
             }
             return Ok(());
         };
-        let reply: MessageResponse = serde_json::from_value(reply.clone()).with_context(|| {
-            format!(
-                "{}: line {n}: the compaction's summary is not readable",
-                path.display()
-            )
-        })?;
+        let reply = reply_of(reply, path, n, "the compaction's summary")?;
         self.push_turn(&reply, thread);
         let manual = obj
             .get("compactMetadata")
@@ -220,10 +197,7 @@ impl Builder {
                 path.display()
             );
         }
-        let reply: MessageResponse =
-            serde_json::from_value(message.clone()).with_context(|| {
-                format!("{}: line {n} is not a readable model reply", path.display())
-            })?;
+        let reply = reply_of(message, path, n, "the model's reply")?;
         self.push_turn(&reply, thread);
         Ok(())
     }
@@ -339,7 +313,7 @@ impl Builder {
 
     /// Add the subagent `agent`'s calls, made for the Task call `call_id`.
     fn subagent(&mut self, agent: &str, call_id: &str, session_dir: &Path) {
-        if !skiff_core::transcript::is_valid_session_id(agent) {
+        if !transcript::is_valid_session_id(agent) {
             self.warnings.push(format!(
                 "skipped the subagent with the unusable id {agent:?}"
             ));

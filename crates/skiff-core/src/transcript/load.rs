@@ -111,9 +111,14 @@ fn read_file(path: &Path) -> Result<Vec<u8>, TranscriptError> {
     })
 }
 
-/// Parse the lines; a line that is not JSON is skipped with a warning (a half-written last line
-/// is the expected case after a crash).
-fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Record> {
+/// The JSON objects of a transcript's lines with their (1-based) line numbers; a line that is
+/// not JSON is skipped with a warning (a half-written last line is the expected case after a
+/// crash), one that is JSON but not an object silently.
+pub fn json_lines(
+    bytes: &[u8],
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Vec<(usize, serde_json::Map<String, Value>)> {
     let lines: Vec<(usize, &[u8])> = bytes
         .split(|&b| b == b'\n')
         .enumerate()
@@ -121,7 +126,7 @@ fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Rec
         .filter(|(_, l)| !l.is_empty())
         .collect();
     let last_no = lines.last().map_or(0, |(n, _)| *n);
-    let mut records = Vec::with_capacity(lines.len());
+    let mut objects = Vec::with_capacity(lines.len());
     for (line_no, line) in lines {
         let value: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
@@ -143,9 +148,18 @@ fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Rec
                 continue;
             }
         };
-        let Value::Object(mut obj) = value else {
-            continue;
-        };
+        if let Value::Object(obj) = value {
+            objects.push((line_no, obj));
+        }
+    }
+    objects
+}
+
+/// Parse the lines into records (see [`json_lines`]).
+fn parse_lines(bytes: &[u8], path: &Path, warnings: &mut Vec<String>) -> Vec<Record> {
+    let objects = json_lines(bytes, path, warnings);
+    let mut records = Vec::with_capacity(objects.len());
+    for (line_no, mut obj) in objects {
         let str_field = |obj: &serde_json::Map<String, Value>, k: &str| {
             obj.get(k).and_then(Value::as_str).map(str::to_owned)
         };
