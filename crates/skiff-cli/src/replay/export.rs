@@ -158,14 +158,14 @@ impl Builder {
         path: &Path,
         n: usize,
     ) -> anyhow::Result<()> {
+        if obj.get("messageCount").is_none() {
+            bail!(
+                "{}: line {n} records a compaction or /clear the way skiff did before it kept what a replay needs; this session cannot be exported",
+                path.display()
+            );
+        }
+        // Without a summary: `/clear` (no model call).
         let Some(reply) = obj.get("summaryReply") else {
-            // `/clear`, or a compaction recorded before skiff kept the summary.
-            if obj.get("compactMetadata").is_some() {
-                bail!(
-                    "{}: line {n} records a compaction without its summary (written by an older skiff); this session cannot be exported",
-                    path.display()
-                );
-            }
             return Ok(());
         };
         let reply = reply_of(reply, path, n, "the compaction's summary")?;
