@@ -56,6 +56,9 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
     r.repo = Some(crate::settings::redact_url(&task.repo));
     r.git_ref = task.git_ref.clone();
     let fail = |mut r: TaskResult, msg: String| {
+        if ctx.stop.is_cancelled() {
+            r.status = Status::Interrupted;
+        }
         r.error = Some(msg);
         r.duration_ms = millis(started);
         r

@@ -245,8 +245,13 @@ where
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
     }
+    // Its own process group: a Ctrl-C at the terminal goes to the batch, which decides.
     cmd.args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .process_group(0)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     let out = cmd
