@@ -375,6 +375,19 @@ fn six_tasks_over_two_repos_run_isolated_and_index_mode_gives_the_same_line() {
     assert_eq!(env.results().len(), 8);
 }
 
+/// Whether the slow task's transcript has its `sleep` call (so its child is running it).
+fn slow_task_sleeps(env: &Env) -> bool {
+    let Ok(dirs) = std::fs::read_dir(env.path("home/.skiff/projects")) else {
+        return false;
+    };
+    dirs.flatten()
+        .filter(|d| d.file_name().to_string_lossy().ends_with("-slow"))
+        .filter_map(|d| std::fs::read_dir(d.path()).ok())
+        .flatten()
+        .flatten()
+        .any(|f| std::fs::read_to_string(f.path()).is_ok_and(|t| t.contains("sleep 120")))
+}
+
 /// Poll until `cond` holds (a generous deadline against hangs, not a timing assertion).
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -402,6 +415,7 @@ fn an_interrupted_batch_records_the_running_task_and_a_rerun_finishes_only_it() 
         .unwrap();
     // Wait until both quick tasks are recorded and the slow one sleeps in its Bash call.
     wait_for("the quick tasks' results", || env.results().len() == 2);
+    wait_for("the slow task's Bash call", || slow_task_sleeps(&env));
     let seen = by_key(&env.results());
     assert!(seen.contains_key("t1") && seen.contains_key("t3"));
     nix::sys::signal::kill(

@@ -93,6 +93,13 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
         prompt: task.prompt.clone(),
         timeout,
     };
+    if ctx.stop.is_cancelled() {
+        r.status = Status::Interrupted;
+        return fail(
+            r,
+            "the batch was interrupted before the task started".into(),
+        );
+    }
     let outcome = match child::run(spec, ctx.stop.clone(), ctx.kill_now.clone()).await {
         Ok(o) => o,
         Err(e) => return fail(r, e),
