@@ -379,6 +379,15 @@ impl Driver {
                     }
                     return;
                 }
+                // `/clear`: a new conversation, after the work queued before it.
+                if let UserInput::Text(text) = &input
+                    && text.trim() == "/clear"
+                {
+                    if self.session().submit(Op::Clear).is_err() {
+                        self.system_error("the session has ended; /clear was dropped");
+                    }
+                    return;
+                }
                 // The files as they are when this message's turn starts: `rewind_files` with
                 // its uuid puts them back.
                 let _ = self.session().submit(Op::Checkpoint(uuid));

@@ -892,3 +892,49 @@ async fn an_interrupted_call_is_interrupted_again() {
     assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
     assert_eq!(report["results"]["matched"], 1);
 }
+
+#[tokio::test]
+async fn a_clear_is_exported_and_sent_again() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    workspace(&ws);
+    let recorded = root.path().join("recorded.json");
+    std::fs::write(
+        &recorded,
+        json!({"turns": [
+            {"content": [tool("c1", "Read", json!({"file_path": "notes.md"}))]},
+            {"content": [say("Read it.")]},
+            {"content": [tool("c2", "Read", json!({"file_path": "test.sh"}))]},
+            {"content": [say("A fresh start.")]}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = record_stream(
+        home.path(),
+        &ws,
+        &recorded,
+        &[user("read the notes"), user("/clear"), user("now test.sh")],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    let id = session_id(&out);
+    // The second conversation starts from nothing: its transcript chain holds only it.
+    let path = transcript(home.path(), &id);
+    let text_of = std::fs::read_to_string(&path).unwrap();
+    assert!(text_of.contains(r#""messageCount":0"#), "{text_of}");
+
+    let script_path = root.path().join("session.json");
+    let out = export(home.path(), &ws, &id, &script_path).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let inputs = script_of(&script_path)["recording"]["inputs"].clone();
+    assert_eq!(inputs[1], json!({"type": "clear"}), "{inputs:#}");
+
+    let fresh = root.path().join("fresh");
+    workspace(&fresh);
+    let (out, report) = replay(home.path(), &script_path, &fresh, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
+    assert_eq!(report["results"]["matched"], 2);
+}

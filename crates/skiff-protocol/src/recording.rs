@@ -42,6 +42,8 @@ pub enum RecordedInput {
     },
     /// `/compact`.
     Compact,
+    /// `/clear`: a new conversation.
+    Clear,
 }
 
 /// What one tool call returned.

@@ -166,6 +166,9 @@ impl Builder {
         }
         // Without a summary: `/clear` (no model call).
         let Some(reply) = obj.get("summaryReply") else {
+            if thread.is_none() {
+                self.inputs.push(RecordedInput::Clear);
+            }
             return Ok(());
         };
         let reply = reply_of(reply, path, n, "the compaction's summary")?;

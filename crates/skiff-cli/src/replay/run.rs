@@ -227,6 +227,7 @@ impl Driver<'_> {
             };
             let content = match input {
                 RecordedInput::Compact => json!("/compact"),
+                RecordedInput::Clear => json!("/clear"),
                 RecordedInput::Prompt { content } => match content.as_slice() {
                     [ContentBlock::Text(t)] => json!(t.text),
                     blocks => json!(blocks),
