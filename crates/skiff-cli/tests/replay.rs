@@ -938,3 +938,80 @@ async fn a_clear_is_exported_and_sent_again() {
     assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
     assert_eq!(report["results"]["matched"], 2);
 }
+
+#[tokio::test]
+async fn the_mock_server_routes_subagent_threads_too() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    workspace(&ws);
+    std::fs::write(ws.join("a.txt"), "apple\n").unwrap();
+    std::fs::write(ws.join("b.txt"), "banana\n").unwrap();
+    let task = |id: &str, prompt: &str| {
+        tool(
+            id,
+            "Task",
+            json!({"description": "read", "prompt": prompt, "subagent_type": "general-purpose"}),
+        )
+    };
+    // Listed in an order the two subagents will not ask in: each gets its own turns anyway.
+    let server = MockServer::start(
+        serde_json::from_value(json!({"turns": [
+            {"content": [task("task_a", "Read a.txt"), task("task_b", "Read b.txt")]},
+            {"thread": "task_b", "content": [tool("read_b", "Read", json!({"file_path": "b.txt"}))]},
+            {"thread": "task_b", "content": [say("b.txt says banana")]},
+            {"thread": "task_a", "content": [tool("read_a", "Read", json!({"file_path": "a.txt"}))]},
+            {"thread": "task_a", "content": [say("a.txt says apple")]},
+            {"content": [say("apple and banana")]}
+        ]}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut c = skiff(home.path(), &ws);
+    c.env("ANTHROPIC_API_KEY", "sk-test-0123456789abcdef")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args([
+            "-p",
+            "read both",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]);
+    let out = run(c).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let result_of = |id: &str| -> String {
+        frames
+            .iter()
+            .filter(|f| f["type"] == "user")
+            .flat_map(|f| {
+                f["message"]["content"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .find(|b| b["tool_use_id"] == id)
+            .map(|b| b["content"].to_string())
+            .unwrap_or_else(|| panic!("no result for {id}"))
+    };
+    // Each Read was asked for by its own subagent.
+    let caller = |id: &str| -> Value {
+        frames
+            .iter()
+            .find(|f| f["type"] == "assistant" && f["message"]["content"].to_string().contains(id))
+            .map(|f| f["parent_tool_use_id"].clone())
+            .unwrap_or_else(|| panic!("no call {id}"))
+    };
+    assert_eq!(caller("read_a"), "task_a");
+    assert_eq!(caller("read_b"), "task_b");
+    assert!(result_of("read_a").contains("apple"));
+    assert!(result_of("read_b").contains("banana"));
+    assert!(result_of("task_a").contains("a.txt says apple"));
+    assert!(result_of("task_b").contains("b.txt says banana"));
+    let last = frames.iter().rfind(|f| f["type"] == "result").unwrap();
+    assert_eq!(last["result"], "apple and banana");
+}

@@ -121,15 +121,28 @@ impl ScriptCursor {
     /// it) when the script has threads, the request offers no Task tool (subagents have none)
     /// and its first message holds that call's prompt; else the main conversation (None).
     pub fn thread_of(&self, request: &RequestView<'_>) -> Option<String> {
+        self.thread_for(
+            request.tools.iter().map(|t| t.name.as_str()),
+            request.messages.first(),
+        )
+    }
+
+    /// Whether some turn belongs to a subagent's thread.
+    pub fn has_threads(&self) -> bool {
+        self.threads.is_some()
+    }
+
+    /// [`Self::thread_of`] from a request's tool names and first message.
+    pub fn thread_for<'a>(
+        &self,
+        mut tools: impl Iterator<Item = &'a str>,
+        first: Option<&crate::Message>,
+    ) -> Option<String> {
         let threads = self.threads.as_ref()?;
-        if request
-            .tools
-            .iter()
-            .any(|t| t.name == "Task" || t.name == "Agent")
-        {
+        if tools.any(|t| t == "Task" || t == "Agent") {
             return None;
         }
-        let first = request.messages.first().filter(|m| m.role == Role::User)?;
+        let first = first.filter(|m| m.role == Role::User)?;
         let blocks = first.content.to_blocks();
         threads.prompts.iter().find_map(|(prompt, id)| {
             blocks

@@ -30,6 +30,8 @@ struct MessagesCall {
     model: String,
     input_estimate: u64,
     request_id: String,
+    /// The subagent thread of the request (scripts with `thread` turns; Anthropic dialect).
+    thread: Option<String>,
 }
 
 /// The body's chunks as received, its length, and whether it was cut at [`MAX_BODY_BYTES`].
@@ -78,6 +80,7 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         // Token estimate used everywhere in the mock: request body bytes / 4.
         input_estimate: (body_len / 4) as u64,
         request_id: String::new(),
+        thread: thread_of(&shared, &record.body),
     };
     let violation =
         (shared.check && parts.method == Method::POST && parts.uri.path() == "/v1/messages")
@@ -196,11 +199,34 @@ fn dialect_error(
     }
 }
 
+/// The subagent thread a `/v1/messages` body belongs to, when the script has threads (see
+/// `ScriptCursor::thread_of`).
+fn thread_of(shared: &Shared, body: &serde_json::Value) -> Option<String> {
+    let cursor = shared.cursor.lock().unwrap_or_else(|e| e.into_inner());
+    if !cursor.has_threads() {
+        return None;
+    }
+    let tools = body
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("name").and_then(|n| n.as_str()));
+    let first = body
+        .get("messages")
+        .and_then(|m| m.get(0))
+        .and_then(|m| serde_json::from_value::<skiff_protocol::Message>(m.clone()).ok());
+    cursor.thread_for(tools, first.as_ref())
+}
+
 /// `POST /v1/messages` and `POST /v1/chat/completions`: the script's next step.
 async fn messages(shared: &Shared, call: MessagesCall, dialect: Dialect) -> Response {
     let (step, forced_model) = {
         let mut cursor = shared.cursor.lock().unwrap_or_else(|e| e.into_inner());
-        (cursor.next_step(), cursor.model().map(str::to_owned))
+        (
+            cursor.next_step_in(call.thread.as_deref()),
+            cursor.model().map(str::to_owned),
+        )
     };
     let model = forced_model.unwrap_or_else(|| call.model.clone());
     match step {
