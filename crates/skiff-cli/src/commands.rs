@@ -164,34 +164,53 @@ pub fn dispatch_with(status: &Status, line: &str, custom: &CommandSet) -> Option
     }
 }
 
-/// `/help`: the built-in commands, then the custom commands and skills.
-fn list(custom: &CommandSet) -> String {
-    let mut s = String::from("Commands:\n");
-    for c in COMMANDS {
-        let usage = if c.args.is_empty() {
-            format!("/{}", c.name)
-        } else {
-            format!("/{} {}", c.name, c.args)
-        };
-        s.push_str(&format!("  {usage:<22} {}\n", c.help));
-    }
-    let mine: Vec<_> = custom
+/// One line of `/help`: how to call the command, and what it does.
+pub type HelpEntry = (String, String);
+
+/// The lines of `/help`: the built-in commands `builtin` keeps, then the custom commands and
+/// skills the user can invoke.
+pub fn help_entries(
+    custom: &CommandSet,
+    builtin: impl Fn(&str) -> bool,
+) -> (Vec<HelpEntry>, Vec<HelpEntry>) {
+    let builtins = COMMANDS
+        .iter()
+        .filter(|c| builtin(c.name))
+        .map(|c| {
+            let usage = if c.args.is_empty() {
+                format!("/{}", c.name)
+            } else {
+                format!("/{} {}", c.name, c.args)
+            };
+            (usage, c.help.to_owned())
+        })
+        .collect();
+    let mine = custom
         .commands()
         .iter()
         .filter(|c| c.user_invocable)
-        .collect();
-    if !mine.is_empty() {
-        s.push_str("Custom commands and skills:\n");
-        for c in mine {
+        .map(|c| {
             let usage = match &c.argument_hint {
                 Some(hint) => format!("/{} {hint}", c.name),
                 None => format!("/{}", c.name),
             };
-            s.push_str(&format!(
-                "  {usage:<22} {} ({})\n",
-                c.description,
-                c.origin()
-            ));
+            (usage, format!("{} ({})", c.description, c.origin()))
+        })
+        .collect();
+    (builtins, mine)
+}
+
+/// `/help`: the built-in commands, then the custom commands and skills.
+fn list(custom: &CommandSet) -> String {
+    let (builtins, mine) = help_entries(custom, |_| true);
+    let mut s = String::from("Commands:\n");
+    for (usage, help) in &builtins {
+        s.push_str(&format!("  {usage:<22} {help}\n"));
+    }
+    if !mine.is_empty() {
+        s.push_str("Custom commands and skills:\n");
+        for (usage, help) in &mine {
+            s.push_str(&format!("  {usage:<22} {help}\n"));
         }
     }
     s.push_str(

@@ -42,35 +42,15 @@ pub fn available_commands(custom: &CommandSet) -> SessionUpdate {
 
 /// `/help` in an editor: the commands it offers.
 pub fn help(custom: &CommandSet) -> String {
+    let (builtins, mine) = commands::help_entries(custom, |n| !matches!(n, "exit" | "resume"));
     let mut s = String::from("Commands:\n");
-    for c in commands::COMMANDS
-        .iter()
-        .filter(|c| !matches!(c.name, "exit" | "resume"))
-    {
-        let usage = if c.args.is_empty() {
-            format!("/{}", c.name)
-        } else {
-            format!("/{} {}", c.name, c.args)
-        };
-        s.push_str(&format!("- `{usage}`: {}\n", c.help));
+    for (usage, help) in &builtins {
+        s.push_str(&format!("- `{usage}`: {help}\n"));
     }
-    let mine: Vec<_> = custom
-        .commands()
-        .iter()
-        .filter(|c| c.user_invocable)
-        .collect();
     if !mine.is_empty() {
         s.push_str("\nCustom commands and skills:\n");
-        for c in mine {
-            let usage = match &c.argument_hint {
-                Some(hint) => format!("/{} {hint}", c.name),
-                None => format!("/{}", c.name),
-            };
-            s.push_str(&format!(
-                "- `{usage}`: {} ({})\n",
-                c.description,
-                c.origin()
-            ));
+        for (usage, help) in &mine {
+            s.push_str(&format!("- `{usage}`: {help}\n"));
         }
     }
     s
