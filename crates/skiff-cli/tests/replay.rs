@@ -77,33 +77,57 @@ fn tool(id: &str, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
 }
 
+/// A Task call of the general-purpose agent.
+fn task(id: &str, prompt: &str) -> Value {
+    tool(
+        id,
+        "Task",
+        json!({"description": "read", "prompt": prompt, "subagent_type": "general-purpose"}),
+    )
+}
+
+/// The two files the subagent tests read.
+fn fruit_files(dir: &Path) {
+    std::fs::write(dir.join("a.txt"), "apple\n").unwrap();
+    std::fs::write(dir.join("b.txt"), "banana\n").unwrap();
+}
+
 fn say(t: &str) -> Value {
     json!({"type": "text", "text": t})
+}
+
+/// A mock model server playing `turns`.
+async fn mock(turns: Value) -> MockServer {
+    MockServer::start(serde_json::from_value(json!({ "turns": turns })).unwrap())
+        .await
+        .unwrap()
+}
+
+/// `skiff -p PROMPT` in stream-json through `server`, with the API key `key`.
+fn through(server: &MockServer, home: &Path, ws: &Path, key: &str, prompt: &str) -> Command {
+    let mut c = skiff(home, ws);
+    c.env("ANTHROPIC_API_KEY", key)
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args(["-p", prompt, "--output-format", "stream-json", "--verbose"]);
+    c
 }
 
 /// A recorded two-prompt session (the second a `--resume`) with Grep, Read, Edit and Bash,
 /// against the mock server. Returns the home and the session id.
 async fn record_basic(ws: &Path) -> (tempfile::TempDir, String) {
-    let server = MockServer::start(
-        serde_json::from_value(json!({"turns": [
+    let server = mock(json!([
             {"content": [say("Looking for add."), tool("toolu_grep", "Grep", json!({"pattern": "add", "output_mode": "content"}))]},
             {"content": [tool("toolu_read", "Read", json!({"file_path": "calc.sh"}))]},
             {"content": [tool("toolu_edit", "Edit", json!({"file_path": "calc.sh", "old_string": "add() { echo $(( $1 - $2 )); }", "new_string": "add() { echo $(( $1 + $2 )); }"}))]},
             {"content": [say("Fixed add.")]},
             {"content": [tool("toolu_bash", "Bash", json!({"command": "bash test.sh", "description": "Run the tests"}))]},
             {"content": [say("The tests pass.")]}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    ]))
+    .await;
     let home = tempfile::tempdir().unwrap();
     let first = |prompt: &str| {
-        let mut c = skiff(home.path(), ws);
-        c.env("ANTHROPIC_API_KEY", "sk-test-0123456789abcdef")
-            .env("ANTHROPIC_BASE_URL", server.url())
-            .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
-            .args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
+        let mut c = through(&server, home.path(), ws, "sk-test-0123456789abcdef", prompt);
+        c.args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
         c
     };
     let out = run(first("fix add")).await;
@@ -346,15 +370,7 @@ async fn parallel_subagents_export_with_their_threads_and_replay_faithfully() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("ws");
     workspace(&ws);
-    std::fs::write(ws.join("a.txt"), "apple\n").unwrap();
-    std::fs::write(ws.join("b.txt"), "banana\n").unwrap();
-    let task = |id: &str, prompt: &str| {
-        tool(
-            id,
-            "Task",
-            json!({"description": "read", "prompt": prompt, "subagent_type": "general-purpose"}),
-        )
-    };
+    fruit_files(&ws);
     let recorded = root.path().join("recorded.json");
     std::fs::write(
         &recorded,
@@ -408,8 +424,7 @@ async fn parallel_subagents_export_with_their_threads_and_replay_faithfully() {
 
     let fresh = root.path().join("fresh");
     workspace(&fresh);
-    std::fs::write(fresh.join("a.txt"), "apple\n").unwrap();
-    std::fs::write(fresh.join("b.txt"), "banana\n").unwrap();
+    fruit_files(&fresh);
     let (out, report) = replay(home.path(), &script_path, &fresh, &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}\n{report:#}", text(&out));
     assert_eq!(report["results"]["matched"], 4);
@@ -652,26 +667,19 @@ async fn secrets_are_redacted_and_the_redacted_recording_still_replays() {
     let secret_file =
         "DEPLOY_TOKEN=tok_9f8e7d6c5b4a3210\nkey: sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA\n";
     std::fs::write(ws.join("deploy.env"), secret_file).unwrap();
-    let server = MockServer::start(
-        serde_json::from_value(json!({"turns": [
+    let server = mock(json!([
             {"content": [tool("toolu_cat", "Read", json!({"file_path": "deploy.env"}))]},
             {"content": [say("The token is tok_9f8e7d6c5b4a3210 and your key is my-own-key-0123456789.")]}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    ]))
+    .await;
     let home = tempfile::tempdir().unwrap();
-    let mut c = skiff(home.path(), &ws);
-    c.env("ANTHROPIC_API_KEY", "my-own-key-0123456789")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args([
-            "-p",
-            "show the config",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ]);
+    let c = through(
+        &server,
+        home.path(),
+        &ws,
+        "my-own-key-0123456789",
+        "show the config",
+    );
     let out = run(c).await;
     assert!(out.status.success(), "{}", text(&out));
     let id = session_id(&out);
@@ -944,40 +952,25 @@ async fn the_mock_server_routes_subagent_threads_too() {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("ws");
     workspace(&ws);
-    std::fs::write(ws.join("a.txt"), "apple\n").unwrap();
-    std::fs::write(ws.join("b.txt"), "banana\n").unwrap();
-    let task = |id: &str, prompt: &str| {
-        tool(
-            id,
-            "Task",
-            json!({"description": "read", "prompt": prompt, "subagent_type": "general-purpose"}),
-        )
-    };
+    fruit_files(&ws);
     // Listed in an order the two subagents will not ask in: each gets its own turns anyway.
-    let server = MockServer::start(
-        serde_json::from_value(json!({"turns": [
+    let server = mock(json!([
             {"content": [task("task_a", "Read a.txt"), task("task_b", "Read b.txt")]},
             {"thread": "task_b", "content": [tool("read_b", "Read", json!({"file_path": "b.txt"}))]},
             {"thread": "task_b", "content": [say("b.txt says banana")]},
             {"thread": "task_a", "content": [tool("read_a", "Read", json!({"file_path": "a.txt"}))]},
             {"thread": "task_a", "content": [say("a.txt says apple")]},
             {"content": [say("apple and banana")]}
-        ]}))
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    ]))
+    .await;
     let home = tempfile::tempdir().unwrap();
-    let mut c = skiff(home.path(), &ws);
-    c.env("ANTHROPIC_API_KEY", "sk-test-0123456789abcdef")
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .args([
-            "-p",
-            "read both",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ]);
+    let c = through(
+        &server,
+        home.path(),
+        &ws,
+        "sk-test-0123456789abcdef",
+        "read both",
+    );
     let out = run(c).await;
     assert!(out.status.success(), "{}", text(&out));
     let frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
