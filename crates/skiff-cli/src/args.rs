@@ -444,14 +444,16 @@ pub struct Args {
     #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "", global = true)]
     pub debug: Option<String>,
 
-    /// Sandbox of the Bash tool's commands (Linux, Landlock): workspace-write (writes only in
-    /// the workspace, extra directories and temp directories; the default where the kernel
-    /// supports it), read-only (no writes), or off.
+    /// Sandbox of the Bash tool's commands (Linux: namespaces and Landlock): workspace-write
+    /// (writes only in the workspace, extra directories and temp directories; the default
+    /// where the kernel supports it), read-only (no writes), or off.
     #[arg(long, value_name = "MODE", value_parser = ["off", "workspace-write", "read-only"])]
     pub sandbox: Option<String>,
 
-    /// Network access of sandboxed commands: allow (default) or deny (only Unix sockets).
-    #[arg(long, value_name = "POLICY", value_parser = ["allow", "deny"])]
+    /// Network access of sandboxed commands: proxy (the default: only through skiff's proxy,
+    /// to sandbox.network.allowedDomains; other hosts are asked about), allow (the host's
+    /// network, unfiltered) or deny (none; the sandbox's own loopback still works).
+    #[arg(long, value_name = "POLICY", value_parser = ["proxy", "allow", "deny"])]
     pub sandbox_network: Option<String>,
 
     /// Max turns when neither settings, SKIFF_MAX_TURNS nor --max-turns set one (print mode

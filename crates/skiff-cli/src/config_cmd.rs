@@ -295,7 +295,7 @@ pub fn render(s: &Settings) -> String {
         );
     }
 
-    let sandbox = crate::setup::sandbox_status(s);
+    let sandbox = crate::setup::sandbox_status_probed(s);
     let sb = &s.sandbox;
     line(
         "sandbox.mode",
@@ -309,14 +309,39 @@ pub fn render(s: &Settings) -> String {
         &sb.network.source,
         "",
     );
+    for (key, list) in [
+        ("sandbox.network.allowedDomains", &sb.allowed_domains),
+        ("sandbox.network.allowUnixSockets", &sb.allow_unix_sockets),
+        ("sandbox.filesystem.denyRead", &sb.deny_read),
+    ] {
+        for item in list {
+            line(key, quoted(&item.value), &item.source, "");
+        }
+    }
     line(
         "sandbox.fallback",
         quoted(sb.fallback.value.as_str()),
         &sb.fallback.source,
         &format!("  [this kernel: {}]", sandbox.landlock),
     );
-    let auto_note = match (sb.auto_allow_bash.value, sandbox.enforced()) {
+    let namespaces = match &sandbox.namespaces {
+        Some(skiff_tools::sandbox::NamespaceSupport::Available) => "available".to_owned(),
+        Some(skiff_tools::sandbox::NamespaceSupport::Unavailable(why)) => {
+            format!("unavailable: {why}")
+        }
+        None => "not used".to_owned(),
+    };
+    line(
+        "sandbox.layers",
+        quoted(&sandbox.layers()),
+        &sb.mode.source,
+        &format!("  [namespaces: {namespaces}]"),
+    );
+    let auto_note = match (sb.auto_allow_bash.value, sandbox.contained()) {
         (true, true) => "  [Bash runs without approval; deny and ask rules still apply]",
+        (true, false) if sandbox.enforced() => {
+            "  [no effect: namespaces are not available, so the sandbox does not contain commands]"
+        }
         (true, false) => "  [no effect: the filesystem sandbox is not enforced]",
         (false, _) => "  [Bash asks for approval as usual]",
     };

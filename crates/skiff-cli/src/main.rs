@@ -22,6 +22,7 @@ mod provider;
 mod render;
 mod repl;
 mod replay;
+mod sandbox_gate;
 mod sessions;
 mod settings;
 mod setup;
@@ -42,11 +43,15 @@ fn main() -> ExitCode {
     env_guard::capture_and_scrub();
     // `skiff __sandbox … -- PROGRAM …`: the Bash tool's sandbox helper confines this process
     // and execs the program (before any set-up: it must be quick).
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == skiff_tools::sandbox::HELPER_ARG)
-    {
-        return skiff_tools::sandbox::helper_main(std::env::args_os().skip(2));
+    match std::env::args_os().nth(1) {
+        Some(a) if a == skiff_tools::sandbox::HELPER_ARG => {
+            return skiff_tools::sandbox::helper_main(std::env::args_os().skip(2));
+        }
+        // git's ssh ProxyCommand inside the sandbox.
+        Some(a) if a == skiff_tools::sandbox::CONNECT_ARG => {
+            return skiff_tools::sandbox::connect_main(std::env::args_os().skip(2));
+        }
+        _ => {}
     }
     let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();

@@ -261,7 +261,7 @@ pub fn run_repl(
             Some(Action::Permissions) => {
                 renderer.say(&permissions_text(status.permission_mode, &input.engine));
             }
-            Some(Action::Sandbox) => renderer.say(&sandbox),
+            Some(Action::Sandbox) => renderer.say(&sandbox.to_string()),
             Some(Action::Mcp) => renderer.say(&mcp.describe()),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
@@ -494,6 +494,9 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
     if a.tool_name == "ExitPlanMode" {
         return plan_approval(renderer, input, a);
     }
+    if a.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
+        return network_approval(renderer, input, a);
+    }
     let call = format!(
         "{}({})",
         a.tool_name,
@@ -533,6 +536,53 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
             tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
             Answer::Approval(approval::reject(None))
         }
+    }
+}
+
+/// A sandboxed command wants a host that is not allowed: yes (for this session), always
+/// (saved in `sandbox.network.allowedDomains` of `.claude/settings.local.json`) or no (the
+/// command's connection fails; the turn goes on).
+fn network_approval(
+    renderer: &mut Renderer<std::io::Stdout>,
+    input: &mut Input,
+    a: &skiff_core::ApprovalRequest,
+) -> Answer {
+    let s = |k: &str| a.input.get(k).and_then(serde_json::Value::as_str);
+    let host = s("host").unwrap_or("?");
+    let port = a
+        .input
+        .get("port")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let entry = approval::suggested_rule(a, &input.cwd);
+    renderer.say(&format!(
+        "The sandboxed command `{}` wants to connect to {host}:{port}, which is not in sandbox.network.allowedDomains.",
+        crate::sessions::one_line(s("command").unwrap_or(""), 80)
+    ));
+    let question = format!(
+        "Allow it? [y]es, for this session / [a]lways: add {entry:?} to .claude/settings.local.json / [n]o: "
+    );
+    let deny = || {
+        Answer::Approval(ApprovalAnswer::Deny {
+            message: "The user did not allow the network access.".into(),
+            interrupt: false,
+        })
+    };
+    match input.read(&Question(question.clone()), &question) {
+        Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
+            Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
+            Choice::Always => {
+                match approval::persist_allowed_domain(&input.cwd, &entry) {
+                    Ok(path) => renderer.say(&format!("Added {entry} to {}.", path.display())),
+                    Err(e) => renderer.say(&format!(
+                        "Allowed {entry} for this session; not saved: {e:#}"
+                    )),
+                }
+                Answer::Approval(ApprovalAnswer::allow())
+            }
+            Choice::No | Choice::Feedback(_) => deny(),
+        },
+        _ => deny(),
     }
 }
 

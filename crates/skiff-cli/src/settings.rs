@@ -268,8 +268,15 @@ pub struct SandboxSettings {
     /// Filesystem mode (`sandbox.mode`, `sandbox.enabled`, SKIFF_SANDBOX, `--sandbox`; default
     /// workspace-write where the kernel supports Landlock).
     pub mode: Sourced<skiff_tools::sandbox::SandboxMode>,
-    /// Network (`sandbox.network`, SKIFF_SANDBOX_NETWORK, `--sandbox-network`; default allow).
+    /// Network (`sandbox.network`, `sandbox.network.mode`, SKIFF_SANDBOX_NETWORK,
+    /// `--sandbox-network`; default proxy).
     pub network: Sourced<skiff_tools::sandbox::NetworkPolicy>,
+    /// Hosts sandboxed commands may reach (`sandbox.network.allowedDomains`, every layer).
+    pub allowed_domains: Vec<Sourced<String>>,
+    /// Unix sockets outside the workspace they may reach (`sandbox.network.allowUnixSockets`).
+    pub allow_unix_sockets: Vec<Sourced<String>>,
+    /// Paths they cannot read besides the defaults (`sandbox.filesystem.denyRead`).
+    pub deny_read: Vec<Sourced<String>>,
     /// When Landlock cannot enforce the mode (`sandbox.fallback`; default unsandboxed).
     pub fallback: Sourced<skiff_tools::sandbox::SandboxFallback>,
     /// Bash runs without approval while the sandbox is enforced

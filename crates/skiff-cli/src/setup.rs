@@ -36,7 +36,7 @@ pub struct BuiltAgent {
     /// The model runs on this machine (the REPL shows "local" instead of a cost).
     pub local: bool,
     /// What `/sandbox` shows: the Bash sandbox in force.
-    pub sandbox: String,
+    pub sandbox: SandboxText,
     /// The MCP servers (`/mcp`).
     pub mcp: crate::mcp_session::McpHandle,
 }
@@ -98,27 +98,29 @@ pub fn build_with_files(
     if let Some(warning) = &sandbox.warning {
         eprintln!("{warning}");
     }
-    let sandbox_text = sandbox_description(&sandbox, &settings, &cwd);
-    let sandbox_config = if sandbox.applies() {
-        // The small `skiff-sandbox` beside skiff when it is there (quicker to start, once per
-        // Bash call), else skiff itself (`skiff __sandbox …`).
-        let exe = std::env::current_exe().context(
+    let sandbox_runtime = if sandbox.applies() {
+        let helper = sandbox_helper().context(
             "cannot find skiff's own executable to run the Bash sandbox (use --sandbox off)",
         )?;
-        let helper = exe
-            .parent()
-            .map(|dir| dir.join("skiff-sandbox"))
-            .filter(|p| p.is_file())
-            .unwrap_or(exe);
-        sandbox.config(helper).map(|mut config| {
-            // Commands that run without approval cannot keep git hooks, settings or MCP
-            // configuration they changed (Landlock cannot make them read-only).
-            config.protect = sandbox.enforced() && settings.sandbox.auto_allow_bash.value;
-            config
-        })
+        let mut roots = vec![cwd.clone()];
+        roots.extend(extra_dirs(&settings));
+        let runtime = skiff_tools::sandbox::SandboxRuntime::new(
+            helper.clone(),
+            &sandbox,
+            runtime_settings(&settings, &cwd),
+            roots,
+            None,
+        );
+        for problem in runtime.problems() {
+            eprintln!("Warning: {problem}");
+        }
+        Some((helper, runtime))
     } else {
         None
     };
+    let sandbox_config = sandbox_runtime
+        .as_ref()
+        .and_then(|(helper, runtime)| sandbox.config(helper.clone(), Some(Arc::clone(runtime))));
     let model = skiff_llm::resolve_alias(&settings.model.value);
 
     let mut tools = ToolRegistry::with_builtins();
@@ -164,17 +166,14 @@ pub fn build_with_files(
     let built = crate::provider::build(&backend, &settings, args, &cwd)?;
 
     let mut rules = rule_set(&settings, &cwd);
-    if sandbox.enforced() && settings.sandbox.auto_allow_bash.value {
-        // As Claude Code's sandbox mode: commands run without approval while the sandbox is
-        // enforced; deny and ask rules (and plan mode) still apply.
-        let origin = RuleOrigin {
-            root: cwd.clone(),
-            cwd: cwd.clone(),
-            home: home_dir(),
-        };
-        match Rule::parse("Bash", &origin) {
-            Ok(rule) => rules.push(RuleKind::Allow, rule),
-            Err(e) => tracing::warn!(error = %e, "cannot add the sandbox's Bash allow rule"),
+    if sandbox_config.is_some() {
+        // A call that asks to leave the sandbox always asks.
+        match Rule::parse(
+            "Bash(dangerouslyDisableSandbox:true)",
+            &RuleOrigin::at(&cwd),
+        ) {
+            Ok(rule) => rules.push(RuleKind::Ask, rule),
+            Err(e) => tracing::warn!(error = %e, "cannot add the sandbox's ask rule"),
         }
     }
     for name in rules.removed_tools() {
@@ -314,9 +313,7 @@ pub fn build_with_files(
     config.deltas = deltas;
     config.commands = commands;
     config.agents = agents;
-    config
-        .init_extra
-        .insert("sandbox".into(), sandbox.to_json());
+
     apply_context_settings(&settings, &mut config);
     tracing::info!(
         model = %config.model,
@@ -326,18 +323,52 @@ pub fn build_with_files(
         sandbox = %sandbox.summary(),
         "agent configured"
     );
+    // As Claude Code's sandbox mode: commands run without approval while the sandbox contains
+    // them — which is known once the namespace probe answers (it runs in the background; the
+    // first Bash call waits for it). Deny and ask rules (and plan mode) still apply.
+    let checker: Arc<dyn skiff_core::permissions::PermissionChecker> = match &sandbox_runtime {
+        Some((_, runtime)) if sandbox.enforced() && settings.sandbox.auto_allow_bash.value => {
+            Arc::new(crate::sandbox_gate::SandboxGate::new(
+                Arc::clone(&engine),
+                Arc::clone(runtime.probe()),
+                cwd.clone(),
+            ))
+        }
+        _ => Arc::clone(&engine) as Arc<dyn skiff_core::permissions::PermissionChecker>,
+    };
+    // The init frame says which layers are in force: the probe's answer (it started with the
+    // set-up above and has usually come by now).
+    let shown_status = match &sandbox_runtime {
+        Some((_, runtime)) => sandbox
+            .clone()
+            .with_namespaces(runtime.probe().wait_blocking()),
+        None => sandbox.clone(),
+    };
+    config
+        .init_extra
+        .insert("sandbox".into(), shown_status.to_json());
     let mut agent = Agent::new(config, built.provider, tools, ctx)
         .with_session(session.store)
         .with_history(session.history)
-        .with_permissions(
-            Arc::clone(&engine) as Arc<dyn skiff_core::permissions::PermissionChecker>
-        );
+        .with_permissions(checker);
     if let Some(hooks) = command_hooks(&settings, &cwd) {
         agent = agent.with_hooks(hooks);
     }
     if let Some(late) = late_tools {
         agent = agent.with_late_tools(late);
     }
+    let sandbox_text = SandboxText {
+        status: sandbox,
+        probe: sandbox_runtime.map(|(_, r)| Arc::clone(r.probe())),
+        auto_allow: settings.sandbox.auto_allow_bash.value,
+        cwd: cwd.clone(),
+        domains: settings
+            .sandbox
+            .allowed_domains
+            .iter()
+            .map(|d| d.value.clone())
+            .collect(),
+    };
     Ok(BuiltAgent {
         mcp,
         agent,
@@ -347,15 +378,120 @@ pub fn build_with_files(
     })
 }
 
-/// `/sandbox`: the sandbox in force, what this kernel supports, whether Bash still asks, and
-/// where commands may write.
-fn sandbox_description(status: &SandboxStatus, settings: &Settings, cwd: &Path) -> String {
-    let auto = status.enforced() && settings.sandbox.auto_allow_bash.value;
+/// What `/sandbox` shows, once the namespace probe has answered.
+#[derive(Debug, Clone)]
+pub struct SandboxText {
+    status: SandboxStatus,
+    probe: Option<Arc<skiff_tools::sandbox::Probe>>,
+    auto_allow: bool,
+    cwd: PathBuf,
+    domains: Vec<String>,
+}
+
+impl std::fmt::Display for SandboxText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = match &self.probe {
+            Some(p) => self.status.clone().with_namespaces(p.wait_blocking()),
+            None => self.status.clone(),
+        };
+        f.write_str(&sandbox_description(
+            &status,
+            self.auto_allow,
+            &self.cwd,
+            &self.domains,
+        ))
+    }
+}
+
+/// The runtime's settings: allowed domains (with `WebFetch(domain:…)` allow rules), sockets,
+/// and what commands cannot read (`sandbox.filesystem.denyRead` and `Read(…)` deny rules).
+fn runtime_settings(settings: &Settings, cwd: &Path) -> skiff_tools::sandbox::SandboxSettings {
+    let home = home_dir();
+    let mut allowed_domains: Vec<String> = settings
+        .sandbox
+        .allowed_domains
+        .iter()
+        .map(|d| d.value.clone())
+        .collect();
+    for rule in &settings.permissions.allow {
+        if let Some(domain) = rule
+            .value
+            .trim()
+            .strip_prefix("WebFetch(domain:")
+            .and_then(|r| r.strip_suffix(')'))
+        {
+            allowed_domains.push(domain.trim().to_owned());
+        }
+    }
+    let expand = |p: &str| -> PathBuf {
+        match (p.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => cwd.join(p),
+        }
+    };
+    let mut deny_read: Vec<String> = settings
+        .sandbox
+        .deny_read
+        .iter()
+        .map(|d| expand(d.value.trim()).to_string_lossy().into_owned())
+        .collect();
+    for rule in &settings.permissions.deny {
+        if let Some(spec) = rule
+            .value
+            .trim()
+            .strip_prefix("Read(")
+            .and_then(|r| r.strip_suffix(')'))
+        {
+            deny_read.push(read_rule_pattern(spec.trim(), cwd, home.as_deref()));
+        }
+    }
+    skiff_tools::sandbox::SandboxSettings {
+        allowed_domains,
+        allow_unix_sockets: settings
+            .sandbox
+            .allow_unix_sockets
+            .iter()
+            .map(|s| expand(s.value.trim()))
+            .collect(),
+        deny_read,
+        home,
+        skiff_home: settings.skiff_home.clone(),
+    }
+}
+
+/// A `Read(…)` rule's path as an absolute pattern, anchored as the rule is (`//abs`, `~/…`,
+/// `/…` and `./…` from the workspace, a bare name at any depth below it).
+fn read_rule_pattern(spec: &str, cwd: &Path, home: Option<&Path>) -> String {
+    let joined = if let Some(rest) = spec.strip_prefix("//") {
+        PathBuf::from("/").join(rest)
+    } else if let (Some(rest), Some(home)) = (spec.strip_prefix("~/"), home) {
+        home.join(rest)
+    } else if let Some(rest) = spec.strip_prefix('/').or_else(|| spec.strip_prefix("./")) {
+        cwd.join(rest)
+    } else if spec.trim_end_matches('/').contains('/') {
+        cwd.join(spec)
+    } else {
+        cwd.join("**").join(spec)
+    };
+    joined.to_string_lossy().into_owned()
+}
+
+/// `/sandbox`: the sandbox in force, the layers this machine gives it, whether Bash still asks,
+/// where commands may write, and which hosts they may reach.
+fn sandbox_description(
+    status: &SandboxStatus,
+    auto_allow: bool,
+    cwd: &Path,
+    domains: &[String],
+) -> String {
+    let auto = status.contained() && auto_allow;
     let mut text = format!(
         "Bash sandbox: {}
+layers: {}
 this kernel: {}
 Bash commands {}",
         status.summary(),
+        status.layers(),
         status.landlock,
         if auto {
             "run without asking (the sandbox contains them; deny and ask rules still apply)"
@@ -366,8 +502,21 @@ Bash commands {}",
     if status.enforced() {
         text.push_str(&format!(
             "
-writable: {} and its extra directories, temp directories",
+writable: {} and its extra directories, temp directories (git config and hooks, .claude/, \
+             .mcp.json, editor settings and shell start-up files stay read-only)",
             cwd.display()
+        ));
+    }
+    if status.network == skiff_tools::sandbox::NetworkPolicy::Proxy {
+        text.push_str(&format!(
+            "
+allowed domains: {} (others are asked about; add one with \"sandbox\": {{\"network\": \
+             {{\"allowedDomains\": [\"example.com\"]}}}} in .claude/settings.local.json)",
+            if domains.is_empty() {
+                "none".to_owned()
+            } else {
+                domains.join(", ")
+            }
         ));
     }
     text
@@ -377,6 +526,37 @@ writable: {} and its extra directories, temp directories",
 /// shows and what the REPL's `/sandbox` and the init frame can report).
 pub fn sandbox_status(settings: &Settings) -> SandboxStatus {
     SandboxStatus::decide(&settings.sandbox.policy())
+}
+
+/// [`sandbox_status`] with the namespace probe run (and waited for) here.
+pub fn sandbox_status_probed(settings: &Settings) -> SandboxStatus {
+    let status = sandbox_status(settings);
+    if !status.applies() || status.filesystem == skiff_tools::sandbox::SandboxMode::Off {
+        return status;
+    }
+    let Some(helper) = sandbox_helper() else {
+        return status;
+    };
+    let probe = skiff_tools::sandbox::Probe::start(
+        helper,
+        status.filesystem,
+        status.network,
+        vec![settings.cwd.clone()],
+    );
+    let ns = probe.wait_blocking();
+    status.with_namespaces(ns)
+}
+
+/// The sandbox helper: the small `skiff-sandbox` beside skiff when it is there (quicker to
+/// start, once per Bash call), else skiff itself (`skiff __sandbox …`).
+fn sandbox_helper() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    Some(
+        exe.parent()
+            .map(|dir| dir.join("skiff-sandbox"))
+            .filter(|p| p.is_file())
+            .unwrap_or(exe),
+    )
 }
 
 /// The permission rules of every settings layer and the flags, pooled. A rule that does not

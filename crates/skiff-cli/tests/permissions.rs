@@ -384,15 +384,23 @@ fn sandboxed_commands_run_without_approval_and_cannot_keep_hooks_or_settings() {
         return;
     }
     let res = results(&frames);
-    assert!(!res[0].0, "the command ran: {:?}", res[0]);
+    // It ran without approval, inside the sandbox: git hooks and config are read-only there,
+    // and the agent settings it created were moved away when it ended.
+    assert!(
+        !res[0].1.contains("requested permissions"),
+        "not run: {:?}",
+        res[0]
+    );
     assert!(ws.path().join("made-by-bash").exists());
-    assert!(res[0].1.contains("skiff put them back"), "{}", res[0].1);
+    assert!(
+        res[0].1.contains("Read-only file system") && res[0].1.contains("skiff undid that"),
+        "{}",
+        res[0].1
+    );
     assert!(!ws.path().join(".claude/settings.json").exists());
     assert!(!ws.path().join(".git/hooks/pre-commit").exists());
     let config = std::fs::read_to_string(ws.path().join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{config}");
-    // A harmless config change stays.
-    assert!(!res[1].1.contains("put them back"), "{}", res[1].1);
-    let config = std::fs::read_to_string(ws.path().join(".git/config")).unwrap();
-    assert!(config.contains("Someone"), "{config}");
+    // Even a harmless config change cannot be made from a command that runs without asking.
+    assert!(!config.contains("Someone"), "{config}");
 }

@@ -10,19 +10,35 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
 
-fn alive(pid: i32) -> bool {
-    if kill(Pid::from_raw(pid), None).is_err() {
-        return false;
+/// Processes whose command line contains `marker` (seen from the host: inside the sandbox a
+/// command's own PIDs are those of its PID namespace).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        });
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline"))
+            && !zombie
+        {
+            let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if line.contains(marker) {
+                out.push(format!("{name}: {line}"));
+            }
+        }
     }
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(") ")
-            .is_none_or(|(_, rest)| !rest.starts_with('Z'))
-    })
+    out
 }
 
-fn gone(pid: i32) -> bool {
+/// Wait (at most 10 s) until no process carries `marker`.
+fn gone(marker: &str) -> bool {
     for _ in 0..100 {
-        if !alive(pid) {
+        if processes_with(marker).is_empty() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -30,16 +46,20 @@ fn gone(pid: i32) -> bool {
     false
 }
 
-fn read_pid(path: &Path) -> i32 {
+/// Wait (at most 10 s) until a process carries `marker`.
+fn started(marker: &str) {
     for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().parse().unwrap();
+        if !processes_with(marker).is_empty() {
+            return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("{} never appeared", path.display());
+    panic!("no process with {marker} ever appeared");
+}
+
+/// A long-running command whose processes carry `marker` in their command line.
+fn long(marker: &str) -> String {
+    format!("sh -c 'sleep 300; : {marker}'")
 }
 
 fn skiff(home: &Path, ws: &Path, script: &Path) -> Command {
@@ -66,9 +86,11 @@ fn sigkill_of_skiff_kills_its_background_and_foreground_commands() {
     let ws = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let script = home.path().join("script.json");
+    let mark = format!("cleanup-sigkill-{}", std::process::id());
+    let (bg, fg) = (format!("{mark}-bg"), format!("{mark}-fg"));
     let turns = vec![
-        bash("echo $$ > bg.pid; exec sleep 300", true),
-        bash("echo $$ > fg.pid; exec sleep 300", false),
+        bash(&long(&bg), true),
+        bash(&long(&fg), false),
         json!({"content": [{"type": "text", "text": "done"}]}),
     ];
     std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
@@ -77,17 +99,16 @@ fn sigkill_of_skiff_kills_its_background_and_foreground_commands() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let bg = read_pid(&ws.path().join("bg.pid"));
-    let fg = read_pid(&ws.path().join("fg.pid"));
-    assert!(alive(bg) && alive(fg));
+    started(&bg);
+    started(&fg);
     kill(
         Pid::from_raw(i32::try_from(child.id()).unwrap()),
         Signal::SIGKILL,
     )
     .unwrap();
     child.wait().unwrap();
-    assert!(gone(bg), "the background command outlived a killed skiff");
-    assert!(gone(fg), "the foreground command outlived a killed skiff");
+    assert!(gone(&bg), "the background command outlived a killed skiff");
+    assert!(gone(&fg), "the foreground command outlived a killed skiff");
 }
 
 #[test]
@@ -95,10 +116,14 @@ fn background_commands_end_with_the_session() {
     let ws = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let script = home.path().join("script.json");
+    let mark = format!("cleanup-session-{}", std::process::id());
     let turns = vec![
-        bash("sleep 300 & echo $! > bg.pid; wait", true),
+        bash(
+            &format!("{} & echo started > bg.started; wait", long(&mark)),
+            true,
+        ),
         // Wait until the background command has started its child.
-        bash("until [ -s bg.pid ]; do sleep 0.05; done", false),
+        bash("until [ -s bg.started ]; do sleep 0.05; done", false),
         json!({"content": [{"type": "tool_use", "name": "TaskOutput",
             "input": {"task_id": "nope", "block": false}}]}),
         json!({"content": [{"type": "text", "text": "done"}]}),
@@ -121,8 +146,7 @@ fn background_commands_end_with_the_session() {
         .find(|l| l.contains("\"subtype\":\"init\""))
         .unwrap();
     assert!(init.contains("\"TaskOutput\"") && init.contains("\"TaskStop\""));
-    let bg = read_pid(&ws.path().join("bg.pid"));
-    assert!(gone(bg), "a background command outlived skiff -p");
+    assert!(gone(&mark), "a background command outlived skiff -p");
 }
 
 #[tokio::test]

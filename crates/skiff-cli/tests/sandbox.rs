@@ -6,7 +6,8 @@
 //!
 //! The workspaces live under Cargo's target directory, not under /tmp: the temp directories
 //! are writable inside the sandbox by design, so a "sibling outside the workspace" there would
-//! prove nothing. Tests that need Landlock print a note and pass where the kernel lacks it.
+//! prove nothing. Tests that need Landlock print a note and pass where the kernel lacks it —
+//! unless `SKIFF_REQUIRE_SANDBOX=1` (set by `.ci/run`): then they fail.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -122,6 +123,10 @@ fn text(bytes: &[u8]) -> String {
 fn enforced(env: &Env) -> bool {
     let support = landlock_support();
     if support != LandlockSupport::Full {
+        assert!(
+            std::env::var("SKIFF_REQUIRE_SANDBOX").as_deref() != Ok("1"),
+            "SKIFF_REQUIRE_SANDBOX=1 but this kernel's Landlock support is {support:?}"
+        );
         eprintln!("note: skipped: this kernel's Landlock support is {support:?}");
         return false;
     }
@@ -353,8 +358,10 @@ fn a_sandboxed_bash_call_end_to_end() {
     assert_eq!(
         failed,
         "Exit code 1\ntouch: cannot touch '../outside/escaped': Permission denied\n\
-         (skiff sandbox: writes outside the workspace and temp directories are blocked; \
-         network: allowed)"
+         (skiff sandbox: writes outside the workspace and temp directories are blocked; git \
+         hooks and config, .claude/, .mcp.json, editor settings and shell start-up files are \
+         read-only; network: only through skiff's proxy (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are \
+         set), to the domains in sandbox.network.allowedDomains)"
     );
     assert_eq!(res[1], (false, "made".to_owned()));
     assert!(!env.outside.join("escaped").exists());
@@ -363,6 +370,13 @@ fn a_sandboxed_bash_call_end_to_end() {
     let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
     assert_eq!(init["sandbox"]["filesystem"], "workspace-write", "{init}");
     assert_eq!(init["sandbox"]["enforced"], true);
+    assert_eq!(init["sandbox"]["network"], "proxy");
+    assert_eq!(init["sandbox"]["namespaces"], "available", "{init}");
+    assert_eq!(init["sandbox"]["contained"], true);
+    assert_eq!(
+        init["sandbox"]["layers"],
+        "namespaces (user, mount, PID, network, IPC) + Landlock"
+    );
     assert!(
         !text(&out.stderr).contains("Warning"),
         "{}",
@@ -516,15 +530,25 @@ fn config_shows_the_sandbox_and_where_it_came_from() {
     match landlock_support() {
         LandlockSupport::Full => {
             assert!(
-                mode.contains("[in effect: workspace-write (Landlock); network allowed]"),
+                mode.contains(
+                    "[in effect: workspace-write (namespaces (user, mount, PID, network, IPC) + \
+                     Landlock); network through skiff's proxy (allowed domains; others asked)]"
+                ),
                 "{mode}"
-            )
+            );
+            let layers = line(&out, "sandbox.layers");
+            assert!(
+                layers.starts_with(
+                    "sandbox.layers = \"namespaces (user, mount, PID, network, IPC) + Landlock\""
+                ) && layers.ends_with("[namespaces: available]"),
+                "{layers}"
+            );
         }
         _ => assert!(mode.contains("in effect:"), "{mode}"),
     }
     assert_eq!(
         line(&out, "sandbox.network"),
-        "sandbox.network = \"allow\"  (default)"
+        "sandbox.network = \"proxy\"  (default)"
     );
     assert!(line(&out, "sandbox.fallback").contains("[this kernel: Landlock"));
     assert!(
@@ -552,7 +576,7 @@ fn config_shows_the_sandbox_and_where_it_came_from() {
     let out = env.config(&["--sandbox", "read-only"], &[(SIMULATE, "1")]);
     assert!(
         line(&out, "sandbox.mode").contains(
-            "[in effect: read-only requested, but Landlock is not available: commands run without the filesystem sandbox; network allowed]"
+            "[in effect: read-only requested, but Landlock is not available: commands run without the filesystem sandbox; network not filtered (no network namespace)]"
         ),
         "{out}"
     );
@@ -566,11 +590,29 @@ fn config_shows_the_sandbox_and_where_it_came_from() {
             .starts_with("sandbox.mode = \"off\"  (--settings (inline JSON))")
     );
     let out = env.config(
-        &["--settings", r#"{"sandbox": {"enabled": false, "mode": "read-only", "network": {"allowUnixSockets": []}}}"#],
+        &["--settings", r#"{"sandbox": {"enabled": false, "mode": "read-only", "network": {"allowUnixSockets": ["/run/x.sock"], "allowedDomains": ["github.com"], "httpProxyPort": 1}, "filesystem": {"denyRead": ["~/secrets"]}}}"#],
         &[],
     );
     assert!(line(&out, "sandbox.mode").starts_with("sandbox.mode = \"read-only\""));
-    assert!(out.contains("ignored = \"sandbox.network\""), "{out}");
+    assert!(
+        line(&out, "sandbox.network.allowedDomains")
+            .starts_with("sandbox.network.allowedDomains = \"github.com\""),
+        "{out}"
+    );
+    assert!(
+        line(&out, "sandbox.network.allowUnixSockets")
+            .starts_with("sandbox.network.allowUnixSockets = \"/run/x.sock\""),
+        "{out}"
+    );
+    assert!(
+        line(&out, "sandbox.filesystem.denyRead")
+            .starts_with("sandbox.filesystem.denyRead = \"~/secrets\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("ignored = \"sandbox.network.httpProxyPort\""),
+        "{out}"
+    );
     // A bad value names the key and the file.
     let bad = env
         .skiff()

@@ -45,7 +45,7 @@ pub struct Dispatcher<'a> {
     /// The session's permission mode for this turn.
     pub mode: PermissionMode,
     /// Answers "ask".
-    pub approver: &'a dyn Approver,
+    pub approver: &'a std::sync::Arc<dyn Approver>,
     /// Asks the client (for approvers that do).
     pub requester: &'a Requester,
     /// Hooks.
@@ -398,6 +398,17 @@ impl Dispatcher<'_> {
     ) -> CallResult {
         let mut ctx = self.ctx.with_cancel(cancel.child_token());
         ctx.tool_use_id = Some(std::sync::Arc::from(call.id.as_str()));
+        // A sandboxed command's connection to a host not allowed yet is asked about here.
+        if self.approver.asks() {
+            ctx.network_approver = Some(std::sync::Arc::new(
+                crate::permissions::network::AskNetwork {
+                    approver: std::sync::Arc::clone(self.approver),
+                    requester: self.requester.clone(),
+                    mode: self.mode,
+                    tool_use_id: call.id.clone(),
+                },
+            ));
+        }
         let started = Instant::now();
         let fut = self.tools.call(&call.name, input.clone(), &ctx);
         let mut output = match std::panic::AssertUnwindSafe(fut).catch_unwind().await {

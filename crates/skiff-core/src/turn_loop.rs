@@ -337,7 +337,7 @@ async fn run_loop(
                     ctx: &core.ctx,
                     permissions: core.permissions.as_ref(),
                     mode,
-                    approver: core.approver.as_ref(),
+                    approver: &core.approver,
                     requester: io.requester,
                     hooks: core.hooks.as_ref(),
                     sink,

@@ -60,18 +60,28 @@ pub struct Shell {
     read_offset: Mutex<u64>,
     /// The end was reported to the model (a `TaskOutput` saw it, or a notice was sent).
     end_reported: std::sync::atomic::AtomicBool,
-    /// Protected files as they were when it started, checked when it ends.
-    protected: Option<crate::protected::Snapshot>,
+    /// Its sandbox, checked when it ends (protected paths it created, refused hosts).
+    sandbox: Mutex<Option<crate::sandbox::PreparedCall>>,
 }
 
 impl Shell {
-    /// Put back protected files it changed (when it ran without approval); logs what.
-    fn restore_protected(&self) {
-        if let Some(snapshot) = &self.protected {
-            let restored = snapshot.restore();
-            if !restored.is_empty() {
-                tracing::warn!(task = %self.id, paths = ?restored, "a background command changed protected files; put back");
-            }
+    /// Run the sandbox's checks once it ended; what they found is appended to its output.
+    fn finish_sandbox(&self) {
+        let prepared = self.sandbox.lock().ok().and_then(|mut p| p.take());
+        let Some(prepared) = prepared else {
+            return;
+        };
+        let notes = prepared.finish(&|_| false);
+        if notes.is_empty() {
+            return;
+        }
+        tracing::warn!(task = %self.id, ?notes, "sandbox notes of a background command");
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.output_path)
+        {
+            let _ = writeln!(f, "\n{}", notes.join("\n"));
         }
     }
 }
@@ -150,8 +160,8 @@ pub struct BackgroundShells {
 pub(crate) struct Started {
     pub child: tokio::process::Child,
     pub output_path: PathBuf,
-    /// The protected files before it started (sandboxed commands run without approval).
-    pub protected: Option<crate::protected::Snapshot>,
+    /// Its sandbox, checked when it ends.
+    pub sandbox: Option<crate::sandbox::PreparedCall>,
 }
 
 impl BackgroundShells {
@@ -196,7 +206,7 @@ impl BackgroundShells {
         let Started {
             mut child,
             output_path,
-            protected,
+            sandbox,
         } = started;
         let pgid = child
             .id()
@@ -215,7 +225,7 @@ impl BackgroundShells {
             stopping: Default::default(),
             read_offset: Mutex::new(0),
             end_reported: Default::default(),
-            protected,
+            sandbox: Mutex::new(sandbox),
         });
         let watched = Arc::clone(&shell);
         tokio::spawn(async move {
@@ -233,7 +243,7 @@ impl BackgroundShells {
             if killpg(Pid::from_raw(pgid), None).is_err() {
                 crate::process_guard::release(pgid);
             }
-            watched.restore_protected();
+            watched.finish_sandbox();
             let _ = tx.send(state);
         });
         if let Ok(mut shells) = self.shells.lock() {
@@ -253,7 +263,7 @@ impl Drop for BackgroundShells {
             // Running, or ended but with processes left in its group: the session is over.
             let _ = killpg(Pid::from_raw(shell.pgid), Signal::SIGKILL);
             crate::process_guard::release(shell.pgid);
-            shell.restore_protected();
+            shell.finish_sandbox();
         }
     }
 }

@@ -23,7 +23,7 @@ use tokio::process::{Child, Command};
 
 use crate::bash_readonly::is_read_only_command;
 use crate::context::ToolContext;
-use crate::sandbox::SandboxConfig;
+use crate::sandbox::{PreparedCall, SandboxConfig};
 use crate::tool::{ToolOutput, TypedTool};
 use crate::truncate::{group, truncate_middle};
 
@@ -46,7 +46,7 @@ pub struct BashInput {
     /// Set to true to run this command in the background; read its output later with
     /// TaskOutput and stop it with TaskStop.
     pub run_in_background: Option<bool>,
-    /// Run without the sandbox (accepted and ignored: a sandboxed skiff sandboxes every command).
+    /// Run without the sandbox: always asks the user first.
     #[serde(rename = "dangerouslyDisableSandbox")]
     pub dangerously_disable_sandbox: Option<bool>,
 }
@@ -83,27 +83,36 @@ impl TypedTool for BashTool {
     }
 
     async fn run(&self, input: BashInput, ctx: &ToolContext) -> ToolOutput {
-        let sandbox = ctx.config.sandbox.as_ref();
+        // A call that asked to leave the sandbox was approved as such (the permission check
+        // always asks about it).
+        let unsandboxed = input.dangerously_disable_sandbox == Some(true);
+        let sandbox = ctx.config.sandbox.as_ref().filter(|_| !unsandboxed);
         if let Some(refused) = sandbox.and_then(|s| s.refused.as_ref()) {
             return ToolOutput::error(refused.clone());
         }
+        let prepared = match sandbox {
+            Some(s) => match prepare(s, ctx, &input.command).await {
+                Ok(p) => Some(p),
+                Err(e) => return ToolOutput::error(format!("The command was not run: {e}")),
+            },
+            None => None,
+        };
         if input.run_in_background == Some(true) {
-            return start_background(input, ctx);
+            return start_background(input, ctx, prepared);
         }
         let timeout = effective_timeout(input.timeout, ctx);
-        let guard = sandbox
-            .filter(|s| s.protect)
-            .map(|_| crate::protected::Snapshot::take(ctx.guard.allowed_dirs()));
-        let run = run_command(&input.command, timeout, ctx).await;
-        let restored = guard.map(|g| g.restore()).unwrap_or_default();
+        let run = run_command(&input.command, timeout, ctx, prepared.as_ref()).await;
+        let notes = prepared
+            .map(|p| p.finish(&|path| written_by_tools(ctx, path)))
+            .unwrap_or_default();
         let mut output = match run {
             Ok(run) => result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox),
             Err(e) => ToolOutput::error(e),
         };
-        if !restored.is_empty() {
-            tracing::warn!(paths = ?restored, "a command changed protected files; put back");
-            let note = crate::protected::restored_note(&restored);
-            if let ToolResultContent::Text(text) = &mut output.content {
+        if !notes.is_empty()
+            && let ToolResultContent::Text(text) = &mut output.content
+        {
+            for note in notes {
                 text.push_str("\n\n");
                 text.push_str(&note);
             }
@@ -112,9 +121,39 @@ impl TypedTool for BashTool {
     }
 }
 
+/// The sandbox of one call: through the session's runtime (namespaces, proxy) when there is
+/// one, else Landlock and seccomp only.
+async fn prepare(
+    sandbox: &SandboxConfig,
+    ctx: &ToolContext,
+    command: &str,
+) -> Result<PreparedCall, String> {
+    match &sandbox.runtime {
+        Some(runtime) => runtime.prepare(ctx, command).await,
+        None => Ok(PreparedCall::landlock_only(
+            sandbox.filesystem,
+            sandbox.network,
+            ctx.guard.allowed_dirs(),
+        )),
+    }
+}
+
+/// Whether skiff's own Write/Edit tools wrote `path` (or something under it) in this run:
+/// those files were approved as such and are not undone.
+fn written_by_tools(ctx: &ToolContext, path: &std::path::Path) -> bool {
+    ctx.changes.changes().iter().any(|c| {
+        let changed = std::path::Path::new(&c.path);
+        changed == path || changed.starts_with(path)
+    })
+}
+
 /// Start the command in the background: output to a file, an id returned at once (Claude
 /// Code's text), the shell tracked by the session's [`crate::background::BackgroundShells`].
-fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
+fn start_background(
+    input: BashInput,
+    ctx: &ToolContext,
+    prepared: Option<PreparedCall>,
+) -> ToolOutput {
     use crate::background::{Started, create_output, new_id, output_dir};
     if let Err(e) = std::fs::metadata(ctx.root()) {
         return ToolOutput::error(format!(
@@ -128,7 +167,7 @@ fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
         Err(e) => return ToolOutput::error(format!("Cannot create the output file: {e}")),
     };
     let writer = OwnedFd::from(file);
-    let child = spawn_shell(ctx, &input.command, &writer);
+    let child = spawn_shell(ctx, &input.command, &writer, prepared.as_ref());
     drop(writer);
     let child = match child {
         Ok(child) => child,
@@ -137,17 +176,11 @@ fn start_background(input: BashInput, ctx: &ToolContext) -> ToolOutput {
             return ToolOutput::error(e);
         }
     };
-    let protected = ctx
-        .config
-        .sandbox
-        .as_ref()
-        .filter(|s| s.protect)
-        .map(|_| crate::protected::Snapshot::take(ctx.guard.allowed_dirs()));
     let shell = ctx.background.adopt(
         Started {
             child,
             output_path,
-            protected,
+            sandbox: prepared,
         },
         id,
         input.command,
@@ -200,7 +233,12 @@ struct Run {
 }
 
 /// Spawn the command and collect its output until it ends.
-async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Result<Run, String> {
+async fn run_command(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+    prepared: Option<&PreparedCall>,
+) -> Result<Run, String> {
     let root = ctx.root();
     // A plain stat: cheaper than a hop to the blocking pool for one syscall.
     if let Err(e) = std::fs::metadata(root) {
@@ -222,7 +260,7 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
     let writer = sender
         .into_blocking_fd()
         .map_err(|e| format!("Cannot create a pipe: {e}"))?;
-    let mut child = spawn_shell(ctx, command, &writer)?;
+    let mut child = spawn_shell(ctx, command, &writer, prepared)?;
     // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
@@ -259,7 +297,8 @@ async fn run_command(command: &str, timeout: Duration, ctx: &ToolContext) -> Res
         kill_group(pgid);
         let _ = child.wait().await;
     }
-    // The shell is gone: what it left running in the background stays (as in Claude Code).
+    // The shell is gone. In the sandbox, so is everything it started (its namespace ended
+    // with it); without one, what it left running in the background stays (as in Claude Code).
     group.disarm();
     if let Some(pgid) = pgid {
         crate::process_guard::release(pgid);
@@ -300,16 +339,30 @@ fn sandboxed_shell() -> &'static str {
 /// Start the command through the sandbox helper when there is a sandbox (never retried
 /// unsandboxed: without the helper the command does not run), else through bash, or `sh`
 /// when bash is missing. Errors are the tool's texts.
-fn spawn_shell(ctx: &ToolContext, command: &str, writer: &OwnedFd) -> Result<Child, String> {
-    match &ctx.config.sandbox {
-        Some(sandbox) => spawn(ctx, sandboxed_shell(), command, writer).map_err(|e| {
+fn spawn_shell(
+    ctx: &ToolContext,
+    command: &str,
+    writer: &OwnedFd,
+    prepared: Option<&PreparedCall>,
+) -> Result<Child, String> {
+    match (prepared, &ctx.config.sandbox) {
+        (Some(prepared), Some(sandbox)) => spawn(
+            ctx,
+            sandboxed_shell(),
+            command,
+            writer,
+            Some((sandbox, prepared)),
+        )
+        .map_err(|e| {
             format!(
                 "Cannot start the sandbox helper {}: {e}",
                 sandbox.helper.display()
             )
         }),
-        None => match spawn(ctx, shell_path(), command, writer) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => spawn(ctx, "sh", command, writer),
+        _ => match spawn(ctx, shell_path(), command, writer, None) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                spawn(ctx, "sh", command, writer, None)
+            }
             other => other,
         }
         .map_err(|e| format!("Cannot run the command: {e}")),
@@ -318,13 +371,22 @@ fn spawn_shell(ctx: &ToolContext, command: &str, writer: &OwnedFd) -> Result<Chi
 
 /// `bash -c <command>` (or `sh`) in the workspace root, in a new process group, stdin from
 /// /dev/null, stdout and stderr both writing to `writer`, secrets removed from the environment.
-/// With a sandbox, the helper runs first and execs the shell (same process, same group).
-fn spawn(ctx: &ToolContext, shell: &str, command: &str, writer: &OwnedFd) -> io::Result<Child> {
-    let mut cmd = match &ctx.config.sandbox {
-        Some(sandbox) => {
+/// With a sandbox, the helper runs first and runs the shell.
+fn spawn(
+    ctx: &ToolContext,
+    shell: &str,
+    command: &str,
+    writer: &OwnedFd,
+    sandbox: Option<(&SandboxConfig, &PreparedCall)>,
+) -> io::Result<Child> {
+    let mut cmd = match sandbox {
+        Some((sandbox, prepared)) => {
             let mut cmd = Command::new(&sandbox.helper);
-            cmd.args(sandbox.helper_args(ctx.guard.allowed_dirs()))
-                .arg(shell);
+            cmd.args(&prepared.args).arg(shell);
+            for name in &prepared.env_remove {
+                cmd.env_remove(name);
+            }
+            cmd.envs(prepared.env_set.iter().map(|(k, v)| (k, v)));
             cmd
         }
         None => Command::new(shell),

@@ -68,6 +68,7 @@ pub struct RewindReport {
 impl ChangeLog {
     /// Record that `path` (shown as `display`) went from `before` (None: did not exist) to `after`.
     pub fn record(&self, path: &Path, display: &str, before: Option<&str>, after: &str) {
+        crate::protected::record_own_write(path);
         if let Some(journal) = self
             .journal
             .lock()

@@ -91,6 +91,9 @@ pub struct ToolContext {
     pub tool_use_id: Option<Arc<str>>,
     /// The session's todo list (`TodoWrite`).
     pub todos: Arc<TodoList>,
+    /// Asks the user when a sandboxed command wants a host that is not allowed (the session's
+    /// approval path); `None`: such hosts are refused.
+    pub network_approver: Option<Arc<dyn crate::sandbox::NetworkApprover>>,
 }
 
 impl ToolContext {
@@ -116,6 +119,7 @@ impl ToolContext {
             background: Arc::default(),
             tool_use_id: None,
             todos: Arc::default(),
+            network_approver: None,
         })
     }
 

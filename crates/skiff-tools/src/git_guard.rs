@@ -20,6 +20,65 @@ use std::sync::OnceLock;
 /// git's empty tree: reading attributes from it means there are none.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
+/// git's configuration that makes it run nothing a checkout names, for skiff's own git calls
+/// on the host over a checkout a sandboxed command has touched (`skiff batch`'s add and diff):
+/// no fsmonitor, no hooks, no pager, editor or external diff, no credential helper or askpass,
+/// no ssh command. With [`HOST_GIT_ENV`], and `--attr-source` from [`attr_source_args`].
+pub const HOST_GIT_CONFIG: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.editor=true",
+    "-c",
+    "core.sshCommand=ssh",
+    "-c",
+    "core.askPass=",
+    "-c",
+    "credential.helper=",
+    "-c",
+    "diff.external=",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "protocol.ext.allow=never",
+];
+
+/// The environment of skiff's own git calls on the host: no pager, editor, askpass, external
+/// diff or ssh command from the environment either.
+pub const HOST_GIT_ENV: &[(&str, &str)] = &[
+    ("GIT_PAGER", "cat"),
+    ("GIT_EDITOR", "true"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_ASKPASS", ""),
+    ("SSH_ASKPASS", ""),
+];
+
+/// Variables removed from skiff's own git calls on the host.
+pub const HOST_GIT_ENV_REMOVE: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// `--attr-source=<empty tree>` where this git supports it (2.42+): a checkout's
+/// `.gitattributes` then names no filter, textconv or diff driver.
+pub fn attr_source_args() -> &'static [String] {
+    static ARGS: OnceLock<Vec<String>> = OnceLock::new();
+    ARGS.get_or_init(|| match find_real_git() {
+        Some(git) if supports_attr_source(&git) => vec![format!("--attr-source={EMPTY_TREE}")],
+        _ => Vec::new(),
+    })
+}
+
 /// The directory holding the wrapper, created once per process; `None` when git is not
 /// installed or the wrapper cannot be written (then git runs as it is).
 pub fn wrapper_dir() -> Option<&'static Path> {

@@ -1,181 +1,343 @@
-//! Files that make programs run later, outside the sandbox: git hooks and config, Claude
-//! Code's and skiff's settings (hooks, MCP servers), `.mcp.json`. The Landlock sandbox cannot
-//! keep them read-only inside a writable workspace, so a sandboxed command that runs without
-//! approval is bracketed by a [`Snapshot`]: what it changed among them is put back and
-//! reported. Background commands are checked when they end and when the session ends.
+//! Files that make programs run later, outside the sandbox — git's config and hooks, agent and
+//! editor settings, shell start-up files — and what happens to them around a sandboxed
+//! command: those that exist are read-only mounts inside the sandbox ([`scan`]); those that do
+//! not exist cannot be kept from being created by a mount, so what a command created among
+//! them is moved away when the command ends (and, should skiff die first, at its next start:
+//! [`crate::sandbox`]'s journal), and git configuration it created keeps everything but the
+//! settings that name programs ([`sweep`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// git's config: only the settings that name programs are guarded (a command may well set a
-/// remote, a branch's upstream or the user name).
-const GIT_CONFIG: &str = ".git/config";
-
-/// Single files, relative to each workspace root.
-const FILES: &[&str] = &[
-    GIT_CONFIG,
+/// Paths (relative to a workspace root) that are read-only inside the sandbox when they exist,
+/// and moved away after the command when it created them. `.git/…` entries are handled with
+/// the `.git` directory (see [`scan`]).
+pub const PROTECTED: &[&str] = &[
+    ".gitmodules",
+    ".gitconfig",
+    ".claude",
+    ".skiff",
     ".mcp.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".skiff/settings.json",
-    ".skiff/settings.local.json",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".husky",
+    ".devcontainer",
+    ".envrc",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".ripgreprc",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish",
+    ".config/git",
 ];
 
-/// Directories whose files are all protected (one level; hooks are flat).
-const DIRS: &[&str] = &[".git/hooks", ".claude/hooks", ".skiff/hooks"];
+/// Inside a `.git` directory: read-only when they exist.
+const GIT_READ_ONLY: &[&str] = &["config", "config.worktree", "hooks", "info"];
 
-/// Larger files are not copied (a protected file is small; a huge one is left alone).
-const MAX_BYTES: u64 = 1024 * 1024;
+/// How deep `.git/modules` is searched for nested submodules.
+const MODULE_DEPTH: usize = 6;
 
-/// The protected files of some roots as they were: content, or absent.
+/// What the sandbox does with a root's protected paths.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Snapshot {
-    files: BTreeMap<PathBuf, Option<Vec<u8>>>,
-    dirs: Vec<PathBuf>,
+pub struct Protected {
+    /// Bound onto themselves so they cannot be renamed or removed (the `.git` directory).
+    pub pin: Vec<PathBuf>,
+    /// Existing protected paths: read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Protected paths that do not exist: checked after the command.
+    pub absent: Vec<PathBuf>,
+    /// git configuration files that may appear and must then name no program (new
+    /// submodules' and worktrees' configs), with the hooks directories beside them.
+    pub git_watch: Vec<PathBuf>,
 }
 
-impl Snapshot {
-    /// Read the protected files under `roots` (the workspace and its extra directories).
-    pub fn take(roots: &[PathBuf]) -> Self {
-        let mut snap = Self::default();
-        for root in roots {
-            for rel in FILES {
-                let path = root.join(rel);
-                let content = read_small(&path);
-                snap.files.insert(path, content);
-            }
-            for rel in DIRS {
-                let dir = root.join(rel);
-                if let Ok(entries) = std::fs::read_dir(&dir) {
-                    for entry in entries.flatten() {
-                        let path = entry.path();
-                        let content = read_small(&path);
-                        snap.files.insert(path, content);
-                    }
-                }
-                snap.dirs.push(dir);
-            }
+/// The protected paths of one workspace root, as they are now.
+pub fn scan(root: &Path) -> Protected {
+    let mut out = Protected::default();
+    for rel in PROTECTED {
+        let path = root.join(rel);
+        if exists(&path) {
+            out.read_only.push(path);
+        } else {
+            out.absent.push(path);
         }
-        snap
     }
-
-    /// Put back every protected file that changed since the snapshot (a new one is removed)
-    /// and return the paths put back, or the problems met doing it.
-    pub fn restore(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        let mut now: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
-        for path in self.files.keys() {
-            now.insert(path.clone(), read_small(path));
-        }
-        for dir in &self.dirs {
-            if let Ok(entries) = std::fs::read_dir(dir) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    if !self.files.contains_key(&path) {
-                        now.insert(path.clone(), read_small(&path));
+    let git = root.join(".git");
+    match std::fs::symlink_metadata(&git) {
+        Ok(m) if m.is_dir() => {
+            out.pin.push(git.clone());
+            for rel in GIT_READ_ONLY {
+                let path = git.join(rel);
+                if exists(&path) {
+                    out.read_only.push(path);
+                } else {
+                    out.absent.push(path);
+                }
+            }
+            let mut modules = Vec::new();
+            find_git_dirs(&git.join("modules"), MODULE_DEPTH, &mut modules);
+            if let Ok(entries) = std::fs::read_dir(git.join("worktrees")) {
+                modules.extend(entries.flatten().map(|e| e.path()));
+            }
+            for dir in modules {
+                for rel in ["config", "config.worktree", "hooks"] {
+                    let path = dir.join(rel);
+                    if exists(&path) {
+                        out.read_only.push(path);
                     }
                 }
             }
+            out.git_watch.push(git.join("modules"));
+            out.git_watch.push(git.join("worktrees"));
         }
-        for (path, current) in now {
-            let before = self.files.get(&path).cloned().flatten();
-            if current == before && is_plain_or_absent(&path) {
-                continue;
-            }
-            if path.ends_with(GIT_CONFIG)
-                && is_plain_or_absent(&path)
-                && program_settings(before.as_deref()) == program_settings(current.as_deref())
-            {
-                continue;
-            }
-            let result = match &before {
-                Some(bytes) => replace(&path, bytes),
-                None => remove(&path),
-            };
-            match result {
-                Ok(()) => notes.push(path.display().to_string()),
-                Err(e) => notes.push(format!("{} (could not be put back: {e})", path.display())),
-            }
-        }
-        notes
-    }
-}
-
-/// The settings of a git config file that make git run a program (or read another config
-/// file), as `section.key=value` lines in order.
-fn program_settings(config: Option<&[u8]>) -> Vec<String> {
-    const KEYS: &[&str] = &[
-        "fsmonitor",
-        "hookspath",
-        "sshcommand",
-        "pager",
-        "editor",
-        "askpass",
-        "textconv",
-        "external",
-        "command",
-        "clean",
-        "smudge",
-        "process",
-        "helper",
-        "program",
-        "path",
-        "showsignature",
-        "gitproxy",
-        "uploadpack",
-        "receivepack",
-    ];
-    let Some(config) = config else {
-        return Vec::new();
-    };
-    let text = String::from_utf8_lossy(config);
-    let mut section = String::new();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            section = line.to_ascii_lowercase();
-            continue;
-        }
-        let key = line
-            .split(['=', ' ', '\t'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let is_alias_program = section.starts_with("[alias") && line.contains("!");
-        let is_include = section.starts_with("[include");
-        if KEYS.contains(&key.as_str()) || is_alias_program || is_include {
-            out.push(format!("{section}{line}"));
-        }
+        // A worktree's or submodule's `.git` file: it names the git directory.
+        Ok(_) => out.read_only.push(git),
+        Err(_) => out.absent.push(git),
     }
     out
 }
 
-/// The note appended to a command's result when protected files were put back.
-pub fn restored_note(paths: &[String]) -> String {
-    format!(
-        "Note: this command changed files that make programs run outside the sandbox (git \
-         hooks and config, agent settings, MCP configuration); skiff put them back: {}. Ask \
-         the user to make such changes, or use the Edit and Write tools, which ask for approval.",
-        paths.join(", ")
-    )
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
-/// The content of a regular file up to [`MAX_BYTES`]; `None` when absent. Symlinks and
-/// other special files read as a marker so any change to them is seen.
-fn read_small(path: &Path) -> Option<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.file_type().is_file() {
-        return Some(format!("\0special:{:?}", meta.file_type()).into_bytes());
+/// The git directories under `.git/modules` (each has a `HEAD`), nested ones too.
+fn find_git_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth == 0 {
+        return;
     }
-    if meta.len() > MAX_BYTES {
-        return Some(format!("\0large:{}", meta.len()).into_bytes());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        if path.join("HEAD").is_file() {
+            out.push(path.clone());
+            find_git_dirs(&path.join("modules"), depth - 1, out);
+        } else {
+            find_git_dirs(&path, depth - 1, out);
+        }
     }
-    std::fs::read(path).ok()
 }
 
-fn is_plain_or_absent(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).map_or(true, |m| m.file_type().is_file())
+/// Paths skiff itself wrote in this process (settings saved by an approval, files written by
+/// the Edit and Write tools): a command's sweep leaves them alone.
+static OWN_WRITES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Remember that skiff itself wrote `path` (see [`sweep`]).
+pub fn record_own_write(path: &Path) {
+    if let Ok(mut own) = OWN_WRITES.lock()
+        && !own.iter().any(|p| p == path)
+    {
+        own.push(path.to_path_buf());
+    }
+}
+
+/// Whether skiff itself wrote `path` or something under it.
+fn own_write(path: &Path) -> bool {
+    OWN_WRITES
+        .lock()
+        .is_ok_and(|own| own.iter().any(|p| p == path || p.starts_with(path)))
+}
+
+/// After a command: what it created among `absent` paths is moved into `quarantine` (git
+/// directories and configs are kept, without the settings that name programs and without
+/// hooks); new configs under `git_watch` are cleaned the same way. `keep` says which paths
+/// skiff's own tools wrote with the user's approval (left alone). The notes say what was done.
+pub fn sweep(
+    absent: &[PathBuf],
+    git_watch: &[PathBuf],
+    known: &[PathBuf],
+    quarantine: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for path in absent {
+        if !exists(path) || keep(path) || own_write(path) {
+            continue;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let in_git = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|p| p == ".git");
+        if name == ".git" && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            clean_git_dir(path, quarantine, &mut notes);
+        } else if in_git && (name == "config" || name == "config.worktree") {
+            clean_git_config(path, quarantine, &mut notes);
+        } else if in_git && name == "hooks" {
+            clean_hooks(path, quarantine, &mut notes);
+        } else {
+            match move_away(path, quarantine) {
+                Ok(to) => notes.push(format!("{} (moved to {})", path.display(), to.display())),
+                Err(e) => notes.push(format!("{} (could not be moved away: {e})", path.display())),
+            }
+        }
+    }
+    for dir in git_watch {
+        let mut found = Vec::new();
+        if dir.ends_with("worktrees") {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                found.extend(entries.flatten().map(|e| e.path()));
+            }
+        } else {
+            find_git_dirs(dir, MODULE_DEPTH, &mut found);
+        }
+        for git_dir in found {
+            for rel in ["config", "config.worktree"] {
+                let path = git_dir.join(rel);
+                if exists(&path) && !known.contains(&path) {
+                    clean_git_config(&path, quarantine, &mut notes);
+                }
+            }
+            let hooks = git_dir.join("hooks");
+            if exists(&hooks) && !known.contains(&hooks) {
+                clean_hooks(&hooks, quarantine, &mut notes);
+            }
+        }
+    }
+    notes
+}
+
+/// A `.git` directory a command created: a repository is fine, programs in it are not.
+fn clean_git_dir(git: &Path, quarantine: &Path, notes: &mut Vec<String>) {
+    for rel in ["config", "config.worktree"] {
+        let path = git.join(rel);
+        if exists(&path) {
+            clean_git_config(&path, quarantine, notes);
+        }
+    }
+    clean_hooks(&git.join("hooks"), quarantine, notes);
+    let mut modules = Vec::new();
+    find_git_dirs(&git.join("modules"), MODULE_DEPTH, &mut modules);
+    for dir in modules {
+        clean_git_config(&dir.join("config"), quarantine, notes);
+        clean_hooks(&dir.join("hooks"), quarantine, notes);
+    }
+}
+
+/// Remove the settings that name programs from a git config file (a copy of the original
+/// goes to quarantine); a symlink or special file is moved away whole.
+fn clean_git_config(path: &Path, quarantine: &Path, notes: &mut Vec<String>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if !meta.is_file() || meta.len() > 1024 * 1024 {
+        if let Ok(to) = move_away(path, quarantine) {
+            notes.push(format!("{} (moved to {})", path.display(), to.display()));
+        }
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        if let Ok(to) = move_away(path, quarantine) {
+            notes.push(format!("{} (moved to {})", path.display(), to.display()));
+        }
+        return;
+    };
+    let (clean, removed) = strip_program_settings(&text);
+    if removed.is_empty() {
+        return;
+    }
+    let copy = quarantine_target(path, quarantine);
+    let saved = copy
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&copy, &text));
+    match crate::atomic::write_atomic(path, clean.as_bytes()) {
+        Ok(()) => notes.push(format!(
+            "{} (removed {}{})",
+            path.display(),
+            removed.join(", "),
+            if saved.is_ok() {
+                format!("; the original is in {}", copy.display())
+            } else {
+                String::new()
+            }
+        )),
+        Err(e) => notes.push(format!("{} (could not be cleaned: {e})", path.display())),
+    }
+}
+
+/// Move every hook that is not one of git's `*.sample` files away.
+fn clean_hooks(hooks: &Path, quarantine: &Path, notes: &mut Vec<String>) {
+    match std::fs::symlink_metadata(hooks) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            if let Ok(to) = move_away(hooks, quarantine) {
+                notes.push(format!("{} (moved to {})", hooks.display(), to.display()));
+            }
+            return;
+        }
+        Err(_) => return,
+    }
+    let Ok(entries) = std::fs::read_dir(hooks) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "sample")
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            continue;
+        }
+        match move_away(&path, quarantine) {
+            Ok(to) => notes.push(format!("{} (moved to {})", path.display(), to.display())),
+            Err(e) => notes.push(format!("{} (could not be moved away: {e})", path.display())),
+        }
+    }
+}
+
+/// Where `path` goes in `quarantine` (its absolute path below it).
+fn quarantine_target(path: &Path, quarantine: &Path) -> PathBuf {
+    let rel = path.strip_prefix("/").unwrap_or(path);
+    quarantine.join(rel)
+}
+
+/// Move a file, symlink or directory into quarantine (copy and remove across filesystems).
+fn move_away(path: &Path, quarantine: &Path) -> std::io::Result<PathBuf> {
+    let to = quarantine_target(path, quarantine);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let _ = remove(&to);
+    match std::fs::rename(path, &to) {
+        Ok(()) => Ok(to),
+        Err(_) => {
+            copy_tree(path, &to)?;
+            remove(path)?;
+            Ok(to)
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
+    } else if meta.is_dir() {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else if meta.is_file() {
+        std::fs::copy(from, to).map(|_| ())
+    } else {
+        // A socket or FIFO: nothing to keep.
+        Ok(())
+    }
 }
 
 fn remove(path: &Path) -> std::io::Result<()> {
@@ -187,19 +349,108 @@ fn remove(path: &Path) -> std::io::Result<()> {
     }
 }
 
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if bytes.starts_with(b"\0special:") || bytes.starts_with(b"\0large:") {
-        // It was a special or large file before: cannot rebuild it; report instead.
-        return Err(std::io::Error::other("it was not a small regular file"));
+/// Whether a git config entry makes git run a program or read another file (`section` and
+/// `key` lower case, `value` as written).
+fn names_program(section: &str, key: &str, value: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "fsmonitor",
+        "hookspath",
+        "sshcommand",
+        "editor",
+        "askpass",
+        "pager",
+        "textconv",
+        "external",
+        "command",
+        "driver",
+        "clean",
+        "smudge",
+        "process",
+        "helper",
+        "program",
+        "difffilter",
+        "defaultkeycommand",
+        "allowedsignersfile",
+        "gitproxy",
+        "uploadpack",
+        "receivepack",
+        "packobjectshook",
+        "templatedir",
+        "showsignature",
+    ];
+    let program_value = value.trim_start().starts_with('!');
+    match section {
+        "pager" | "include" | "includeif" => true,
+        "alias" => program_value,
+        "submodule" => key == "update" && program_value,
+        "browser" | "man" | "difftool" | "mergetool" => matches!(key, "cmd" | "path"),
+        _ => KEYS.contains(&key),
     }
-    // A symlink or directory planted in its place goes first.
-    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
-        remove(path)?;
+}
+
+/// A git config file without the entries that name programs, and those entries
+/// (`section.key`).
+pub fn strip_program_settings(text: &str) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(text.len());
+    let mut removed = Vec::new();
+    let mut section = String::new();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix('[') {
+            let head = rest.split(']').next().unwrap_or("");
+            let name = head.split(['"', ' ', '.']).next().unwrap_or(head);
+            section = name.trim().to_ascii_lowercase();
+            // `[section] key = value` on one line.
+            let after = rest.split_once(']').map_or("", |(_, a)| a).trim();
+            if !after.is_empty() && entry_names_program(&section, after) {
+                removed.push(format!("{section}.{}", key_of(after)));
+                out.push_str(&format!("[{head}]\n"));
+                continue;
+            }
+            out.push_str(line);
+            continue;
+        }
+        if !trimmed.is_empty()
+            && !trimmed.starts_with('#')
+            && !trimmed.starts_with(';')
+            && entry_names_program(&section, trimmed)
+        {
+            removed.push(format!("{section}.{}", key_of(trimmed)));
+            continue;
+        }
+        out.push_str(line);
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    crate::atomic::write_atomic(path, bytes)
+    (out, removed)
+}
+
+fn key_of(entry: &str) -> String {
+    entry
+        .split(['=', ' ', '\t'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+fn entry_names_program(section: &str, entry: &str) -> bool {
+    let key = key_of(entry);
+    let value = entry.split_once('=').map_or("", |(_, v)| v);
+    names_program(section, &key, value)
+}
+
+/// The settings of a git config file that name programs (`section.key`), for tests and notes.
+pub fn program_settings(text: &str) -> Vec<String> {
+    strip_program_settings(text).1
+}
+
+/// The note added to a command's result when protected paths it created were moved away.
+pub fn swept_note(notes: &[String]) -> String {
+    format!(
+        "Note: this command created files that would make programs run outside the sandbox \
+         (git hooks or config, agent or editor settings, shell start-up files); skiff undid \
+         that: {}. Ask the user to make such changes, or use the Edit and Write tools, which \
+         ask for approval.",
+        notes.join("; ")
+    )
 }
 
 #[cfg(test)]
@@ -207,72 +458,111 @@ mod tests {
     use super::*;
 
     #[test]
-    fn harmless_git_config_changes_stay() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(root.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
-        let snap = Snapshot::take(std::slice::from_ref(&root));
-        let harmless =
-            "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n[user]\n\tname = A\n";
-        std::fs::write(root.join(".git/config"), harmless).unwrap();
-        assert!(snap.restore().is_empty());
-        assert_eq!(
-            std::fs::read_to_string(root.join(".git/config")).unwrap(),
-            harmless
-        );
-        for evil in [
-            "[core]\n\tfsmonitor = ./x\n",
-            "[core]\n\thooksPath = evil\n",
-            "[alias]\n\tst = !sh -c evil\n",
-            "[include]\n\tpath = ../evil\n",
-            "[filter \"lfs\"]\n\tsmudge = evil\n",
+    fn program_settings_are_found_and_stripped() {
+        let harmless = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[user]\n\tname = A\n[branch \"main\"]\n\tremote = origin\n[alias]\n\tst = status\n[submodule \"s\"]\n\tupdate = rebase\n";
+        assert_eq!(program_settings(harmless), Vec::<String>::new());
+        for (evil, key) in [
+            ("[core]\n\tfsmonitor = ./x\n", "core.fsmonitor"),
+            ("[core]\n\thooksPath = evil\n", "core.hookspath"),
+            ("[alias]\n\tst = !sh -c evil\n", "alias.st"),
+            ("[include]\n\tpath = ../evil\n", "include.path"),
+            (
+                "[includeIf \"gitdir:/\"]\n\tpath = ../evil\n",
+                "includeif.path",
+            ),
+            ("[filter \"lfs\"]\n\tsmudge = evil\n", "filter.smudge"),
+            ("[pager]\n\tstatus = evil\n", "pager.status"),
+            ("[merge \"x\"]\n\tdriver = evil %A\n", "merge.driver"),
+            ("[mergetool \"x\"]\n\tcmd = evil\n", "mergetool.cmd"),
+            ("[difftool \"x\"]\n\tcmd = evil\n", "difftool.cmd"),
+            (
+                "[interactive]\n\tdiffFilter = evil\n",
+                "interactive.difffilter",
+            ),
+            ("[submodule \"s\"]\n\tupdate = !evil\n", "submodule.update"),
+            (
+                "[gpg \"ssh\"]\n\tdefaultKeyCommand = evil\n",
+                "gpg.defaultkeycommand",
+            ),
+            ("[core] sshCommand = evil\n", "core.sshcommand"),
         ] {
-            std::fs::write(root.join(".git/config"), format!("{harmless}{evil}")).unwrap();
-            let snap2 = Snapshot::take(std::slice::from_ref(&root));
-            std::fs::write(root.join(".git/config"), harmless).unwrap();
-            let snap3 = Snapshot::take(std::slice::from_ref(&root));
-            std::fs::write(root.join(".git/config"), format!("{harmless}{evil}")).unwrap();
-            assert_eq!(snap3.restore().len(), 1, "{evil}");
-            assert_eq!(
-                std::fs::read_to_string(root.join(".git/config")).unwrap(),
-                harmless
-            );
-            drop(snap2);
+            let text = format!("{harmless}{evil}");
+            let (clean, removed) = strip_program_settings(&text);
+            assert_eq!(removed, vec![key.to_owned()], "{evil}");
+            assert!(clean.starts_with(harmless), "{clean}");
+            assert!(program_settings(&clean).is_empty(), "{clean}");
         }
     }
 
     #[test]
-    fn changes_to_protected_files_are_put_back() {
+    fn scan_finds_what_to_protect() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
+        let root = dir.path();
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
         std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
-        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
-        let snap = Snapshot::take(std::slice::from_ref(&root));
-        assert!(snap.restore().is_empty(), "nothing changed");
+        std::fs::create_dir_all(root.join(".git/modules/sub/hooks")).unwrap();
+        std::fs::write(root.join(".git/modules/sub/HEAD"), "ref: x\n").unwrap();
+        std::fs::write(root.join(".git/modules/sub/config"), "[core]\n").unwrap();
+        std::fs::create_dir(root.join(".claude")).unwrap();
+        let p = scan(root);
+        assert_eq!(p.pin, vec![root.join(".git")]);
+        for path in [
+            ".git/config",
+            ".git/hooks",
+            ".git/modules/sub/config",
+            ".git/modules/sub/hooks",
+            ".claude",
+        ] {
+            assert!(p.read_only.contains(&root.join(path)), "{path}: {p:?}");
+        }
+        for path in [".envrc", ".mcp.json", ".git/config.worktree", ".vscode"] {
+            assert!(p.absent.contains(&root.join(path)), "{path}: {p:?}");
+        }
+    }
 
-        std::fs::write(root.join(".git/config"), "[core]\nfsmonitor = evil\n").unwrap();
-        std::fs::write(root.join(".git/hooks/post-checkout"), "evil").unwrap();
-        std::fs::remove_file(root.join(".git/hooks/pre-commit")).unwrap();
-        std::fs::create_dir_all(root.join(".claude")).unwrap();
-        std::fs::write(root.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
-        std::os::unix::fs::symlink("/etc/passwd", root.join(".mcp.json")).unwrap();
-        std::fs::write(root.join("ordinary.txt"), "fine").unwrap();
-
-        let mut notes = snap.restore();
-        notes.sort();
-        assert_eq!(notes.len(), 5, "{notes:?}");
+    #[test]
+    fn sweep_moves_created_paths_and_cleans_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        let q = dir.path().join("quarantine");
+        std::fs::create_dir_all(&root).unwrap();
+        let before = scan(&root);
+        assert!(before.absent.contains(&root.join(".git")));
+        // A command creates a repository with a planted fsmonitor and hook, and agent settings.
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(
+            root.join(".git/config"),
+            "[core]\n\tbare = false\n\tfsmonitor = evil\n",
+        )
+        .unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "evil").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit.sample"), "ok").unwrap();
+        std::fs::create_dir_all(root.join(".claude/commands")).unwrap();
+        std::fs::write(root.join(".claude/commands/x.md"), "evil").unwrap();
+        std::fs::write(root.join(".envrc"), "evil").unwrap();
+        std::fs::write(root.join(".mcp.json"), "{}").unwrap();
+        let keep_mcp = |p: &Path| p.ends_with(".mcp.json");
+        let notes = sweep(
+            &before.absent,
+            &before.git_watch,
+            &before.read_only,
+            &q,
+            &keep_mcp,
+        );
         assert_eq!(
             std::fs::read_to_string(root.join(".git/config")).unwrap(),
-            "[core]\n"
+            "[core]\n\tbare = false\n"
         );
-        assert!(!root.join(".git/hooks/post-checkout").exists());
-        assert!(root.join(".git/hooks/pre-commit").exists());
-        assert!(!root.join(".claude/settings.json").exists());
-        assert!(std::fs::symlink_metadata(root.join(".mcp.json")).is_err());
-        assert!(root.join("ordinary.txt").exists());
-        assert!(snap.restore().is_empty(), "all put back");
-        assert!(restored_note(&notes).contains(".git/config"));
+        assert!(!root.join(".git/hooks/pre-commit").exists());
+        assert!(root.join(".git/hooks/pre-commit.sample").exists());
+        assert!(!root.join(".claude").exists() && !root.join(".envrc").exists());
+        assert!(root.join(".mcp.json").exists(), "kept: written by a tool");
+        assert!(
+            q.join(root.strip_prefix("/").unwrap())
+                .join(".envrc")
+                .exists()
+        );
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        assert!(swept_note(&notes).contains(".envrc"));
     }
 }

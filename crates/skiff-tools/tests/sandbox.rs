@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use skiff_tools::bash::BashTool;
 use skiff_tools::sandbox::{
-    HELPER_ARG, LandlockSupport, NetworkPolicy, SandboxFallback, SandboxMode, SandboxPolicy,
-    landlock_support, writable_paths,
+    HELPER_ARG, LandlockSupport, NamespaceSupport, NetworkPolicy, Plan, SandboxFallback,
+    SandboxMode, SandboxPolicy, landlock_support, writable_paths,
 };
 use skiff_tools::{SandboxConfig, SandboxStatus, Tool, ToolConfig, ToolContext, ToolOutput, Typed};
 use tempfile::TempDir;
@@ -69,7 +69,7 @@ fn config(helper: PathBuf) -> SandboxConfig {
         filesystem: SandboxMode::WorkspaceWrite,
         network: NetworkPolicy::Deny,
         refused: None,
-        protect: false,
+        runtime: None,
     }
 }
 
@@ -91,27 +91,19 @@ async fn commands_go_through_the_helper_with_the_workspace_roots() {
     );
     let log = std::fs::read_to_string(s.aux.join("helper.log")).unwrap();
     let args: Vec<&str> = log.lines().collect();
-    let ws = s.ws.display().to_string();
-    let extra = s.extra.display().to_string();
-    let head = [
-        HELPER_ARG,
-        "--fs",
-        "workspace-write",
-        "--network",
-        "deny",
-        "--write",
-        &ws,
-        "--write",
-        &extra,
-        "--",
-    ];
-    assert_eq!(&args[..head.len()], &head[..], "{log}");
-    let shell = args[head.len()];
+    assert_eq!(&args[..2], [HELPER_ARG, "--plan"], "{log}");
+    let plan = Plan::from_arg(args[2]).unwrap();
+    assert_eq!(plan.fs, SandboxMode::WorkspaceWrite);
+    assert_eq!(plan.network, NetworkPolicy::Deny);
+    assert_eq!(plan.write, [s.ws.clone(), s.extra.clone()]);
+    assert!(plan.namespaces.is_none(), "no runtime: Landlock only");
+    assert_eq!(args[3], "--");
+    let shell = args[4];
     assert!(
         shell == "sh" || Path::new(shell).is_absolute(),
         "the shell: {shell}"
     );
-    assert_eq!(&args[head.len() + 1..], ["-c", "echo hi; pwd; echo $SKIFF"]);
+    assert_eq!(&args[5..], ["-c", "echo hi; pwd; echo $SKIFF"]);
 }
 
 #[tokio::test]
@@ -126,7 +118,9 @@ async fn a_failure_that_looks_like_the_sandbox_gets_a_note() {
     assert_eq!(
         out.text_content(),
         "Exit code 1\ntouch: cannot touch '../x': Permission denied\n(skiff sandbox: writes \
-         outside the workspace and temp directories are blocked; network: denied)"
+         outside the workspace and temp directories are blocked; git hooks and config, \
+         .claude/, .mcp.json, editor settings and shell start-up files are read-only; \
+         network: denied)"
     );
     // Success, or a failure that says nothing of permissions: no note.
     let ok = run("echo 'Permission denied'", &s.ctx).await;
@@ -144,7 +138,6 @@ async fn refused_commands_do_not_run() {
     let s = setup(|h| {
         Some(SandboxConfig {
             refused: Some("The Bash tool is unavailable: no sandbox.".into()),
-            protect: false,
             ..config(h)
         })
     });
@@ -221,20 +214,41 @@ fn full_support_enforces_the_requested_mode() {
         LandlockSupport::Full,
     );
     assert!(s.enforced() && s.warning.is_none() && s.refused.is_none());
-    assert_eq!(s.summary(), "workspace-write (Landlock); network allowed");
+    assert!(!s.contained(), "namespaces not known yet: not contained");
+    assert_eq!(
+        s.summary(),
+        "workspace-write (Landlock only); network allowed"
+    );
     assert_eq!(
         s.to_json(),
         json!({"mode": "workspace-write", "filesystem": "workspace-write", "network": "allow",
-               "landlock": "full", "enforced": true, "refused": false})
+               "landlock": "full", "namespaces": "unknown", "layers": "Landlock only",
+               "enforced": true, "contained": false, "refused": false})
     );
-    let config = s.config("/bin/skiff".into()).unwrap();
+    let ns = s.clone().with_namespaces(NamespaceSupport::Available);
+    assert!(ns.contained());
+    assert_eq!(
+        ns.summary(),
+        "workspace-write (namespaces (user, mount, PID, network, IPC) + Landlock); network allowed"
+    );
+    let no_ns = s
+        .clone()
+        .with_namespaces(NamespaceSupport::Unavailable("unshare: EPERM".into()));
+    assert!(!no_ns.contained() && no_ns.enforced());
+    assert!(
+        no_ns.summary().contains("asked about"),
+        "{}",
+        no_ns.summary()
+    );
+    assert_eq!(no_ns.to_json()["namespacesProblem"], "unshare: EPERM");
+    let config = s.config("/bin/skiff".into(), None).unwrap();
     assert_eq!(config.filesystem, SandboxMode::WorkspaceWrite);
     // Off with the network allowed: no helper at all.
     let off = SandboxStatus::decide_with(
         &policy(SandboxMode::Off, SandboxFallback::Refuse, false),
         LandlockSupport::Unavailable,
     );
-    assert!(!off.enforced() && off.config("/x".into()).is_none());
+    assert!(!off.enforced() && off.config("/x".into(), None).is_none());
     assert_eq!(off.summary(), "off; network allowed");
     // Off with the network denied: the helper, for seccomp only.
     let net = SandboxStatus::decide_with(
@@ -245,7 +259,7 @@ fn full_support_enforces_the_requested_mode() {
         LandlockSupport::Unavailable,
     );
     assert!(!net.enforced() && net.warning.is_none());
-    let config = net.config("/x".into()).unwrap();
+    let config = net.config("/x".into(), None).unwrap();
     assert_eq!(
         (config.filesystem, config.network),
         (SandboxMode::Off, NetworkPolicy::Deny)
@@ -266,7 +280,7 @@ fn unavailable_landlock_falls_back() {
     );
     assert!(quiet.warning.is_none() && quiet.refused.is_none());
     assert_eq!(quiet.filesystem, SandboxMode::Off);
-    assert!(quiet.config("/x".into()).is_none());
+    assert!(quiet.config("/x".into(), None).is_none());
     // Asked for: one warning, commands unsandboxed.
     let warned = SandboxStatus::decide_with(
         &policy(SandboxMode::ReadOnly, SandboxFallback::Unsandboxed, false),
@@ -275,7 +289,7 @@ fn unavailable_landlock_falls_back() {
     let w = warned.warning.clone().unwrap();
     assert!(w.contains("read-only") && w.contains("WITHOUT"), "{w}");
     assert!(!warned.enforced() && warned.refused.is_none());
-    assert!(warned.config("/x".into()).is_none());
+    assert!(warned.config("/x".into(), None).is_none());
     assert!(
         warned.summary().contains("without the filesystem sandbox"),
         "{}",
@@ -287,7 +301,7 @@ fn unavailable_landlock_falls_back() {
         LandlockSupport::Unavailable,
     );
     assert!(refused.warning.as_deref().unwrap().contains("refused"));
-    let config = refused.config("/x".into()).unwrap();
+    let config = refused.config("/x".into(), None).unwrap();
     assert!(config.refused.unwrap().contains("was not run"));
 }
 
@@ -343,8 +357,9 @@ fn failure_notes_by_mode() {
             .failure_note("sh: 1: cannot create /etc/x: Read-only file system")
             .as_deref(),
         Some(
-            "(skiff sandbox: writes outside the workspace and temp directories are blocked; \
-             network: allowed)"
+            "(skiff sandbox: writes outside the workspace and temp directories are blocked; git \
+             hooks and config, .claude/, .mcp.json, editor settings and shell start-up files are \
+             read-only; network: allowed)"
         )
     );
     let read_only = SandboxConfig {

@@ -27,6 +27,8 @@ pub enum Effect {
     Rule(RuleKind, String),
     /// The session continues in this mode (a plan was accepted).
     Mode(PermissionMode),
+    /// Save this entry in `sandbox.network.allowedDomains` (a sandboxed command's host).
+    Domain(String),
 }
 
 fn option(id: &str, name: String, kind: PermissionOptionKind) -> PermissionOption {
@@ -55,6 +57,25 @@ pub fn options(request: &ApprovalRequest, rule: &str) -> Vec<PermissionOption> {
         ];
     }
     let shown = one_line(rule, 60);
+    if request.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
+        return vec![
+            option(
+                ALLOW,
+                format!("Allow {shown} for this session"),
+                PermissionOptionKind::AllowOnce,
+            ),
+            option(
+                ALLOW_ALWAYS,
+                format!("Always allow {shown} (saved in .claude/settings.local.json)"),
+                PermissionOptionKind::AllowAlways,
+            ),
+            option(
+                REJECT,
+                "Reject".to_owned(),
+                PermissionOptionKind::RejectOnce,
+            ),
+        ];
+    }
     vec![
         option(ALLOW, "Allow".to_owned(), PermissionOptionKind::AllowOnce),
         option(
@@ -115,6 +136,19 @@ pub fn answer(
                 Effect::Mode(mode),
             ),
             _ => (crate::approval::reject(None), Effect::None),
+        };
+    }
+    if request.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
+        return match chosen.as_str() {
+            ALLOW => (ApprovalAnswer::allow(), Effect::None),
+            ALLOW_ALWAYS => (ApprovalAnswer::allow(), Effect::Domain(rule.to_owned())),
+            _ => (
+                ApprovalAnswer::Deny {
+                    message: "The user did not allow the network access.".to_owned(),
+                    interrupt: false,
+                },
+                Effect::None,
+            ),
         };
     }
     match chosen.as_str() {

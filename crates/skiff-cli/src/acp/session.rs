@@ -80,7 +80,7 @@ pub struct Parts {
     /// MCP servers, for `/mcp`.
     pub mcp: McpHandle,
     /// The Bash sandbox, for `/sandbox`.
-    pub sandbox: String,
+    pub sandbox: crate::setup::SandboxText,
     /// The custom commands and skills (`/name args` prompts the session expands).
     pub custom: Arc<CommandSet>,
 }
@@ -391,6 +391,11 @@ impl Pump {
             Effect::None => {}
             Effect::Rule(kind, text) => self.add_rule(kind, &text),
             Effect::Mode(mode) => self.mode_changed(mode),
+            Effect::Domain(entry) => {
+                if let Err(e) = crate::approval::persist_allowed_domain(&self.parts.cwd, &entry) {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot save the allowed domain");
+                }
+            }
         }
         let allowed = matches!(answer, ApprovalAnswer::Allow { .. });
         let _ = self.handle.reply(id, Answer::Approval(answer));
@@ -457,7 +462,7 @@ impl Pump {
             Some(Action::Permissions) => {
                 crate::repl::permissions_text(status.permission_mode, &self.parts.engine)
             }
-            Some(Action::Sandbox) => self.parts.sandbox.clone(),
+            Some(Action::Sandbox) => self.parts.sandbox.to_string(),
             Some(Action::Mcp) => self.parts.mcp.describe(),
             Some(Action::Compact(focus)) => {
                 if self.session.submit(Op::Compact(focus)).is_ok() {

@@ -154,21 +154,22 @@ async fn resolve(dir: &Path, git_ref: Option<&str>) -> Result<String, String> {
 /// files, deletions, and anything the task committed.
 pub async fn diff(dir: &Path, base: &str) -> Result<Diff, String> {
     // New files become intent-to-add, so `git diff` shows them (this is the task's own index).
-    git(Some(dir), ["add", "--all", "--intent-to-add"]).await?;
+    git_touched(dir, ["add", "--all", "--intent-to-add"]).await?;
     let quiet = [
         "-c",
         "core.quotepath=off",
         "diff",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
         "--no-renames",
     ];
-    let names = git(
-        Some(dir),
+    let names = git_touched(
+        dir,
         quiet.iter().copied().chain(["--name-status", "-z", base]),
     )
     .await?;
-    let full = git(Some(dir), quiet.iter().copied().chain([base])).await?;
+    let full = git_touched(dir, quiet.iter().copied().chain([base])).await?;
     let mut out = Diff::default();
     let mut fields = names.split('\0').filter(|s| !s.is_empty());
     let chunks = split_diff(&full);
@@ -180,7 +181,7 @@ pub async fn diff(dir: &Path, base: &str) -> Result<Diff, String> {
         let file_diff = if chunks.len() == entries.len() {
             chunks[i].to_owned()
         } else {
-            git(Some(dir), quiet.iter().copied().chain([base, "--", path])).await?
+            git_touched(dir, quiet.iter().copied().chain([base, "--", path])).await?
         };
         let (file_diff, cut) = cap(file_diff, MAX_FILE_DIFF_BYTES);
         out.truncated |= cut;
@@ -233,17 +234,48 @@ fn cap(mut s: String, max: usize) -> (String, bool) {
     (s, true)
 }
 
-/// Run git (optionally in `dir`) without a terminal prompt; its stdout, or its stderr as the
-/// error. Git never gets the credentials skiff was started with (they are not in this
-/// process's environment).
+/// Run git (optionally in `dir`) without a terminal prompt and without running anything the
+/// checkout's configuration or attributes name; its stdout, or its stderr as the error. Git
+/// never gets the credentials skiff was started with (they are not in this process's
+/// environment).
 async fn git<I, S>(dir: Option<&Path>, args: I) -> Result<String, String>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_git(dir, args, false).await
+}
+
+/// [`git`] on a checkout a task's commands ran in: git runs nothing the checkout names
+/// (fsmonitor, hooks, filters and drivers of `.gitattributes`, pagers, editors), whatever
+/// they wrote.
+async fn git_touched<I, S>(dir: &Path, args: I) -> Result<String, String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_git(Some(dir), args, true).await
+}
+
+async fn run_git<I, S>(dir: Option<&Path>, args: I, touched: bool) -> Result<String, String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use skiff_tools::git_guard::{
+        HOST_GIT_CONFIG, HOST_GIT_ENV, HOST_GIT_ENV_REMOVE, attr_source_args,
+    };
     let mut cmd = tokio::process::Command::new("git");
     if let Some(d) = dir {
         cmd.arg("-C").arg(d);
+    }
+    if touched {
+        cmd.args(attr_source_args())
+            .args(HOST_GIT_CONFIG)
+            .envs(HOST_GIT_ENV.iter().copied());
+        for name in HOST_GIT_ENV_REMOVE {
+            cmd.env_remove(name);
+        }
     }
     // Its own process group: a Ctrl-C at the terminal goes to the batch, which decides.
     cmd.args(args)

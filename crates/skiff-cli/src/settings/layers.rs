@@ -60,6 +60,9 @@ pub(super) struct Merged {
     pub sandbox_network: Option<Sourced<NetworkPolicy>>,
     pub sandbox_fallback: Option<Sourced<SandboxFallback>>,
     pub sandbox_auto_allow: Option<Sourced<bool>>,
+    pub sandbox_allowed_domains: Vec<Sourced<String>>,
+    pub sandbox_unix_sockets: Vec<Sourced<String>>,
+    pub sandbox_deny_read: Vec<Sourced<String>>,
     pub mcp: super::McpSettings,
     pub ignored: Vec<Sourced<String>>,
 }
@@ -73,8 +76,9 @@ const SANDBOX_UNSUPPORTED: &[&str] = &[
 ];
 
 /// Remove from an untrusted workspace's settings document the `sandbox` values that could
-/// weaken the sandbox (or skip approvals): only `mode: "read-only"`, `network: "deny"`,
-/// `fallback: "refuse"` and `autoAllowBashIfSandboxed: false` stay. The removed keys, as
+/// weaken the sandbox (or skip approvals): only `mode: "read-only"`, `network: "deny"` (or a
+/// `network` object without `allowedDomains` and `allowUnixSockets`), `fallback: "refuse"`,
+/// `autoAllowBashIfSandboxed: false` and `filesystem.denyRead` stay. The removed keys, as
 /// dotted names.
 pub(super) fn strip_weakening_sandbox(doc: &mut Value) -> Vec<String> {
     let mut removed = Vec::new();
@@ -88,9 +92,26 @@ pub(super) fn strip_weakening_sandbox(doc: &mut Value) -> Vec<String> {
         // Not an object: parsing reports it.
         return removed;
     };
+    // Inside the objects: what widens access goes.
+    for (key, widening) in [
+        (
+            "network",
+            &["allowedDomains", "allowUnixSockets", "allowLocalBinding"][..],
+        ),
+        ("filesystem", &["allowWrite", "allowRead"][..]),
+    ] {
+        if let Some(inner) = fields.get_mut(key).and_then(Value::as_object_mut) {
+            for k in widening {
+                if inner.remove(*k).is_some_and(|v| !v.is_null()) {
+                    removed.push(format!("sandbox.{key}.{k}"));
+                }
+            }
+        }
+    }
     let keep = |key: &str, v: &Value| match key {
         "mode" => v.as_str() == Some("read-only"),
-        "network" => v.as_str() == Some("deny"),
+        "network" => v.as_str() == Some("deny") || v.is_object(),
+        "filesystem" => v.is_object(),
         "fallback" => v.as_str() == Some("refuse"),
         "autoAllowBashIfSandboxed" => v.as_bool() == Some(false),
         k => SANDBOX_UNSUPPORTED.contains(&k),
@@ -330,7 +351,10 @@ impl Merged {
                     Value::Bool(false) => self.sandbox_mode = at(SandboxMode::Off, source),
                     _ => return invalid(p, source, "true or false"),
                 },
-                "network" if v.is_object() => self.ignore(p, source, "not supported"),
+                "network" if v.is_object() => {
+                    self.apply_sandbox_network(object(v, p, source)?, source)?
+                }
+                "filesystem" => self.apply_sandbox_filesystem(object(v, p, source)?, source)?,
                 "network" => {
                     self.sandbox_network = at(named(v, p, source, NetworkPolicy::NAMES)?, source);
                 }
@@ -343,6 +367,67 @@ impl Merged {
                     _ => return invalid(p, source, "true or false"),
                 },
                 k if SANDBOX_UNSUPPORTED.contains(&k) => self.ignore(p, source, "not supported"),
+                _ => self.ignore(p, source, "unknown key"),
+            }
+        }
+        Ok(())
+    }
+
+    /// `sandbox.network` as Claude Code writes it: `allowedDomains`, `allowUnixSockets`
+    /// (lists), `allowLocalBinding` (always true in skiff's sandbox, which has its own
+    /// loopback), and skiff's `mode` (`allow`, `proxy`, `deny`).
+    fn apply_sandbox_network(
+        &mut self,
+        map: &Map<String, Value>,
+        source: &Source,
+    ) -> anyhow::Result<()> {
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("sandbox.network.{key}");
+            let p = path.as_str();
+            match key.as_str() {
+                "allowedDomains" => self.sandbox_allowed_domains.extend(strings(v, p, source)?),
+                "allowUnixSockets" => self.sandbox_unix_sockets.extend(strings(v, p, source)?),
+                "allowLocalBinding" => match v {
+                    Value::Bool(_) => {}
+                    _ => return invalid(p, source, "true or false"),
+                },
+                "mode" => match v.as_str().and_then(|s| s.parse::<NetworkPolicy>().ok()) {
+                    Some(policy) => self.sandbox_network = at(policy, source),
+                    None => {
+                        let names: Vec<String> = NetworkPolicy::NAMES
+                            .iter()
+                            .map(|n| format!("\"{n}\""))
+                            .collect();
+                        return invalid(p, source, &format!("one of {}", names.join(", ")));
+                    }
+                },
+                "httpProxyPort" | "socksProxyPort" | "deniedDomains" => {
+                    self.ignore(p, source, "not supported")
+                }
+                _ => self.ignore(p, source, "unknown key"),
+            }
+        }
+        Ok(())
+    }
+
+    /// `sandbox.filesystem`: `denyRead` (paths and patterns commands cannot read).
+    fn apply_sandbox_filesystem(
+        &mut self,
+        map: &Map<String, Value>,
+        source: &Source,
+    ) -> anyhow::Result<()> {
+        for (key, v) in map {
+            if v.is_null() {
+                continue;
+            }
+            let path = format!("sandbox.filesystem.{key}");
+            let p = path.as_str();
+            match key.as_str() {
+                "denyRead" => self.sandbox_deny_read.extend(strings(v, p, source)?),
+                "allowWrite" | "denyWrite" | "allowRead" => self.ignore(p, source, "not supported"),
                 _ => self.ignore(p, source, "unknown key"),
             }
         }

@@ -219,6 +219,9 @@ pub(super) fn resolve(
             network: m.sandbox_network,
             fallback: m.sandbox_fallback,
             auto_allow: m.sandbox_auto_allow,
+            allowed_domains: dedup_by_value(m.sandbox_allowed_domains),
+            unix_sockets: dedup_by_value(m.sandbox_unix_sockets),
+            deny_read: dedup_by_value(m.sandbox_deny_read),
         },
         lookup,
         args,
@@ -311,6 +314,9 @@ struct SandboxFiles {
     network: Option<Sourced<skiff_tools::sandbox::NetworkPolicy>>,
     fallback: Option<Sourced<skiff_tools::sandbox::SandboxFallback>>,
     auto_allow: Option<Sourced<bool>>,
+    allowed_domains: Vec<Sourced<String>>,
+    unix_sockets: Vec<Sourced<String>>,
+    deny_read: Vec<Sourced<String>>,
 }
 
 /// `sandbox`: files, then SKIFF_SANDBOX / SKIFF_SANDBOX_NETWORK, then `--sandbox` /
@@ -340,7 +346,7 @@ fn resolve_sandbox(
     ])
     .unwrap_or_else(|| Sourced::default(SandboxMode::default()));
     let network = latest([
-        Some(Sourced::default(NetworkPolicy::Allow)),
+        Some(Sourced::default(NetworkPolicy::Proxy)),
         m.network,
         from_env(lookup, &["SKIFF_SANDBOX_NETWORK"], &network_names, |s| {
             s.parse().ok()
@@ -371,6 +377,9 @@ fn resolve_sandbox(
         network,
         fallback,
         auto_allow_bash,
+        allowed_domains: m.allowed_domains,
+        allow_unix_sockets: m.unix_sockets,
+        deny_read: m.deny_read,
     })
 }
 

@@ -5,6 +5,7 @@
 //! Claude Code's rules and modes; [`AllowAll`] allows everything.
 
 mod engine;
+pub mod network;
 pub mod rule;
 pub mod shell;
 
@@ -147,6 +148,12 @@ pub trait PermissionChecker: Send + Sync {
 pub trait Approver: Send + Sync {
     /// Whether the call may run.
     async fn approve(&self, request: ApprovalRequest, client: &Requester) -> ApprovalAnswer;
+
+    /// Whether anyone is asked (false for [`DenyAsks`]: then questions that could wait for an
+    /// answer, like a sandboxed command's network access, are not put at all).
+    fn asks(&self) -> bool {
+        true
+    }
 }
 
 /// Allows everything.
@@ -171,6 +178,10 @@ pub struct DenyAsks;
 
 #[async_trait]
 impl Approver for DenyAsks {
+    fn asks(&self) -> bool {
+        false
+    }
+
     async fn approve(&self, request: ApprovalRequest, _: &Requester) -> ApprovalAnswer {
         if request.reason.is_empty() {
             ApprovalAnswer::deny(not_granted(&request.tool_name))

@@ -1,0 +1,216 @@
+//! The record of sandboxed commands still running, so that what they created among protected
+//! paths is undone even when skiff dies before they end (`kill -9`): each running command's
+//! check list is in `SKIFF_HOME/sandbox/pending-<pid>-<n>.json` until it ends, and the next
+//! skiff to start runs the checks of a process that is gone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::runtime::{Sweep, quarantine_dir};
+
+/// One process's file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    pid: u32,
+    /// The process's start time (clock ticks after boot), so a reused pid is not mistaken.
+    start: Option<u64>,
+    calls: Vec<Call>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Call {
+    absent: Vec<PathBuf>,
+    git_watch: Vec<PathBuf>,
+    known: Vec<PathBuf>,
+}
+
+/// The running commands of one session.
+#[derive(Debug)]
+pub(super) struct Journal {
+    path: PathBuf,
+    calls: Mutex<BTreeMap<u64, Call>>,
+    next: AtomicU64,
+}
+
+impl Journal {
+    /// A journal in `skiff_home` (the file is written when a command starts).
+    pub(super) fn new(skiff_home: &Path) -> Self {
+        static SESSIONS: AtomicU64 = AtomicU64::new(0);
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        Self {
+            path: skiff_home
+                .join("sandbox")
+                .join(format!("pending-{}-{n}.json", std::process::id())),
+            calls: Mutex::default(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    /// A command starts: its checks are recorded until [`Journal::done`].
+    pub(super) fn record(&self, sweep: &Sweep) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(
+                id,
+                Call {
+                    absent: sweep.absent.clone(),
+                    git_watch: sweep.git_watch.clone(),
+                    known: sweep.known.clone(),
+                },
+            );
+            self.write(&calls);
+        }
+        id
+    }
+
+    /// The command ended (and was checked).
+    pub(super) fn done(&self, id: u64) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.remove(&id);
+            self.write(&calls);
+        }
+    }
+
+    fn write(&self, calls: &BTreeMap<u64, Call>) {
+        if calls.is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+            return;
+        }
+        let record = Record {
+            pid: std::process::id(),
+            start: start_time(std::process::id()),
+            calls: calls.values().cloned().collect(),
+        };
+        let Ok(text) = serde_json::to_vec(&record) else {
+            return;
+        };
+        let written = self
+            .path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| crate::atomic::write_atomic(&self.path, &text));
+        if let Err(e) = written {
+            tracing::warn!(error = %e, path = %self.path.display(), "cannot write the sandbox journal");
+        }
+    }
+
+    /// The session ends: the checks of commands that never reported their end run now.
+    pub(super) fn finish(&self) -> Vec<String> {
+        let calls: Vec<Call> = self
+            .calls
+            .lock()
+            .map(|mut c| std::mem::take(&mut *c).into_values().collect())
+            .unwrap_or_default();
+        let _ = std::fs::remove_file(&self.path);
+        let home = self.path.parent().and_then(Path::parent);
+        run(&calls, home)
+    }
+
+    /// At start: run the checks recorded by processes that are gone, and remove their files.
+    pub(super) fn sweep_stale(skiff_home: &Path) -> Vec<String> {
+        let dir = skiff_home.join("sandbox");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("pending-") || !name.ends_with(".json") {
+                continue;
+            }
+            let record: Record = match std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+            {
+                Some(r) => r,
+                None => {
+                    let _ = std::fs::remove_file(&path);
+                    continue;
+                }
+            };
+            if alive(record.pid, record.start) {
+                continue;
+            }
+            notes.extend(run(&record.calls, Some(skiff_home)));
+            let _ = std::fs::remove_file(&path);
+        }
+        notes
+    }
+}
+
+fn run(calls: &[Call], skiff_home: Option<&Path>) -> Vec<String> {
+    let quarantine = quarantine_dir(skiff_home);
+    let mut notes = Vec::new();
+    for call in calls {
+        notes.extend(crate::protected::sweep(
+            &call.absent,
+            &call.git_watch,
+            &call.known,
+            &quarantine,
+            &|_| false,
+        ));
+    }
+    notes
+}
+
+/// Whether process `pid` (started at `start`) still runs.
+fn alive(pid: u32, start: Option<u64>) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    match (start_time(pid), start) {
+        (Some(now), Some(then)) => now == then,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// A process's start time from `/proc/PID/stat` (field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_of_dead_processes_are_swept() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let journal = Journal::new(home.path());
+        let sweep = Sweep {
+            absent: vec![ws.path().join(".envrc")],
+            ..Sweep::default()
+        };
+        let id = journal.record(&sweep);
+        assert!(journal.path.exists());
+        // This process is alive: nothing happens.
+        std::fs::write(ws.path().join(".envrc"), "evil").unwrap();
+        assert!(Journal::sweep_stale(home.path()).is_empty());
+        // Pretend the file came from a dead process.
+        let text = std::fs::read_to_string(&journal.path).unwrap();
+        let mut record: Record = serde_json::from_str(&text).unwrap();
+        record.pid = u32::MAX - 1;
+        std::fs::write(
+            home.path().join("sandbox/pending-dead.json"),
+            serde_json::to_vec(&record).unwrap(),
+        )
+        .unwrap();
+        let notes = Journal::sweep_stale(home.path());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(!ws.path().join(".envrc").exists());
+        assert!(!home.path().join("sandbox/pending-dead.json").exists());
+        journal.done(id);
+        assert!(!journal.path.exists());
+    }
+}

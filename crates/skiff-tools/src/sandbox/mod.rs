@@ -1,0 +1,337 @@
+//! The Bash tool's sandbox: what contains the commands skiff runs without asking.
+//!
+//! Commands start through a small helper — `skiff-sandbox` beside skiff, or skiff itself
+//! re-executed as `skiff __sandbox …` — that confines itself and then runs the shell; skiff's
+//! own process is never restricted. On Linux, in layers (see [`helper`]):
+//!
+//! - **Namespaces** ([`namespaces`]): a user, mount, PID, network and IPC namespace of its own
+//!   per command. Inside, the files that make programs run later (git config and hooks, agent
+//!   and editor settings, shell start-up files: [`protected`](crate::protected)) are read-only
+//!   mounts; the user's secrets ([`paths::default_deny_read`], `sandbox.filesystem.denyRead`,
+//!   `Read(…)` deny rules) and Unix sockets outside the workspace are covered by empty mounts;
+//!   `/proc` is private and `/dev` holds only the usual pseudo-devices; every process of the
+//!   command dies when its first process (the helper, PID 1 inside) ends, and that one dies
+//!   with skiff. The only way out of the network namespace is skiff's proxy ([`proxy`]),
+//!   reached over a Unix socket by a relay inside ([`relay`]), which lets through the domains
+//!   the user allowed and asks about the others.
+//! - **Landlock** (filesystem writes: the workspace roots, the temp directories, the device
+//!   files) and, where namespaces are missing, a **seccomp** filter for `--sandbox-network
+//!   deny` ([`landlock`]).
+//!
+//! Only where every layer is in force do commands run without approval
+//! ([`SandboxStatus::contained`]); where namespaces are unavailable, commands still run under
+//! Landlock but are asked about.
+
+mod domains;
+mod helper;
+mod journal;
+mod landlock;
+#[cfg(target_os = "linux")]
+mod namespaces;
+pub mod paths;
+mod plan;
+mod probe;
+pub mod proxy;
+mod relay;
+mod runtime;
+mod status;
+
+pub use domains::{DomainPattern, DomainRules};
+pub use helper::{CONNECT_ARG, connect_main, helper_main};
+pub use plan::Plan;
+pub use probe::{NamespaceSupport, Probe};
+pub use proxy::{NetworkAnswer, NetworkApprover, NetworkRequest};
+pub use runtime::{PreparedCall, SandboxRuntime, SandboxSettings};
+pub use status::{SandboxPolicy, SandboxStatus};
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The first argument that makes skiff act as the sandbox helper.
+pub const HELPER_ARG: &str = "__sandbox";
+
+/// The variable that makes Landlock look unavailable (a test hook).
+pub const SIMULATE_UNSUPPORTED_VAR: &str = "SKIFF_SANDBOX_SIMULATE_UNSUPPORTED";
+
+/// The variable that makes namespaces look unavailable (a test hook).
+pub const SIMULATE_NO_NAMESPACES_VAR: &str = "SKIFF_SANDBOX_SIMULATE_NO_NAMESPACES";
+
+/// Device files a sandboxed command may always write (shells redirect to them).
+pub const DEVICE_FILES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// Temp directories writable in `workspace-write` mode (with `$TMPDIR`).
+pub const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// Exit status of the helper when it cannot set the sandbox up (the command did not run).
+pub const SETUP_FAILED: u8 = 126;
+
+/// Filesystem confinement of Bash commands (`sandbox.mode`, `--sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// No sandbox at all.
+    Off,
+    /// Writes only in the workspace roots, the temp directories and the device files.
+    #[default]
+    WorkspaceWrite,
+    /// No writes except to the device files.
+    ReadOnly,
+}
+
+/// Network access of sandboxed commands (`sandbox.network`, `--sandbox-network`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetworkPolicy {
+    /// Commands use the host's network, unfiltered.
+    Allow,
+    /// Only loopback inside the sandbox; outbound connections go through skiff's proxy, which
+    /// lets through `sandbox.network.allowedDomains` and asks about the rest.
+    #[default]
+    Proxy,
+    /// Only loopback inside the sandbox (and Unix sockets).
+    Deny,
+}
+
+/// What happens when Landlock cannot enforce the requested mode (`sandbox.fallback`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxFallback {
+    /// Warn once and run commands without the filesystem sandbox (they are asked about).
+    #[default]
+    Unsandboxed,
+    /// Bash calls fail with an explanation.
+    Refuse,
+}
+
+macro_rules! names {
+    ($ty:ty, $what:literal, $($variant:ident = $name:literal),+) => {
+        impl $ty {
+            /// The accepted names.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The setting's name of this value.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s.trim() {
+                    $($name => Ok(Self::$variant),)+
+                    other => Err(format!(
+                        "unknown {} {other:?}; one of {}",
+                        $what,
+                        Self::NAMES.join(", ")
+                    )),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+names!(
+    SandboxMode,
+    "sandbox mode",
+    Off = "off",
+    WorkspaceWrite = "workspace-write",
+    ReadOnly = "read-only"
+);
+names!(
+    NetworkPolicy,
+    "sandbox network policy",
+    Allow = "allow",
+    Proxy = "proxy",
+    Deny = "deny"
+);
+names!(
+    SandboxFallback,
+    "sandbox fallback",
+    Unsandboxed = "unsandboxed",
+    Refuse = "refuse"
+);
+
+/// What the running kernel's Landlock can do for the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LandlockSupport {
+    /// Every restriction the sandbox uses is enforced (Landlock ABI 3 or later: Linux 6.2+).
+    Full,
+    /// Landlock works but cannot restrict file truncation (ABI 1 or 2: Linux 5.13 to 6.1).
+    Partial,
+    /// No Landlock: not built into the kernel, not enabled at boot, or not Linux.
+    Unavailable,
+}
+
+impl LandlockSupport {
+    /// `full`, `partial` or `unavailable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Partial => "partial",
+            Self::Unavailable => "unavailable",
+        }
+    }
+}
+
+impl fmt::Display for LandlockSupport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Full => "Landlock supported",
+            Self::Partial => {
+                "Landlock partially supported (this kernel cannot restrict file truncation; Linux 6.2 can)"
+            }
+            Self::Unavailable => "Landlock not available in this kernel",
+        })
+    }
+}
+
+fn flag_var(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+fn simulate_unsupported() -> bool {
+    flag_var(SIMULATE_UNSUPPORTED_VAR)
+}
+
+/// What the running kernel supports, asked without restricting anything (a ruleset is created
+/// and closed). Honours [`SIMULATE_UNSUPPORTED_VAR`].
+pub fn landlock_support() -> LandlockSupport {
+    if simulate_unsupported() {
+        return LandlockSupport::Unavailable;
+    }
+    landlock::support()
+}
+
+/// How the Bash tool runs commands when a sandbox is configured (`ToolConfig::sandbox`).
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The program that understands `__sandbox` (`skiff-sandbox`, or skiff's own executable).
+    pub helper: PathBuf,
+    /// Filesystem confinement.
+    pub filesystem: SandboxMode,
+    /// Network policy.
+    pub network: NetworkPolicy,
+    /// When set, every Bash call fails with this text instead of running.
+    pub refused: Option<String>,
+    /// The session's sandbox state (namespaces, proxy, protected and secret paths); `None`
+    /// runs commands under Landlock (and seccomp) only.
+    pub runtime: Option<Arc<SandboxRuntime>>,
+}
+
+impl PartialEq for SandboxConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.helper == other.helper
+            && self.filesystem == other.filesystem
+            && self.network == other.network
+            && self.refused == other.refused
+            && match (&self.runtime, &other.runtime) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
+impl SandboxConfig {
+    /// The line added to a failed command's result when its output looks like the sandbox
+    /// stopped it.
+    pub fn failure_note(&self, output: &str) -> Option<String> {
+        let fs_blocked = self.filesystem != SandboxMode::Off
+            && (output.contains("Permission denied")
+                || output.contains("Read-only file system")
+                || output.contains("Device or resource busy"));
+        let net_blocked = self.network != NetworkPolicy::Allow
+            && [
+                "Operation not permitted",
+                "Could not resolve host",
+                "Temporary failure in name resolution",
+                "Name or service not known",
+                "Network is unreachable",
+                "getaddrinfo",
+                "Connection refused",
+            ]
+            .iter()
+            .any(|t| output.contains(t));
+        if !fs_blocked && !net_blocked {
+            return None;
+        }
+        let fs = match self.filesystem {
+            SandboxMode::Off => None,
+            SandboxMode::WorkspaceWrite => Some(
+                "writes outside the workspace and temp directories are blocked; git hooks and \
+                 config, .claude/, .mcp.json, editor settings and shell start-up files are \
+                 read-only",
+            ),
+            SandboxMode::ReadOnly => Some("all file writes are blocked (read-only mode)"),
+        };
+        let network = match self.network {
+            NetworkPolicy::Allow => "network: allowed",
+            NetworkPolicy::Proxy => {
+                "network: only through skiff's proxy (HTTP_PROXY/HTTPS_PROXY/ALL_PROXY are set), \
+                 to the domains in sandbox.network.allowedDomains"
+            }
+            NetworkPolicy::Deny => "network: denied",
+        };
+        Some(match fs {
+            Some(fs) => format!("(skiff sandbox: {fs}; {network})"),
+            None => format!("(skiff sandbox: {network})"),
+        })
+    }
+}
+
+/// The paths a command may write under `mode`: the device files, and for `workspace-write` the
+/// given roots and the temp directories (`$TMPDIR` included).
+pub fn writable_paths(mode: SandboxMode, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    if mode == SandboxMode::Off {
+        return out;
+    }
+    out.extend(DEVICE_FILES.iter().map(PathBuf::from));
+    if mode == SandboxMode::WorkspaceWrite {
+        out.extend(roots.iter().cloned());
+        out.extend(TEMP_DIRS.iter().map(PathBuf::from));
+        if let Some(tmp) = std::env::var_os("TMPDIR").map(PathBuf::from)
+            && tmp.is_absolute()
+        {
+            out.push(tmp);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in SandboxMode::NAMES {
+            assert_eq!(
+                name.parse::<SandboxMode>().map(SandboxMode::as_str),
+                Ok(*name)
+            );
+        }
+        assert_eq!("deny".parse(), Ok(NetworkPolicy::Deny));
+        assert_eq!("proxy".parse(), Ok(NetworkPolicy::Proxy));
+        assert_eq!(NetworkPolicy::default(), NetworkPolicy::Proxy);
+        assert_eq!("refuse".parse(), Ok(SandboxFallback::Refuse));
+        let err = "none".parse::<SandboxMode>().unwrap_err();
+        assert!(err.contains("off, workspace-write, read-only"), "{err}");
+    }
+}

@@ -1,0 +1,530 @@
+//! The namespace layer, run by the helper on itself (Linux).
+//!
+//! The helper (H) unshares a user, mount, PID, IPC and (unless the network is allowed) network
+//! namespace, maps its own uid and gid, and forks. The child (C) is PID 1 of the new PID
+//! namespace: it dies with H (`PR_SET_PDEATHSIG`, and a pipe whose end of file it watches),
+//! starts a new session (no controlling terminal), builds the mount namespace the [`Mounts`]
+//! plan describes (private `/proc`, a minimal `/dev`, protected paths read-only, secrets and
+//! sockets covered), brings the loopback interface up and opens the relay's listeners, then
+//! restricts itself for good (Landlock, every capability dropped, not dumpable) and starts the
+//! command. It reaps every process of the namespace and exits with the command's status when
+//! the command's shell ends — and the kernel then kills whatever the command left behind.
+//! H waits for C and exits with its status; killing H (skiff's timeout, TaskStop, interrupt,
+//! or skiff's own death through the process guard) kills C and so the whole namespace.
+//!
+//! `unsafe` here, and why it is sound:
+//! - `fork`: the helper is single-threaded when it forks (nothing before it starts a thread),
+//!   so the child may go on running Rust code.
+//! - `prctl(PR_CAPBSET_DROP)`, `prctl(PR_CAP_AMBIENT…)`, `capset`: plain system calls on
+//!   integers and on a header and data array that live on the stack for the call.
+//! - `ioctl(SIOC[GS]IFFLAGS)`: on a socket this function owns, with a zeroed `ifreq` whose
+//!   name is a NUL-terminated copy of `lo`.
+#![allow(unsafe_code)]
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use nix::fcntl::{OFlag, open};
+use nix::mount::{MsFlags, mount};
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::stat::Mode;
+use nix::sys::statvfs::{FsFlags, statvfs};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid, fork, getgid, getuid, setsid};
+
+use super::plan::{Mounts, Plan};
+use super::{NetworkPolicy, SETUP_FAILED, SandboxMode, writable_paths};
+
+/// Device nodes the sandbox's `/dev` gets from the host's.
+const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Run `program` in the namespaces `plan` describes; returns the exit status for the helper.
+pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCode {
+    let Some(mounts) = &plan.namespaces else {
+        return fail("no namespace plan");
+    };
+    let (uid, gid) = (getuid(), getgid());
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC;
+    if plan.network != NetworkPolicy::Allow {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    if let Err(e) = unshare(flags) {
+        return fail(&format!("cannot create namespaces (unshare: {e})"));
+    }
+    if let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
+        return fail(&format!("cannot map the user in its namespace: {e}"));
+    }
+    let (watch, alive) = match std::io::pipe() {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("cannot create a pipe: {e}")),
+    };
+    // SAFETY: single-threaded here (see the module docs).
+    match unsafe { fork() } {
+        Err(e) => fail(&format!("cannot fork: {e}")),
+        Ok(ForkResult::Parent { child }) => {
+            drop(watch);
+            let code = wait_for(child);
+            drop(alive);
+            code
+        }
+        Ok(ForkResult::Child) => {
+            drop(alive);
+            let code = init(plan, mounts, watch, program, args);
+            std::process::exit(code);
+        }
+    }
+}
+
+fn fail(why: &str) -> ExitCode {
+    eprintln!("skiff sandbox: {why}; the command was not run");
+    ExitCode::from(SETUP_FAILED)
+}
+
+/// Wait for C; its exit code (128 + signal when a signal ended it).
+fn wait_for(child: Pid) -> ExitCode {
+    loop {
+        match waitpid(child, None) {
+            Ok(WaitStatus::Exited(_, code)) => return ExitCode::from(code as u8),
+            Ok(WaitStatus::Signaled(_, sig, _)) => {
+                return ExitCode::from(128u8.wrapping_add(sig as u8));
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return ExitCode::from(SETUP_FAILED),
+        }
+    }
+}
+
+fn map_ids(uid: u32, gid: u32) -> std::io::Result<()> {
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
+    Ok(())
+}
+
+/// Files opened before the mounts that cover their paths (in the new mount namespace: a bind
+/// mount's source must be in the caller's): the host's device nodes, what is shown again
+/// inside hidden directories, and skiff's proxy.
+struct Sources {
+    null: OwnedFd,
+    dev: Vec<(&'static str, OwnedFd)>,
+    expose: Vec<(PathBuf, OwnedFd, bool)>,
+    proxy: Option<OwnedFd>,
+}
+
+impl Sources {
+    fn open(mounts: &Mounts) -> Result<Self, String> {
+        let path_fd = |p: &Path| open(p, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty());
+        let null = path_fd(Path::new("/dev/null")).map_err(|e| format!("/dev/null: {e}"))?;
+        let dev = DEV_NODES
+            .iter()
+            .filter_map(|n| path_fd(&Path::new("/dev").join(n)).ok().map(|fd| (*n, fd)))
+            .collect();
+        let expose = mounts
+            .expose
+            .iter()
+            .filter_map(|p| {
+                let is_dir = std::fs::metadata(p).ok()?.is_dir();
+                path_fd(p).ok().map(|fd| (p.clone(), fd, is_dir))
+            })
+            .collect();
+        let proxy = match &mounts.proxy {
+            Some(proxy) => Some(
+                path_fd(&proxy.socket)
+                    .map_err(|e| format!("skiff's proxy {}: {e}", proxy.socket.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            null,
+            dev,
+            expose,
+            proxy,
+        })
+    }
+}
+
+/// `/proc/self/fd/N`: a mount source or socket address for an fd opened before the mounts.
+pub(super) fn fd_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// PID 1 of the sandbox: set up, start the command, reap; returns the exit code.
+fn init(
+    plan: &Plan,
+    mounts: &Mounts,
+    watch: std::io::PipeReader,
+    program: &OsString,
+    args: &[OsString],
+) -> i32 {
+    let setup = || -> Result<Option<super::relay::Relay>, String> {
+        nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+            .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
+        if parent_gone(&watch) {
+            return Err("the helper's parent is gone".to_owned());
+        }
+        setsid().map_err(|e| format!("setsid: {e}"))?;
+        // Nothing done here reaches the host's mount namespace: a mount namespace created
+        // with a new user namespace is less privileged, and the kernel has turned every
+        // shared mount in it into a slave (mount_namespaces(7)), so no mount made here
+        // propagates back (and making them private would cost a walk of every mount).
+        let mut sources = Sources::open(mounts)?;
+        build_mounts(mounts, &sources)?;
+        let relay = if plan.network == NetworkPolicy::Allow {
+            None
+        } else {
+            loopback_up()?;
+            match (&mounts.proxy, sources.proxy.take()) {
+                (Some(proxy), Some(socket)) => {
+                    Some(super::relay::Relay::bind(proxy, socket, mounts.probe)?)
+                }
+                _ => None,
+            }
+        };
+        if plan.fs != SandboxMode::Off {
+            super::landlock::restrict_filesystem(&writable_paths(plan.fs, &plan.write))?;
+        }
+        drop_privileges()?;
+        Ok(relay)
+    };
+    let relay = match setup() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skiff sandbox: {e}; the command was not run");
+            return i32::from(SETUP_FAILED);
+        }
+    };
+    if mounts.probe {
+        return 0;
+    }
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    if let Some(relay) = &relay {
+        command.envs(relay.environment());
+    }
+    let shell = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!(
+                "skiff sandbox: cannot run {}: {e}",
+                Path::new(program).display()
+            );
+            return if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+        }
+    };
+    let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
+    if let Some(relay) = relay {
+        relay.serve();
+    }
+    // The helper died (killed by skiff's timeout or with skiff): end everything now.
+    std::thread::spawn(move || {
+        let mut watch = watch;
+        let mut buf = [0u8; 1];
+        let _ = std::io::Read::read(&mut watch, &mut buf);
+        std::process::exit(137);
+    });
+    reap(shell_pid)
+}
+
+/// Whether the pipe from the helper already reads end of file (the helper died before C could
+/// ask to die with it).
+fn parent_gone(watch: &std::io::PipeReader) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(watch.as_fd(), PollFlags::POLLIN)];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+}
+
+/// Reap every process of the namespace until the shell ends; its exit code.
+fn reap(shell: Pid) -> i32 {
+    loop {
+        match waitpid(Pid::from_raw(-1), None) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == shell => return code,
+            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == shell => return 128 + sig as i32,
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return 0,
+        }
+    }
+}
+
+fn mount_err(what: &str, path: &Path, e: nix::errno::Errno) -> String {
+    format!("cannot {what} {}: {e}", path.display())
+}
+
+/// The mount namespace: see the module docs.
+fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
+    let none: Option<&str> = None;
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        none,
+    )
+    .map_err(|e| format!("cannot mount a private /proc: {e}"))?;
+    build_dev(sources)?;
+    let mut tmpfs_roots: Vec<PathBuf> = Vec::new();
+    for dir in &mounts.empty {
+        if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        mount(
+            Some("tmpfs"),
+            dir,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=0755,size=16m"),
+        )
+        .map_err(|e| mount_err("empty", dir, e))?;
+        tmpfs_roots.push(dir.clone());
+    }
+    for path in &mounts.pin {
+        match bind(path, path) {
+            Err(nix::errno::Errno::ENOENT) => {}
+            r => r.map_err(|e| mount_err("pin", path, e))?,
+        }
+    }
+    for path in &mounts.read_only {
+        match bind(path, path).and_then(|()| remount_read_only(path)) {
+            Err(nix::errno::Errno::ENOENT) => {}
+            r => r.map_err(|e| mount_err("make read-only", path, e))?,
+        }
+    }
+    let null = fd_path(&sources.null);
+    let mut hidden_dirs = Vec::new();
+    for path in &mounts.hide {
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            mount(
+                Some("tmpfs"),
+                path,
+                Some("tmpfs"),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some("mode=0755,size=64k,nr_inodes=256"),
+            )
+            .map_err(|e| mount_err("hide", path, e))?;
+            hidden_dirs.push(path.clone());
+            tmpfs_roots.push(path.clone());
+        } else {
+            bind(&null, path)
+                .and_then(|()| remount_read_only(path))
+                .map_err(|e| mount_err("hide", path, e))?;
+        }
+    }
+    for (path, fd, is_dir) in &sources.expose {
+        // Mount points are only ever made inside the sandbox's own empty directories.
+        if !tmpfs_roots.iter().any(|r| path.starts_with(r) && path != r) {
+            continue;
+        }
+        make_mount_point(path, *is_dir).map_err(|e| format!("{}: {e}", path.display()))?;
+        bind(&fd_path(fd), path)
+            .and_then(|()| remount_read_only(path))
+            .map_err(|e| mount_err("show", path, e))?;
+    }
+    for dir in hidden_dirs {
+        mount(
+            none,
+            &dir,
+            none,
+            MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            none,
+        )
+        .map_err(|e| mount_err("seal", &dir, e))?;
+    }
+    Ok(())
+}
+
+/// A minimal `/dev`: the usual pseudo-devices bound from the host's, a private `devpts`, a
+/// private `/dev/shm`, the `fd` links; read-only but for those.
+fn build_dev(sources: &Sources) -> Result<(), String> {
+    let none: Option<&str> = None;
+    let dev = Path::new("/dev");
+    mount(
+        Some("tmpfs"),
+        dev,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("mode=0755,size=64k"),
+    )
+    .map_err(|e| mount_err("mount a private", dev, e))?;
+    for (name, fd) in &sources.dev {
+        let node = dev.join(name);
+        std::fs::write(&node, b"").map_err(|e| format!("{}: {e}", node.display()))?;
+        bind(&fd_path(fd), &node).map_err(|e| mount_err("bind", &node, e))?;
+    }
+    let pts = dev.join("pts");
+    let shm = dev.join("shm");
+    for dir in [&pts, &shm] {
+        std::fs::create_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    mount(
+        Some("devpts"),
+        &pts,
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=620"),
+    )
+    .map_err(|e| mount_err("mount", &pts, e))?;
+    mount(
+        Some("tmpfs"),
+        &shm,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=1777"),
+    )
+    .map_err(|e| mount_err("mount", &shm, e))?;
+    for (link, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(link))
+            .map_err(|e| format!("/dev/{link}: {e}"))?;
+    }
+    mount(
+        none,
+        dev,
+        none,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("mode=0755,size=64k"),
+    )
+    .map_err(|e| mount_err("seal", dev, e))
+}
+
+fn bind(source: &Path, target: &Path) -> nix::Result<()> {
+    let none: Option<&str> = None;
+    mount(Some(source), target, none, MsFlags::MS_BIND, none)
+}
+
+/// Remount a bind mount read-only, keeping the flags the kernel locks (a mount copied from a
+/// more privileged namespace cannot lose `nosuid`, `nodev`, `noexec` or its atime mode).
+fn remount_read_only(target: &Path) -> nix::Result<()> {
+    let none: Option<&str> = None;
+    let current = statvfs(target)?.flags();
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    for (fs, ms) in [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ] {
+        if current.contains(fs) {
+            flags |= ms;
+        }
+    }
+    mount(none, target, none, flags, none)
+}
+
+fn make_mount_point(path: &Path, is_dir: bool) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if is_dir {
+        std::fs::create_dir_all(path)
+    } else if std::fs::symlink_metadata(path).is_err() {
+        std::fs::write(path, b"")
+    } else {
+        Ok(())
+    }
+}
+
+/// Bring up `lo` in the new network namespace (it starts down).
+fn loopback_up() -> Result<(), String> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0")
+        .map_err(|e| format!("cannot open a socket to configure the loopback: {e}"))?;
+    // SAFETY: a zeroed ifreq is a valid value of a plain C struct.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    let fd = socket.as_raw_fd();
+    // SAFETY: `fd` is our socket; `req` is a valid ifreq for the duration of each call.
+    let got = unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) };
+    if got < 0 {
+        return Err(format!(
+            "cannot read the loopback's flags: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe {
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    }
+    // SAFETY: as above.
+    let set = unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) };
+    if set < 0 {
+        return Err(format!(
+            "cannot bring the loopback up: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Drop every capability for good (the bounding set too, so an exec as uid 0 gets none back)
+/// and become undumpable (no other process of the sandbox may ptrace or read this one).
+fn drop_privileges() -> Result<(), String> {
+    for cap in 0..=63 {
+        // SAFETY: prctl with integer arguments; EINVAL past the last capability is ignored.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+    }
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: header and data are valid for the call; capset only reads data.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    if r != 0 {
+        return Err(format!(
+            "cannot drop capabilities: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs: {e}"))?;
+    nix::sys::prctl::set_dumpable(false).map_err(|e| format!("PR_SET_DUMPABLE: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! The paths a sandboxed command may not see: the user's secrets, skiff's own home, and the
+//! Unix sockets that lead out of the sandbox (ssh-agent, docker, dbus, tmux, editors).
+
+use std::path::{Path, PathBuf};
+
+/// Secrets under the home directory that sandboxed commands cannot read (directories are
+/// covered by an empty one, files by an empty file).
+pub const DEFAULT_DENY_READ: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".config/git/credentials",
+    ".config/op",
+    ".config/rclone",
+    ".config/doctl",
+    ".azure",
+    ".kube",
+    ".oci",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".claude.json",
+    ".claude/.credentials.json",
+    ".local/share/keyrings",
+    ".password-store",
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    "snap/firefox",
+    "snap/chromium",
+    ".var/app/org.mozilla.firefox",
+    ".var/app/com.google.Chrome",
+    "Library/Keychains",
+    "Library/Application Support/Google/Chrome",
+    "Library/Application Support/Firefox",
+];
+
+/// System files no command needs to read.
+pub const SYSTEM_DENY_READ: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers"];
+
+/// What stays visible inside a hidden `~/.ssh` (public host keys: git over ssh checks them).
+pub const SSH_EXPOSED: &[&str] = &[".ssh/known_hosts", ".ssh/known_hosts2"];
+
+/// Variables naming sockets or agents outside the sandbox; not passed to sandboxed commands
+/// (unless `sandbox.network.allowUnixSockets` names the socket).
+pub const SOCKET_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "KITTY_LISTEN_ON",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "XAUTHORITY",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Directories replaced by an empty one inside the sandbox: their sockets lead out.
+pub const EMPTY_DIRS: &[&str] = &["/run", "/var/run"];
+
+/// Sockets under the home directory that tools put there (docker desktop, colima, podman).
+const HOME_SOCKETS: &[&str] = &[
+    ".docker/run/docker.sock",
+    ".docker/desktop/docker.sock",
+    ".colima/default/docker.sock",
+    ".rd/docker.sock",
+    ".local/share/containers/podman/machine/podman.sock",
+];
+
+/// The absolute paths of the default deny list for this home directory.
+pub fn default_deny_read(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = SYSTEM_DENY_READ.iter().map(PathBuf::from).collect();
+    if let Some(home) = home {
+        out.extend(DEFAULT_DENY_READ.iter().map(|p| home.join(p)));
+    }
+    out
+}
+
+/// The socket a variable's value names: a path, `unix://PATH`, `unix:path=PATH,…` (dbus), or
+/// `PATH,pid,…` (tmux).
+pub fn socket_of(var: &str, value: &str) -> Option<PathBuf> {
+    let value = value.trim();
+    let path = if let Some(rest) = value.strip_prefix("unix://") {
+        rest
+    } else if let Some(rest) = value.strip_prefix("unix:") {
+        rest.split([',', ';'])
+            .find_map(|kv| kv.strip_prefix("path="))?
+    } else if var == "TMUX" || var == "GPG_AGENT_INFO" {
+        value.split([',', ':']).next()?
+    } else {
+        value
+    };
+    let path = PathBuf::from(path);
+    path.is_absolute().then_some(path)
+}
+
+/// Sockets that lead out of the sandbox, outside `/run` (which is emptied as a whole): those
+/// the environment names, those tools keep under the home directory, and the sockets (and
+/// directories of sockets) directly in the temp directories. Bounded: at most `max` entries
+/// of each temp directory are looked at.
+pub fn outside_sockets(home: Option<&Path>, temp_dirs: &[PathBuf], max: usize) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut out = Vec::new();
+    for var in SOCKET_VARS {
+        if let Some(value) = std::env::var_os(var)
+            && let Some(path) = socket_of(var, &value.to_string_lossy())
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
+        {
+            out.push(path);
+        }
+    }
+    if let Some(home) = home {
+        for rel in HOME_SOCKETS {
+            let path = home.join(rel);
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+                out.push(path);
+            }
+        }
+    }
+    for dir in temp_dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten().take(max) {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_socket() {
+                out.push(path);
+            } else if kind.is_dir() && holds_socket(&path, 64) {
+                // A directory of sockets (ssh-XXXX, tmux-UID, .X11-unix): covered whole.
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether one of the first `max` entries of `dir` (or of its subdirectories, one level
+/// down) is a socket.
+fn holds_socket(dir: &Path, max: usize) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().take(max).any(|e| {
+        e.file_type().is_ok_and(|t| {
+            t.is_socket()
+                || (t.is_dir()
+                    && std::fs::read_dir(e.path()).is_ok_and(|inner| {
+                        inner
+                            .flatten()
+                            .take(16)
+                            .any(|i| i.file_type().is_ok_and(|t| t.is_socket()))
+                    }))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sockets_named_by_variables() {
+        assert_eq!(
+            socket_of("DOCKER_HOST", "unix:///var/run/docker.sock"),
+            Some("/var/run/docker.sock".into())
+        );
+        assert_eq!(
+            socket_of(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/run/user/1000/bus,guid=x"
+            ),
+            Some("/run/user/1000/bus".into())
+        );
+        assert_eq!(
+            socket_of("TMUX", "/tmp/tmux-1000/default,1234,0"),
+            Some("/tmp/tmux-1000/default".into())
+        );
+        assert_eq!(socket_of("DOCKER_HOST", "tcp://1.2.3.4:2375"), None);
+        assert_eq!(socket_of("DISPLAY", ":0"), None);
+    }
+
+    #[test]
+    fn sockets_in_temp_directories_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent_dir = dir.path().join("ssh-abc");
+        std::fs::create_dir(&agent_dir).unwrap();
+        let _agent = std::os::unix::net::UnixListener::bind(agent_dir.join("agent.1")).unwrap();
+        let _top = std::os::unix::net::UnixListener::bind(dir.path().join("top.sock")).unwrap();
+        std::fs::create_dir(dir.path().join("plain")).unwrap();
+        std::fs::write(dir.path().join("plain/file"), "x").unwrap();
+        let found = outside_sockets(None, &[dir.path().to_path_buf()], 100);
+        assert!(found.contains(&agent_dir), "{found:?}");
+        assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
+        assert!(!found.contains(&dir.path().join("plain")), "{found:?}");
+    }
+}

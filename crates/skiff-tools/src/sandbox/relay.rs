@@ -1,0 +1,184 @@
+//! The relay inside a sandbox's network namespace (run by its PID 1): a listener on the
+//! sandbox's loopback that every proxy-aware tool is pointed at (`HTTP_PROXY`, `HTTPS_PROXY`,
+//! `ALL_PROXY`, lower case too), and one per forwarded host port (`localhost:5432` in
+//! `allowedDomains`), each connection passed to skiff's proxy over its Unix socket. Plain
+//! threads: the helper has no async runtime, and a command opens few connections.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+use super::plan::ProxyPlan;
+
+/// The listeners of one sandbox.
+pub(super) struct Relay {
+    proxy: TcpListener,
+    port: u16,
+    forwards: Vec<(TcpListener, String, u16)>,
+    /// Keeps the proxy's socket open, so `socket` (`/proc/self/fd/N`) stays valid.
+    _socket_fd: OwnedFd,
+    socket: PathBuf,
+    token: String,
+    connect: PathBuf,
+}
+
+impl Relay {
+    /// Open the listeners (before the sandbox drops its privileges). `socket` is skiff's
+    /// proxy, opened before the mounts could cover it.
+    pub(super) fn bind(plan: &ProxyPlan, socket: OwnedFd, probe: bool) -> Result<Self, String> {
+        let proxy = TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("cannot listen on the sandbox's loopback: {e}"))?;
+        let port = proxy
+            .local_addr()
+            .map_err(|e| format!("cannot listen on the sandbox's loopback: {e}"))?
+            .port();
+        let mut forwards = Vec::new();
+        if !probe {
+            for f in &plan.forward {
+                match TcpListener::bind(("127.0.0.1", f.port)) {
+                    Ok(l) => forwards.push((l, f.host.clone(), f.port)),
+                    Err(e) => eprintln!(
+                        "skiff sandbox: cannot forward {}:{} into the sandbox: {e}",
+                        f.host, f.port
+                    ),
+                }
+                if let Ok(l) = TcpListener::bind(("::1", f.port)) {
+                    forwards.push((l, f.host.clone(), f.port));
+                }
+            }
+        }
+        Ok(Self {
+            proxy,
+            port,
+            forwards,
+            socket: super::namespaces::fd_path(&socket),
+            _socket_fd: socket,
+            token: plan.token.clone(),
+            connect: plan.connect.clone(),
+        })
+    }
+
+    /// The variables that point tools at the relay.
+    pub(super) fn environment(&self) -> Vec<(String, String)> {
+        let http = format!("http://127.0.0.1:{}", self.port);
+        let socks = format!("socks5h://127.0.0.1:{}", self.port);
+        let no_proxy = "localhost,127.0.0.1,::1,.localhost".to_owned();
+        let mut vars: Vec<(String, String)> = [
+            ("HTTP_PROXY", &http),
+            ("HTTPS_PROXY", &http),
+            ("http_proxy", &http),
+            ("https_proxy", &http),
+            ("ALL_PROXY", &socks),
+            ("all_proxy", &socks),
+            ("NO_PROXY", &no_proxy),
+            ("no_proxy", &no_proxy),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.clone()))
+        .collect();
+        vars.push(("RSYNC_PROXY".into(), format!("127.0.0.1:{}", self.port)));
+        // Node 24 and later honour the proxy variables in fetch/http with this set.
+        vars.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
+        // git over ssh goes through the proxy too, by skiff's own ProxyCommand.
+        let helper = shell_quote(&self.connect.to_string_lossy());
+        let proxy_command = format!("-o ProxyCommand={helper} {} %h %p'", super::CONNECT_ARG);
+        let ssh = std::env::var("GIT_SSH_COMMAND")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "ssh".to_owned());
+        vars.push(("GIT_SSH_COMMAND".into(), format!("{ssh} {proxy_command}")));
+        vars
+    }
+
+    /// Serve in background threads until the process ends.
+    pub(super) fn serve(self) {
+        let Self {
+            proxy,
+            forwards,
+            socket,
+            token,
+            _socket_fd,
+            ..
+        } = self;
+        // Open for the life of the process.
+        std::mem::forget(_socket_fd);
+        {
+            let (socket, token) = (socket.clone(), token.clone());
+            std::thread::spawn(move || accept(proxy, socket, token, None));
+        }
+        for (listener, host, port) in forwards {
+            let (socket, token) = (socket.clone(), token.clone());
+            std::thread::spawn(move || accept(listener, socket, token, Some((host, port))));
+        }
+    }
+}
+
+/// The start of `'…'` quoting for `sh` (the caller adds more and the closing quote).
+fn shell_quote(text: &str) -> String {
+    format!("'{}", text.replace('\'', r"'\''"))
+}
+
+fn accept(listener: TcpListener, socket: PathBuf, token: String, forward: Option<(String, u16)>) {
+    for client in listener.incoming() {
+        let Ok(client) = client else { continue };
+        let (socket, token, forward) = (socket.clone(), token.clone(), forward.clone());
+        std::thread::spawn(move || {
+            let _ = pass_on(client, &socket, &token, forward);
+        });
+    }
+}
+
+fn pass_on(
+    client: TcpStream,
+    socket: &PathBuf,
+    token: &str,
+    forward: Option<(String, u16)>,
+) -> std::io::Result<()> {
+    let mut upstream = UnixStream::connect(socket)?;
+    upstream.write_all(format!("SKIFF {token}\n").as_bytes())?;
+    if let Some((host, port)) = forward {
+        let authority = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        upstream.write_all(
+            format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes(),
+        )?;
+        let mut reader = BufReader::new(upstream.try_clone()?);
+        let mut status = String::new();
+        reader.read_line(&mut status)?;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+                break;
+            }
+        }
+        if status.split_whitespace().nth(1) != Some("200") {
+            // The body says why; the client only sees the connection close.
+            let mut why = String::new();
+            let _ = reader.take(1024).read_to_string(&mut why);
+            eprint!("{why}");
+            return Ok(());
+        }
+    }
+    splice(client, upstream)
+}
+
+/// Copy both ways until each side is done.
+pub(super) fn splice(client: TcpStream, upstream: UnixStream) -> std::io::Result<()> {
+    let mut client_read = client.try_clone()?;
+    let mut upstream_write = upstream.try_clone()?;
+    let up = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_read, &mut upstream_write);
+        let _ = upstream_write.shutdown(Shutdown::Write);
+    });
+    let (mut upstream_read, mut client_write) = (upstream, client);
+    let _ = std::io::copy(&mut upstream_read, &mut client_write);
+    let _ = client_write.shutdown(Shutdown::Write);
+    let _ = up.join();
+    Ok(())
+}
