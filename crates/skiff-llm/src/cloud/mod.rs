@@ -230,6 +230,11 @@ impl CloudConfig {
         self.models.map(model)
     }
 
+    /// Set the whole retry policy.
+    pub fn set_retry(&mut self, retry: crate::RetryPolicy) {
+        self.common.retry = retry;
+    }
+
     /// Set the retries of a failed call.
     pub fn set_max_retries(&mut self, retries: u32) {
         self.common.retry.max_retries = retries;
