@@ -364,7 +364,10 @@ mod tests {
             id("apac.anthropic.claude-3-5-sonnet-20241022-v2:0"),
             Some("claude-3-5-sonnet")
         );
-        assert_eq!(id("claude-3-5-sonnet-v2@20241022"), Some("claude-3-5-sonnet"));
+        assert_eq!(
+            id("claude-3-5-sonnet-v2@20241022"),
+            Some("claude-3-5-sonnet")
+        );
         assert_eq!(id("claude-sonnet-4@20250514"), Some("claude-sonnet-4-0"));
         assert_eq!(id("Claude-Sonnet-4-5"), Some("claude-sonnet-4-5"));
     }

@@ -528,3 +528,212 @@ async fn skipped_auth_sends_no_credentials() {
     );
     assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "gateway");
 }
+
+/// Temporary keys as the AWS credential endpoints answer them, expiring in `secs`.
+fn temporary_keys_json(secs: u64) -> String {
+    let k = keys();
+    let exp = std::time::SystemTime::now() + Duration::from_secs(secs);
+    let exp = httpdate_rfc3339(exp);
+    serde_json::json!({
+        "AccessKeyId": k.access_key_id,
+        "SecretAccessKey": k.secret_access_key,
+        "Token": k.session_token,
+        "Expiration": exp,
+    })
+    .to_string()
+}
+
+/// RFC 3339 of a time (UTC, seconds).
+fn httpdate_rfc3339(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // civil_from_days
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[tokio::test]
+async fn bedrock_container_credentials_are_fetched_and_refreshed_before_they_expire() {
+    use skiff_testkit::{Canned, CannedServer};
+    // Keys that expire within the refresh margin: fetched again for the second call.
+    let creds = CannedServer::start(vec![Canned::json(200, temporary_keys_json(60))])
+        .await
+        .unwrap();
+    let server = MockServer::builder()
+        .cloud(bedrock_mock(botocore_python()))
+        .turns([ScriptTurn::text("first"), ScriptTurn::text("second")])
+        .start()
+        .await
+        .unwrap();
+    let full_uri = format!("{}/v2/credentials/task", creds.url());
+    let url = server.url();
+    let p = provider(
+        Cloud::Bedrock,
+        &[
+            ("AWS_REGION", "us-west-2"),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", &full_uri),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-auth"),
+            ("ANTHROPIC_BEDROCK_BASE_URL", &url),
+        ],
+    );
+    assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "first");
+    assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "second");
+    assert_eq!(creds.paths().len(), 2, "{:?}", creds.paths());
+}
+
+#[tokio::test]
+async fn bedrock_imds_web_identity_sso_and_assumed_roles() {
+    use skiff_testkit::{Canned, CannedServer};
+    let server = MockServer::builder()
+        .cloud(bedrock_mock(botocore_python()))
+        .repeat(true)
+        .turn(ScriptTurn::text("ok"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    let k = keys();
+    let sts_xml = format!(
+        "<R><Result><Credentials><AccessKeyId>{}</AccessKeyId><SecretAccessKey>{}</SecretAccessKey>\
+         <SessionToken>{}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials></Result></R>",
+        k.access_key_id,
+        k.secret_access_key,
+        k.session_token.clone().unwrap().replace('&', "&amp;")
+    );
+
+    // IMDSv2: a session token, the role's name, its keys.
+    let imds = CannedServer::start(vec![
+        Canned::json(200, "imds-session-token"),
+        Canned::json(200, "my-instance-role\n"),
+        Canned::json(200, temporary_keys_json(3600)),
+    ])
+    .await
+    .unwrap();
+    let endpoint = imds.url();
+    let p = provider(
+        Cloud::Bedrock,
+        &[
+            ("AWS_REGION", "us-west-2"),
+            ("AWS_EC2_METADATA_SERVICE_ENDPOINT", &endpoint),
+            ("ANTHROPIC_BEDROCK_BASE_URL", &url),
+        ],
+    );
+    assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "ok");
+    assert_eq!(
+        imds.paths(),
+        [
+            "/latest/api/token",
+            "/latest/meta-data/iam/security-credentials/",
+            "/latest/meta-data/iam/security-credentials/my-instance-role"
+        ]
+    );
+
+    // Web identity: the token file's content exchanged at STS.
+    let sts = CannedServer::start(vec![Canned {
+        status: 200,
+        content_type: "text/xml".into(),
+        body: sts_xml.clone().into(),
+    }])
+    .await
+    .unwrap();
+    let token_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(token_file.path(), "eyJ.oidc.token").unwrap();
+    let sts_url = sts.url();
+    let p = provider(
+        Cloud::Bedrock,
+        &[
+            ("AWS_REGION", "us-west-2"),
+            (
+                "AWS_WEB_IDENTITY_TOKEN_FILE",
+                token_file.path().to_str().unwrap(),
+            ),
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/ci"),
+            ("AWS_ENDPOINT_URL_STS", &sts_url),
+            ("ANTHROPIC_BEDROCK_BASE_URL", &url),
+        ],
+    );
+    assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "ok");
+    assert_eq!(sts.paths().len(), 1);
+
+    // IAM Identity Center: the token `aws sso login` cached, exchanged at the portal; and a
+    // role assumed from that profile through STS (signed with the SSO keys).
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".aws/sso/cache")).unwrap();
+    std::fs::write(
+        home.path().join(".aws/config"),
+        "[profile dev]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = Dev\nregion = us-west-2\n\
+         [sso-session corp]\nsso_region = us-east-1\nsso_start_url = https://corp.awsapps.com/start\n\
+         [profile admin]\nrole_arn = arn:aws:iam::123456789012:role/Admin\nsource_profile = dev\nregion = us-west-2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path()
+            .join(".aws/sso/cache/ee0bfd2552fbd840c02cc48b6e823320543c450f.json"),
+        serde_json::json!({"accessToken": "sso-access", "expiresAt": "2099-01-01T00:00:00Z"})
+            .to_string(),
+    )
+    .unwrap();
+    let portal = CannedServer::start(vec![Canned::json(
+        200,
+        serde_json::json!({"roleCredentials": {
+            "accessKeyId": k.access_key_id, "secretAccessKey": k.secret_access_key,
+            "sessionToken": k.session_token, "expiration": 4_070_908_800_000u64}})
+        .to_string(),
+    )])
+    .await
+    .unwrap();
+    let sts = CannedServer::start(vec![Canned {
+        status: 200,
+        content_type: "text/xml".into(),
+        body: sts_xml.into(),
+    }])
+    .await
+    .unwrap();
+    let (portal_url, sts_url) = (portal.url(), sts.url());
+    let map: HashMap<String, String> = [
+        ("HOME", home.path().to_str().unwrap()),
+        ("AWS_PROFILE", "admin"),
+        ("AWS_ENDPOINT_URL_SSO", &portal_url),
+        ("AWS_ENDPOINT_URL_STS", &sts_url),
+        ("ANTHROPIC_BEDROCK_BASE_URL", &url),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    .collect();
+    let mut cfg = CloudConfig::from_lookup(Cloud::Bedrock, |k| map.get(k).cloned()).unwrap();
+    cfg.set_retry(fast());
+    let summary = cfg.summary();
+    assert!(
+        summary
+            .credential
+            .contains("role arn:aws:iam::123456789012:role/Admin")
+            && summary
+                .credential
+                .contains("IAM Identity Center (SSO) of AWS profile `dev`"),
+        "{}",
+        summary.credential
+    );
+    assert_eq!(summary.region.as_ref().unwrap().0, "us-west-2");
+    let p = CloudProvider::new(cfg).unwrap();
+    assert_eq!(text_of(&p, "claude-sonnet-4-5").await.unwrap(), "ok");
+    assert_eq!(
+        portal.paths(),
+        ["/federation/credentials"],
+        "the portal was asked once"
+    );
+    assert_eq!(sts.paths().len(), 1);
+}

@@ -35,8 +35,9 @@ struct Inner {
     summary: CloudSummary,
     /// Model calls.
     client: reqwest::Client,
-    /// Credential endpoints (any scheme).
-    auth_client: reqwest::Client,
+    /// Credential endpoints (any scheme; built on first use: loading the system's CA
+    /// certificates costs time that static keys never need).
+    auth_client: std::sync::OnceLock<Option<reqwest::Client>>,
     /// Headers of every call (content type, custom headers, the cloud's fixed ones).
     headers: HeaderMap,
     aws: TokenCache<AwsCredentials>,
@@ -67,11 +68,6 @@ impl CloudProvider {
             &summary.endpoint,
             config.connect_timeout,
             crate::anthropic::same_origin_redirects(),
-        )?;
-        let auth_client = crate::http::client(
-            "https://",
-            config.connect_timeout,
-            reqwest::redirect::Policy::none(),
         )?;
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -140,7 +136,7 @@ impl CloudProvider {
                 config,
                 summary,
                 client,
-                auth_client,
+                auth_client: std::sync::OnceLock::new(),
                 headers,
                 aws: TokenCache::default(),
                 token: TokenCache::default(),
@@ -284,6 +280,21 @@ impl Inner {
         self.token.invalidate().await;
     }
 
+    /// The client of the credential endpoints.
+    fn auth_client(&self) -> Result<&reqwest::Client, AttemptError> {
+        self.auth_client
+            .get_or_init(|| {
+                crate::http::client(
+                    "https://",
+                    self.config.connect_timeout,
+                    reqwest::redirect::Policy::none(),
+                )
+                .ok()
+            })
+            .as_ref()
+            .ok_or_else(|| self.credentials_error("cannot build an HTTP client".to_owned()))
+    }
+
     fn credentials_error(&self, message: String) -> AttemptError {
         AttemptError::Credentials {
             cloud: self.summary.cloud.title().to_owned(),
@@ -303,7 +314,7 @@ impl Inner {
             CloudKind::Bedrock(b) => {
                 if let BedrockAuth::SigV4(chain) = &b.auth {
                     let ctx = FetchContext {
-                        client: &self.auth_client,
+                        client: self.auth_client()?,
                         chain,
                     };
                     let creds = self
@@ -339,7 +350,12 @@ impl Inner {
                 if let VertexAuth::Adc(adc) = &v.auth {
                     let token = self
                         .token
-                        .get(|| gcp_credentials::fetch(&self.auth_client, &adc.source))
+                        .get(|| async {
+                            match self.auth_client() {
+                                Ok(c) => gcp_credentials::fetch(c, &adc.source).await,
+                                Err(e) => Err(e.to_string()),
+                            }
+                        })
                         .await
                         .map_err(|m| self.credentials_error(m))?;
                     req = req.header(
@@ -353,7 +369,12 @@ impl Inner {
                 if let FoundryAuth::Entra(source) = &f.auth {
                     let token = self
                         .token
-                        .get(|| azure_credentials::fetch(&self.auth_client, source))
+                        .get(|| async {
+                            match self.auth_client() {
+                                Ok(c) => azure_credentials::fetch(c, source).await,
+                                Err(e) => Err(e.to_string()),
+                            }
+                        })
                         .await
                         .map_err(|m| self.credentials_error(m))?;
                     req = req.header(
