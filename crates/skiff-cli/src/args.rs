@@ -37,6 +37,9 @@ pub const PROVIDER_NAMES: &[&str] = &[
     "vllm",
     "lmstudio",
     "openrouter",
+    "bedrock",
+    "vertex",
+    "foundry",
     "script",
 ];
 
@@ -377,7 +380,8 @@ pub struct Args {
     #[arg(long)]
     pub dangerously_skip_permissions: bool,
 
-    /// Model backend: anthropic (default), openai (any OpenAI-compatible server, with
+    /// Model backend: anthropic (default), bedrock, vertex, foundry (Claude on a cloud; also
+    /// CLAUDE_CODE_USE_BEDROCK/_VERTEX/_FOUNDRY=1), openai (any OpenAI-compatible server, with
     /// --base-url), ollama, llamacpp, vllm, lmstudio, openrouter, or script (also SKIFF_PROVIDER).
     #[arg(long, value_name = "NAME", value_parser = parse_provider, global = true)]
     pub provider: Option<String>,

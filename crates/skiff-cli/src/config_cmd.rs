@@ -435,13 +435,98 @@ pub fn render(s: &Settings) -> String {
     for k in &s.ignored {
         line("ignored", quoted(&k.value), &k.source, "");
     }
+    if let crate::provider::Backend::Cloud(cloud) = crate::provider::Backend::of(s) {
+        render_cloud(&mut out, s, cloud);
+    }
     out
+}
+
+/// The cloud provider's lines: which cloud and why, region, project, endpoint, credential
+/// source, default models, and the cloud's variables that are set (secrets redacted).
+fn render_cloud(out: &mut String, s: &Settings, cloud: skiff_llm::cloud::Cloud) {
+    let why = if s.provider.source == Source::Default {
+        s.lookup
+            .source(cloud.switch_var())
+            .unwrap_or(Source::Default)
+    } else {
+        s.provider.source.clone()
+    };
+    let _ = writeln!(out, "cloud = {}  ({why})", quoted(cloud.title()));
+    match crate::provider::cloud_config(cloud, s) {
+        Err(e) => {
+            let _ = writeln!(out, "cloud.error = {}", quoted(&format!("{e:#}")));
+        }
+        Ok(cfg) => {
+            let sum = cfg.summary();
+            if let Some((region, from)) = &sum.region {
+                let _ = writeln!(out, "cloud.region = {}  ({from})", quoted(region));
+            }
+            if let Some(p) = &sum.project {
+                let _ = writeln!(out, "cloud.project = {}", quoted(p));
+            }
+            let from = sum
+                .endpoint_var
+                .and_then(|v| s.lookup.source(v))
+                .map_or_else(|| "default".to_owned(), |src| src.to_string());
+            let _ = writeln!(
+                out,
+                "cloud.endpoint = {}  ({from})",
+                quoted(&crate::settings::redact_url(&sum.endpoint))
+            );
+            let _ = writeln!(out, "cloud.credentials = {}", quoted(&sum.credential));
+            let model = cfg.map_model(&skiff_llm::resolve_alias(&s.model.value));
+            let _ = writeln!(
+                out,
+                "cloud.model = {}  ({})",
+                quoted(&model),
+                s.model.source
+            );
+            let small = s.small_model.as_ref().map_or_else(
+                || sum.default_small_model.clone(),
+                |m| cfg.map_model(&skiff_llm::resolve_alias(&m.value)),
+            );
+            let _ = writeln!(out, "cloud.smallModel = {}", quoted(&small));
+        }
+    }
+    for var in cloud.variables() {
+        let Some(value) = s.lookup.get(var) else {
+            continue;
+        };
+        let source = s.lookup.source(var).unwrap_or(Source::Default);
+        let shown = if is_secret_name(var) {
+            "[set, redacted]".to_owned()
+        } else {
+            quoted(&crate::settings::redact_url(&value))
+        };
+        let _ = writeln!(out, "{var} = {shown}  ({source})");
+    }
+}
+
+/// What `system/init` says about the cloud in use (its `cloud` field; never a secret).
+pub fn cloud_json(sum: &skiff_llm::cloud::CloudSummary) -> Value {
+    serde_json::json!({
+        "provider": sum.cloud.name(),
+        "name": sum.cloud.title(),
+        "region": sum.region.as_ref().map(|(r, _)| r),
+        "project": sum.project,
+        "endpoint": crate::settings::redact_url(&sum.endpoint),
+        "credentials": sum.credential,
+    })
 }
 
 /// Variables skiff itself reads from the lookup.
 fn is_skiff_var(name: &str) -> bool {
     name.starts_with("ANTHROPIC_")
         || name.starts_with("SKIFF_")
+        || name.starts_with("CLAUDE_CODE_")
+        || name.starts_with("AWS_")
+        || name.starts_with("AZURE_")
+        || name.starts_with("GOOGLE_")
+        || name.starts_with("VERTEX_REGION_")
+        || matches!(
+            name,
+            "CLOUD_ML_REGION" | "GCLOUD_PROJECT" | "GCE_METADATA_HOST"
+        )
         || matches!(
             name,
             "DISABLE_PROMPT_CACHING" | "CLAUDE_CODE_MAX_OUTPUT_TOKENS"

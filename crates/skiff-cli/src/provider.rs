@@ -1,4 +1,5 @@
-//! Choosing and building the model provider: the Anthropic API, OpenAI-compatible servers (by
+//! Choosing and building the model provider: the Anthropic API, Claude on a cloud (Bedrock,
+//! Vertex AI, Foundry: `CLAUDE_CODE_USE_*` or `--provider`), OpenAI-compatible servers (by
 //! name: ollama, llamacpp, vllm, lmstudio, openrouter, or `openai` with a base URL), or the
 //! scripted provider; and `skiff models`.
 
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::bail;
+use skiff_llm::cloud::{Cloud, CloudConfig, CloudProvider};
 use skiff_llm::openai::{Preset, preset};
 use skiff_llm::{
     AnthropicConfig, AnthropicProvider, Credential, OpenAiConfig, OpenAiProvider, Provider,
@@ -26,15 +28,24 @@ pub enum Backend {
     Script,
     /// An OpenAI-compatible chat-completions server.
     OpenAi(&'static Preset),
+    /// Claude on a cloud.
+    Cloud(Cloud),
 }
 
 impl Backend {
-    /// The backend named by `settings.provider` (validated when it was read).
+    /// The backend named by `settings.provider` (validated when it was read); when none was
+    /// named, the cloud whose `CLAUDE_CODE_USE_*` switch is on, as in Claude Code.
     pub fn of(settings: &Settings) -> Self {
         match settings.provider.value.as_str() {
             "script" => Self::Script,
+            "anthropic" if settings.provider.source == Source::Default => {
+                Cloud::detect(|k| settings.lookup.get(k)).map_or(Self::Anthropic, Self::Cloud)
+            }
             "anthropic" => Self::Anthropic,
-            other => preset(other).map_or(Self::Anthropic, Self::OpenAi),
+            other => Cloud::from_name(other)
+                .map(Self::Cloud)
+                .or_else(|| preset(other).map(Self::OpenAi))
+                .unwrap_or(Self::Anthropic),
         }
     }
 
@@ -44,6 +55,7 @@ impl Backend {
             Self::Anthropic => "anthropic",
             Self::Script => "script",
             Self::OpenAi(p) => p.name,
+            Self::Cloud(c) => c.name(),
         }
     }
 
@@ -59,6 +71,8 @@ pub struct Built {
     pub provider: Arc<dyn Provider>,
     /// `apiKeySource`.
     pub key_source: String,
+    /// The cloud's configuration (model ids, what `system/init` says), on a cloud.
+    pub cloud: Option<CloudConfig>,
 }
 
 /// Build the provider of `backend`.
@@ -76,6 +90,7 @@ pub fn build(
             Ok(Built {
                 provider: Arc::new(ScriptedProvider::from_file(path)?.without_recording()),
                 key_source: "none".to_owned(),
+                cloud: None,
             })
         }
         Backend::Anthropic => {
@@ -102,6 +117,7 @@ pub fn build(
             Ok(Built {
                 provider: Arc::new(AnthropicProvider::new(cfg)?),
                 key_source,
+                cloud: None,
             })
         }
         Backend::OpenAi(preset) => {
@@ -134,9 +150,81 @@ pub fn build(
             Ok(Built {
                 provider: Arc::new(OpenAiProvider::new(cfg)?),
                 key_source,
+                cloud: None,
+            })
+        }
+        Backend::Cloud(cloud) => {
+            let cfg = cloud_config(*cloud, settings)?;
+            let summary = cfg.summary();
+            if let Some(var) = summary.endpoint_var {
+                let (url_var, url_source) = match &settings.base_url {
+                    Some(u) => ("skiff.baseUrl", Some(u.source.clone())),
+                    None => (var, settings.lookup.source(var)),
+                };
+                check_workspace_cloud_endpoint(
+                    settings,
+                    args,
+                    BaseUrlCheck {
+                        url: &summary.endpoint,
+                        url_var,
+                        url_source,
+                        credential: None,
+                    },
+                    &summary,
+                    cwd,
+                )?;
+            }
+            tracing::info!(cloud = cloud.name(), endpoint = %crate::settings::redact_url(&summary.endpoint),
+                credential = %summary.credential, "cloud provider");
+            Ok(Built {
+                provider: Arc::new(CloudProvider::new(cfg.clone())?),
+                key_source: summary.credential,
+                cloud: Some(cfg),
             })
         }
     }
+}
+
+/// A cloud's configuration from the settings' variable lookup; `skiff.baseUrl` / `--base-url`
+/// stand for the cloud's endpoint variable, `skiff.retries` applies.
+pub fn cloud_config(cloud: Cloud, settings: &Settings) -> anyhow::Result<CloudConfig> {
+    let endpoint_var = cloud.endpoint_vars()[0];
+    let base_url = settings.base_url.as_ref().map(|u| u.value.clone());
+    let mut cfg = CloudConfig::from_lookup(cloud, |k| match &base_url {
+        Some(u) if k == endpoint_var => Some(u.clone()),
+        _ => settings.lookup.get(k),
+    })
+    .map_err(|e| anyhow::anyhow!("{} ({}): {e}", cloud.title(), cloud.switch_var()))?;
+    if let Some(r) = &settings.retries {
+        cfg.set_max_retries(r.value);
+    }
+    Ok(cfg)
+}
+
+/// A cloud endpoint the workspace's files set: refused unless the credential comes from the
+/// workspace too or the user confirmed the host (the rule of [`check_workspace_base_url`]).
+fn check_workspace_cloud_endpoint(
+    settings: &Settings,
+    args: &Args,
+    check: BaseUrlCheck<'_>,
+    summary: &skiff_llm::cloud::CloudSummary,
+    cwd: &Path,
+) -> anyhow::Result<()> {
+    if summary.credential.starts_with("none") {
+        return Ok(());
+    }
+    let key_from_workspace = !summary.credential_vars.is_empty()
+        && summary.credential_vars.iter().all(|v| {
+            settings
+                .lookup
+                .source(v)
+                .and_then(|s| workspace_file(&s, cwd))
+                .is_some()
+        });
+    if key_from_workspace {
+        return Ok(());
+    }
+    check_endpoint_confirmed(settings, args, &check, cwd)
 }
 
 /// The model when none was asked for: `scripted` for a script (it costs nothing); an error
@@ -146,7 +234,7 @@ pub fn default_model(backend: &Backend, settings: &Settings) -> anyhow::Result<O
         return Ok(None);
     }
     match backend {
-        Backend::Anthropic => Ok(None),
+        Backend::Anthropic | Backend::Cloud(_) => Ok(None),
         Backend::Script => Ok(Some(skiff_llm::SCRIPTED_MODEL.to_owned())),
         // llama-server serves the model it was started with, whatever the request names.
         Backend::OpenAi(p) if p.name == "llamacpp" => Ok(Some("llama.cpp".to_owned())),
@@ -239,13 +327,14 @@ fn check_workspace_base_url(
     check: BaseUrlCheck<'_>,
     cwd: &Path,
 ) -> anyhow::Result<()> {
-    let Some(url_file) = check
+    if check
         .url_source
         .as_ref()
         .and_then(|s| workspace_file(s, cwd))
-    else {
+        .is_none()
+    {
         return Ok(());
-    };
+    }
     // No key goes anywhere: nothing to protect.
     let Some(credential) = check.credential else {
         return Ok(());
@@ -258,6 +347,24 @@ fn check_workspace_base_url(
     if key_from_workspace {
         return Ok(());
     }
+    check_endpoint_confirmed(settings, args, &check, cwd)
+}
+
+/// The host of a workspace-set endpoint must be confirmed (`--trust-base-url HOST`, or the
+/// REPL's question recorded in the trust store).
+fn check_endpoint_confirmed(
+    settings: &Settings,
+    args: &Args,
+    check: &BaseUrlCheck<'_>,
+    cwd: &Path,
+) -> anyhow::Result<()> {
+    let Some(url_file) = check
+        .url_source
+        .as_ref()
+        .and_then(|s| workspace_file(s, cwd))
+    else {
+        return Ok(());
+    };
     let host = skiff_core::permissions::rule::host_of(check.url).unwrap_or_default();
     let confirmed = args
         .trust_base_url
@@ -353,6 +460,19 @@ pub fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
         Backend::Script => out.push_str("scripted\n"),
+        Backend::Cloud(cloud) => {
+            let cfg = cloud_config(cloud, &settings)?;
+            for m in skiff_llm::known_models() {
+                out.push_str(&format!(
+                    "{}\t{}\tcontext {}\t${}/${} per million input/output tokens\n",
+                    cfg.map_model(m.id),
+                    m.id,
+                    m.context_window,
+                    m.input_per_mtok,
+                    m.output_per_mtok
+                ));
+            }
+        }
     }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(out.as_bytes()) {

@@ -303,6 +303,24 @@ pub fn build_with_files(
     if let Some(model) = crate::provider::default_model(&backend, &settings)? {
         config.model = model;
     }
+    if let Some(cloud) = &built.cloud {
+        // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
+        // that `system/init`, costs and the small model's calls name what is invoked.
+        config.model = cloud.map_model(&config.model);
+        let small = config
+            .small_model
+            .as_deref()
+            .map(skiff_llm::resolve_alias)
+            .map_or_else(
+                || cloud.summary().default_small_model,
+                |m| cloud.map_model(&m),
+            );
+        config.small_model = Some(small);
+        config.init_extra.insert(
+            "cloud".into(),
+            crate::config_cmd::cloud_json(&cloud.summary()),
+        );
+    }
     config.permission_mode = settings
         .permissions
         .mode

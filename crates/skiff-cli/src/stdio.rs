@@ -528,6 +528,14 @@ impl Driver {
             .as_ref()
             .map(|a| a.config().api_key_source.clone())
             .unwrap_or_else(|| "none".to_owned());
+        let api_provider = self
+            .agent
+            .as_ref()
+            .and_then(|a| a.config().init_extra.get("cloud"))
+            .and_then(|c| c.get("provider"))
+            .and_then(Value::as_str)
+            .unwrap_or("firstParty")
+            .to_owned();
         let commands: Vec<Value> = self
             .commands
             .commands()
@@ -551,7 +559,7 @@ impl Driver {
                     {"value": "opus", "displayName": "Opus", "description": skiff_llm::resolve_alias("opus")},
                     {"value": "haiku", "displayName": "Haiku", "description": skiff_llm::resolve_alias("haiku")},
                 ],
-                "account": {"apiKeySource": api_key_source, "apiProvider": "firstParty"},
+                "account": {"apiKeySource": api_key_source, "apiProvider": api_provider},
                 "pid": std::process::id(),
                 "claude_code_version": skiff_core::COMPAT_VERSION,
                 "current_permission_mode": mode,

@@ -205,6 +205,15 @@ pub fn skiff_variables(vars: &std::collections::HashMap<String, String>) -> Vec<
                 || k.starts_with("SKIFF_")
                 || k.starts_with("OPENAI_")
                 || k.starts_with("OPENROUTER_")
+                || k.starts_with("AWS_")
+                || k.starts_with("AZURE_")
+                || k.starts_with("GOOGLE_")
+                || k.starts_with("VERTEX_REGION_")
+                || k.starts_with("GCE_METADATA")
+                || matches!(
+                    k.as_str(),
+                    "CLOUD_ML_REGION" | "GCLOUD_PROJECT" | "CLOUDSDK_CONFIG"
+                )
                 || matches!(
                     k.as_str(),
                     "HTTP_PROXY" | "HTTPS_PROXY" | "ALL_PROXY" | "http_proxy" | "https_proxy"

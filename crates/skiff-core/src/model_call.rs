@@ -116,6 +116,9 @@ pub fn api_error_frame(err: &LlmError, sink: &EventSink) -> SdkMessage {
         LlmError::Authentication { .. } => {
             ("authentication_failed", format!("Invalid API key · {err}"))
         }
+        LlmError::CloudAuthentication { .. } | LlmError::Credentials { .. } => {
+            ("authentication_failed", format!("API Error: {err}"))
+        }
         LlmError::RateLimited { .. } => ("rate_limit", format!("API Error: {err}")),
         LlmError::Overloaded { .. } | LlmError::Server { .. } => {
             ("server_error", format!("API Error: {err}"))

@@ -94,6 +94,39 @@ impl AnthropicConfig {
         if let Some(url) = non_empty("ANTHROPIC_BASE_URL") {
             cfg.base_url = validate_base_url(&url, "ANTHROPIC_BASE_URL")?;
         }
+        let common = CommonOptions::from_lookup(&get)?;
+        cfg.betas = common.betas;
+        cfg.extra_headers = common.extra_headers;
+        cfg.retry = common.retry;
+        cfg.idle_timeout = common.idle_timeout;
+        Ok(cfg)
+    }
+}
+
+/// The options every Messages API provider reads (the Anthropic API's and the clouds'):
+/// ANTHROPIC_BETAS, ANTHROPIC_CUSTOM_HEADERS, SKIFF_MAX_RETRIES, SKIFF_STREAM_IDLE_TIMEOUT_MS.
+#[derive(Debug, Clone)]
+pub(crate) struct CommonOptions {
+    /// Extra `anthropic-beta` values.
+    pub betas: Vec<String>,
+    /// Extra request headers.
+    pub extra_headers: Vec<(String, String)>,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Stream idle timeout.
+    pub idle_timeout: Duration,
+}
+
+impl CommonOptions {
+    /// From variables.
+    pub(crate) fn from_lookup(get: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let non_empty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let mut cfg = Self {
+            betas: Vec::new(),
+            extra_headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            idle_timeout: Duration::from_secs(120),
+        };
         if let Some(b) = non_empty("ANTHROPIC_BETAS") {
             cfg.betas = b
                 .split(',')
@@ -300,6 +333,11 @@ pub(crate) struct Body {
 }
 
 impl Body {
+    /// The chunks, in order.
+    pub(crate) fn chunks(&self) -> &[Bytes] {
+        &self.chunks
+    }
+
     pub(crate) fn new(chunks: Vec<Bytes>) -> Self {
         let len = chunks.iter().map(Bytes::len).sum();
         Self { chunks, len }
@@ -338,8 +376,15 @@ fn attempt(
     )
 }
 
-/// The Messages API's events, assembled.
-struct MessagesSse(StreamAccumulator);
+/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry).
+pub(crate) struct MessagesSse(StreamAccumulator);
+
+impl MessagesSse {
+    /// A handler for one attempt.
+    pub(crate) fn new() -> Self {
+        Self(StreamAccumulator::new())
+    }
+}
 
 impl SseHandler for MessagesSse {
     fn event(
@@ -398,13 +443,24 @@ pub(crate) fn apply_event(
 }
 
 /// The message of an OpenAI-style error body (`{"error": {"message": …}}`, or Ollama's
-/// `{"error": "…"}`).
+/// `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or of AWS's
+/// (`{"message": …}` / `{"Message": …}`).
 fn openai_error_message(text: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    let err = v.get("error")?;
-    err.get("message")
+    let v = match v {
+        serde_json::Value::Array(mut items) if items.len() == 1 => items.pop()?,
+        v => v,
+    };
+    if let Some(err) = v.get("error") {
+        return err
+            .get("message")
+            .and_then(serde_json::Value::as_str)
+            .or_else(|| err.as_str())
+            .map(str::to_owned);
+    }
+    v.get("message")
+        .or_else(|| v.get("Message"))
         .and_then(serde_json::Value::as_str)
-        .or_else(|| err.as_str())
         .map(str::to_owned)
 }
 

@@ -39,36 +39,88 @@ pub(crate) trait SseHandler: Send + 'static {
     }
 }
 
+/// How a response body is cut into events: SSE for the Messages API, the AWS event stream
+/// for Bedrock (whose decoded payloads become the same events).
+pub(crate) trait Framer: Send + 'static {
+    /// Decode a chunk: complete events are pushed onto `out`.
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), AttemptError>;
+
+    /// The body ended: push a last event that lacked only its terminator.
+    fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), AttemptError>;
+}
+
+impl Framer for SseDecoder {
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), AttemptError> {
+        SseDecoder::feed(self, chunk, out);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), AttemptError> {
+        SseDecoder::finish(self, out);
+        Ok(())
+    }
+}
+
 /// Send `request` and stream what `handler` makes of the response.
 pub(crate) fn sse_attempt(
     request: reqwest::RequestBuilder,
     idle: std::time::Duration,
     cancel: CancellationToken,
+    handler: impl SseHandler,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
+    async_stream::stream! {
+        let request = request.header(reqwest::header::ACCEPT, "text/event-stream");
+        let resp = match send(request, idle, &cancel).await {
+            Ok(r) => r,
+            Err(e) => { yield Err(e); return; }
+        };
+        let body = read_events(resp, idle, cancel, SseDecoder::new(), handler);
+        let mut body = std::pin::pin!(body);
+        while let Some(item) = body.next().await {
+            yield item;
+        }
+    }
+}
+
+/// Send a request (cancellable, `idle` bounding the wait for the response head); a status
+/// other than 2xx is its [`AttemptError::Http`].
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    idle: std::time::Duration,
+    cancel: &CancellationToken,
+) -> Result<reqwest::Response, AttemptError> {
+    let resp = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(AttemptError::Cancelled),
+        r = tokio::time::timeout(idle, request.send()) => r,
+    };
+    let resp = match resp {
+        Err(_) => {
+            return Err(AttemptError::Transport(format!(
+                "no response within {}s",
+                idle.as_secs_f64()
+            )));
+        }
+        Ok(Err(e)) => return Err(transport_error(&e)),
+        Ok(Ok(r)) => r,
+    };
+    if !resp.status().is_success() {
+        return Err(http_error(resp, idle).await);
+    }
+    Ok(resp)
+}
+
+/// Read a successful response's body (idle timeout, cancellation, a dropped connection), cut
+/// it into events with `framer` and hand each to `handler`.
+pub(crate) fn read_events(
+    resp: reqwest::Response,
+    idle: std::time::Duration,
+    cancel: CancellationToken,
+    mut framer: impl Framer,
     mut handler: impl SseHandler,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     async_stream::stream! {
-        let send = request
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .send();
-        let resp = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
-            r = tokio::time::timeout(idle, send) => r,
-        };
-        let resp = match resp {
-            Err(_) => {
-                yield Err(AttemptError::Transport(format!("no response within {}s", idle.as_secs_f64())));
-                return;
-            }
-            Ok(Err(e)) => { yield Err(transport_error(&e)); return; }
-            Ok(Ok(r)) => r,
-        };
-        if !resp.status().is_success() {
-            yield Err(http_error(resp, idle).await);
-            return;
-        }
         let mut body = resp.bytes_stream();
-        let mut decoder = SseDecoder::new();
         let mut sse: Vec<SseEvent> = Vec::new();
         let mut ready: Vec<ProviderEvent> = Vec::new();
         loop {
@@ -77,7 +129,7 @@ pub(crate) fn sse_attempt(
                 _ = cancel.cancelled() => { yield Err(AttemptError::Cancelled); return; }
                 n = tokio::time::timeout(idle, body.next()) => n,
             };
-            let at_eof = match next {
+            let (at_eof, framing) = match next {
                 Err(_) => {
                     yield Err(AttemptError::Transport(format!(
                         "stream stalled: no data for {}s", idle.as_secs_f64()
@@ -88,15 +140,9 @@ pub(crate) fn sse_attempt(
                     yield Err(AttemptError::Transport(format!("connection lost mid-stream: {}", error_chain(&e))));
                     return;
                 }
-                Ok(Some(Ok(bytes))) => {
-                    decoder.feed(&bytes, &mut sse);
-                    false
-                }
-                Ok(None) => {
-                    // A last event without its closing blank line still counts when complete.
-                    decoder.finish(&mut sse);
-                    true
-                }
+                Ok(Some(Ok(bytes))) => (false, framer.feed(&bytes, &mut sse)),
+                // A last event without its closing blank line still counts when complete.
+                Ok(None) => (true, framer.finish(&mut sse)),
             };
             for raw in sse.drain(..) {
                 let flow = handler.event(&raw, at_eof, &mut ready);
@@ -109,6 +155,11 @@ pub(crate) fn sse_attempt(
                     Ok(Flow::Cut) => break,
                     Err(e) => { yield Err(e); return; }
                 }
+            }
+            // Events decoded before a framing error were handed on; the error ends the attempt.
+            if let Err(e) = framing {
+                yield Err(e);
+                return;
             }
             if at_eof {
                 let complete = handler.eof(&mut ready);

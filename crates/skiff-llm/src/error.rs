@@ -18,6 +18,29 @@ pub enum LlmError {
         /// The API's message.
         message: String,
     },
+    /// 401/403 from a cloud: the credentials were rejected (which ones, and where from).
+    #[error(
+        "authentication failed at {cloud} (HTTP {status}): {message}. The credentials came from \
+         {credential}: check that they are valid, not expired, and allowed to invoke the model"
+    )]
+    CloudAuthentication {
+        /// HTTP status.
+        status: u16,
+        /// The cloud (`Amazon Bedrock`, `Google Vertex AI`, `Microsoft Foundry`).
+        cloud: String,
+        /// The credential source that was tried (never the secret).
+        credential: String,
+        /// The cloud's message.
+        message: String,
+    },
+    /// No cloud credentials could be found or obtained (the chain was tried in full).
+    #[error("{cloud}: {message}")]
+    Credentials {
+        /// The cloud.
+        cloud: String,
+        /// What was tried and what to do.
+        message: String,
+    },
     /// 400, 402, 404, 413 and other client errors: not retried; the API's own message.
     #[error("API error {status} ({kind}): {message}")]
     InvalidRequest {
@@ -105,6 +128,7 @@ impl LlmError {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Authentication { status, .. }
+            | Self::CloudAuthentication { status, .. }
             | Self::InvalidRequest { status, .. }
             | Self::Server { status, .. } => Some(*status),
             Self::RateLimited { .. } => Some(429),
@@ -133,6 +157,8 @@ pub(crate) enum AttemptError {
     ErrorEvent { kind: String, message: String },
     /// Stream not assemblable.
     Stream(StreamError),
+    /// Cloud credentials could not be obtained (`cloud`, what was tried); never retried.
+    Credentials { cloud: String, message: String },
     /// Cancelled by the caller.
     Cancelled,
 }
@@ -150,6 +176,7 @@ impl std::fmt::Display for AttemptError {
             Self::Transport(m) => write!(f, "{m}"),
             Self::ErrorEvent { kind, message } => write!(f, "stream error event {kind}: {message}"),
             Self::Stream(e) => write!(f, "{e}"),
+            Self::Credentials { cloud, message } => write!(f, "{cloud}: {message}"),
             Self::Cancelled => write!(f, "cancelled"),
         }
     }
@@ -198,6 +225,7 @@ impl AttemptError {
                 retries,
             },
             Self::Stream(e) => LlmError::Stream(e),
+            Self::Credentials { cloud, message } => LlmError::Credentials { cloud, message },
             Self::Cancelled => LlmError::Cancelled,
         }
     }

@@ -1,9 +1,12 @@
 //! Model providers for skiff: the [`Provider`] trait, the Anthropic Messages API client with SSE
-//! streaming ([`AnthropicProvider`]), OpenAI-compatible chat completions ([`OpenAiProvider`]), the stream accumulator and the retry policy.
+//! streaming ([`AnthropicProvider`]), Claude on Amazon Bedrock, Google Vertex AI and Microsoft
+//! Foundry ([`cloud::CloudProvider`]), OpenAI-compatible chat completions ([`OpenAiProvider`]),
+//! the stream accumulator and the retry policy.
 
 mod accumulator;
 mod anthropic;
 mod attempt;
+pub mod cloud;
 mod credential;
 mod error;
 mod http;

@@ -355,6 +355,20 @@ mod tests {
             Some("claude-sonnet-4-5")
         );
         assert_eq!(id("claude-opus-4-1@20250805"), Some("claude-opus-4-1"));
+        // Every cloud's default ids cost what the same Claude model costs.
+        assert_eq!(
+            id("eu.anthropic.claude-haiku-4-5-20251001-v1:0"),
+            Some("claude-haiku-4-5")
+        );
+        assert_eq!(
+            id("apac.anthropic.claude-3-5-sonnet-20241022-v2:0"),
+            Some("claude-3-5-sonnet")
+        );
+        assert_eq!(
+            id("claude-3-5-sonnet-v2@20241022"),
+            Some("claude-3-5-sonnet")
+        );
+        assert_eq!(id("claude-sonnet-4@20250514"), Some("claude-sonnet-4-0"));
         assert_eq!(id("Claude-Sonnet-4-5"), Some("claude-sonnet-4-5"));
     }
 

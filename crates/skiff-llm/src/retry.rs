@@ -96,7 +96,9 @@ impl RetryPolicy {
                 "rate_limit_error" => self.rate_limit_base_delay,
                 _ => return None,
             },
-            AttemptError::Stream(_) | AttemptError::Cancelled => {
+            AttemptError::Stream(_)
+            | AttemptError::Credentials { .. }
+            | AttemptError::Cancelled => {
                 return None;
             }
         };

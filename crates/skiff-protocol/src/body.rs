@@ -99,7 +99,13 @@ impl<'a> RequestView<'a> {
     /// The JSON body as chunks to send one after the other: the fixed fields, the serialized
     /// prefix's segments (shared, not copied), and the messages after it.
     pub fn body_chunks(&self) -> Result<Vec<Bytes>, serde_json::Error> {
-        let mut head = serde_json::to_vec(&self.head())?;
+        self.body_chunks_for(&CloudBody::default())
+    }
+
+    /// [`RequestView::body_chunks`] in a cloud's flavour of the body (Bedrock and Vertex AI name
+    /// the model in the URL and the API version in the body).
+    pub fn body_chunks_for(&self, cloud: &CloudBody<'_>) -> Result<Vec<Bytes>, serde_json::Error> {
+        let mut head = serde_json::to_vec(&self.head(cloud))?;
         // `{…}` → `{…,"messages":[`
         head.pop();
         if head.len() > 1 {
@@ -140,21 +146,39 @@ impl<'a> RequestView<'a> {
         }
     }
 
-    fn head(&self) -> Head<'_> {
+    fn head<'b>(&'b self, cloud: &CloudBody<'b>) -> Head<'b> {
         Head {
-            model: self.model,
+            anthropic_version: cloud.anthropic_version,
+            anthropic_beta: cloud.anthropic_beta,
+            model: (!cloud.omit_model).then_some(self.model),
             max_tokens: self.max_tokens,
             system: self.system,
             tools: self.tools,
             tool_choice: self.tool_choice,
             temperature: self.temperature,
             stop_sequences: self.stop_sequences,
-            stream: self.stream,
+            stream: self.stream && !cloud.omit_stream,
             metadata: self.metadata,
             thinking: self.thinking,
             extra: self.extra,
         }
     }
+}
+
+/// How a cloud's body differs from the Messages API's: Bedrock's has `anthropic_version:
+/// "bedrock-2023-05-31"`, the betas in `anthropic_beta`, and neither `model` nor `stream` (both
+/// are in the URL); Vertex AI's has `anthropic_version: "vertex-2023-10-16"` and no `model`.
+/// The default is the Messages API's own body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CloudBody<'a> {
+    /// `anthropic_version` written first in the body.
+    pub anthropic_version: Option<&'a str>,
+    /// `anthropic_beta` values written in the body (none: the field is left out).
+    pub anthropic_beta: &'a [String],
+    /// Leave `model` out.
+    pub omit_model: bool,
+    /// Leave `stream` out.
+    pub omit_stream: bool,
 }
 
 impl MessagesRequest {
@@ -182,7 +206,12 @@ impl MessagesRequest {
 /// Everything but the messages, serialized like [`MessagesRequest`]'s fields.
 #[derive(Serialize)]
 struct Head<'a> {
-    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anthropic_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    anthropic_beta: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a SystemPrompt>,
@@ -231,7 +260,7 @@ impl Serialize for RequestView<'_> {
             messages: Messages<'b, 'a>,
         }
         Full {
-            head: self.head(),
+            head: self.head(&CloudBody::default()),
             messages: Messages(self),
         }
         .serialize(serializer)
@@ -470,6 +499,41 @@ mod tests {
     fn joined(chunks: &[Bytes]) -> serde_json::Value {
         let all: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
         serde_json::from_slice(&all).unwrap()
+    }
+
+    #[test]
+    fn cloud_bodies_move_the_model_and_version() {
+        let h = history(1);
+        let view = RequestView::new("claude-sonnet-4-5", 100, &h);
+        let betas = vec!["b1".to_owned()];
+        let bedrock = joined(
+            &view
+                .body_chunks_for(&CloudBody {
+                    anthropic_version: Some("bedrock-2023-05-31"),
+                    anthropic_beta: &betas,
+                    omit_model: true,
+                    omit_stream: true,
+                })
+                .unwrap(),
+        );
+        assert_eq!(bedrock["anthropic_version"], "bedrock-2023-05-31");
+        assert_eq!(bedrock["anthropic_beta"], json!(["b1"]));
+        assert!(bedrock.get("model").is_none() && bedrock.get("stream").is_none());
+        assert_eq!(bedrock["messages"].as_array().unwrap().len(), 3);
+        let vertex = joined(
+            &view
+                .body_chunks_for(&CloudBody {
+                    anthropic_version: Some("vertex-2023-10-16"),
+                    omit_model: true,
+                    ..CloudBody::default()
+                })
+                .unwrap(),
+        );
+        assert_eq!(vertex["stream"], true);
+        assert!(vertex.get("model").is_none() && vertex.get("anthropic_beta").is_none());
+        let plain = joined(&view.body_chunks().unwrap());
+        assert_eq!(plain["model"], "claude-sonnet-4-5");
+        assert!(plain.get("anthropic_version").is_none());
     }
 
     #[test]

@@ -23,7 +23,7 @@ mod stream;
 pub use serde;
 
 pub use body::{
-    Elements, EncodeFn, MessageEncoding, MessagesJson, RequestView, body_from_parts,
+    CloudBody, Elements, EncodeFn, MessageEncoding, MessagesJson, RequestView, body_from_parts,
     mark_last_block,
 };
 pub use content::{

@@ -62,10 +62,11 @@ pub(crate) fn stream_fault_plan(fault: &Fault, frames: &Frames) -> serde_json::R
         Fault::Disconnect { after_events } => (*after_events, None, Ending::Abort(None)),
         Fault::Malformed { after_events } => (
             *after_events,
-            Some(Bytes::from_static(match frames.dialect {
-                Dialect::Anthropic => MALFORMED_FRAME,
-                Dialect::OpenAi => crate::openai::MALFORMED_FRAME,
-            })),
+            Some(match frames.dialect {
+                Dialect::Anthropic => Bytes::from_static(MALFORMED_FRAME),
+                Dialect::OpenAi => Bytes::from_static(crate::openai::MALFORMED_FRAME),
+                Dialect::Bedrock => crate::event_stream::corrupted_frame(),
+            }),
             Ending::Clean,
         ),
         Fault::ErrorEvent {
@@ -77,6 +78,7 @@ pub(crate) fn stream_fault_plan(fault: &Fault, frames: &Frames) -> serde_json::R
             Some(match frames.dialect {
                 Dialect::Anthropic => error_frame(error_type, message)?,
                 Dialect::OpenAi => crate::openai::error_frame(error_type, message)?,
+                Dialect::Bedrock => crate::event_stream::exception_frame(error_type, message),
             }),
             Ending::Clean,
         ),

@@ -1,5 +1,6 @@
 //! Test kit for skiff: a scripted mock of the Anthropic Messages API (and, from the same
-//! script, of OpenAI chat completions) on 127.0.0.1, with fault injection, request recording
+//! script, of OpenAI chat completions, and of Claude on Bedrock, Vertex AI and Foundry with
+//! their authentication: [`cloud`]) on 127.0.0.1, with fault injection, request recording
 //! and connection tracking; shared by tests and benchmarks.
 //!
 //! ```no_run
@@ -23,6 +24,8 @@
 //! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
 mod canned;
+pub mod cloud;
+pub mod event_stream;
 pub mod faults;
 pub mod invariants;
 pub mod openai;

@@ -59,7 +59,52 @@ async fn read_body(body: Body) -> (Vec<Bytes>, usize, bool) {
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.touch();
     let (parts, body) = request.into_parts();
-    let (chunks, body_len, too_large) = read_body(body).await;
+    let (mut chunks, mut body_len, too_large) = read_body(body).await;
+    let mut cloud_dialect = None;
+    if let Some(cloud) = &shared.cloud {
+        let joined: Vec<u8> = chunks.concat();
+        match cloud
+            .intercept(&parts.method, parts.uri.path(), &parts.headers, &joined)
+            .await
+        {
+            crate::cloud::Intercept::Respond(r) => {
+                shared.recorder.record(RecordedRequest::new(
+                    &parts.method,
+                    &parts.uri,
+                    &parts.headers,
+                    &[Bytes::from(joined)],
+                    true,
+                ));
+                return r;
+            }
+            crate::cloud::Intercept::Messages { body, dialect } => {
+                body_len = body.len();
+                chunks = vec![body];
+                cloud_dialect = Some(dialect);
+            }
+            crate::cloud::Intercept::Invalid(why) => {
+                let seq = shared.recorder.record(RecordedRequest::new(
+                    &parts.method,
+                    &parts.uri,
+                    &parts.headers,
+                    &[Bytes::from(joined)],
+                    true,
+                ));
+                shared
+                    .violations
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((seq, why.clone()));
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request_error",
+                    &why,
+                    &format!("req_mock_{seq}"),
+                );
+            }
+            crate::cloud::Intercept::Pass => {}
+        }
+    }
     let full_body = shared.check || shared.recorder.keeps();
     let record = RecordedRequest::new(
         &parts.method,
@@ -82,10 +127,11 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         request_id: String::new(),
         thread: thread_of(&shared, &record.body),
     };
-    let violation =
-        (shared.check && parts.method == Method::POST && parts.uri.path() == "/v1/messages")
-            .then(|| crate::invariants::check_request(&record.body))
-            .flatten();
+    let is_messages = cloud_dialect.is_some()
+        || (parts.method == Method::POST && parts.uri.path() == "/v1/messages");
+    let violation = (shared.check && is_messages)
+        .then(|| crate::invariants::check_request(&record.body))
+        .flatten();
     let seq = shared.recorder.record(record);
     let request_id = format!("req_mock_{seq}");
     let call = MessagesCall {
@@ -112,6 +158,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
             "mock: request body could not be read in full",
             &request_id,
         )
+    } else if let Some(dialect) = cloud_dialect {
+        messages(&shared, call, dialect).await
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/messages" {
         messages(&shared, call, Dialect::Anthropic).await
     } else if parts.method == Method::POST && parts.uri.path() == "/v1/chat/completions" {
@@ -190,6 +238,12 @@ fn dialect_error(
 ) -> Response {
     match dialect {
         Dialect::Anthropic => error_response(status, error_type, message, request_id),
+        Dialect::Bedrock => (
+            status,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({ "message": message }).to_string(),
+        )
+            .into_response(),
         Dialect::OpenAi => (
             status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -296,7 +350,7 @@ async fn messages(shared: &Shared, call: MessagesCall, dialect: Dialect) -> Resp
             }
             let events = script_turn.to_stream_events(serial, &model, call.input_estimate);
             match render(dialect, &events).and_then(|f| stream_fault_plan(&fault, &f)) {
-                Ok(plan) => sse_response(plan.into_body(shared.cancel.clone())),
+                Ok(plan) => stream_response(dialect, plan.into_body(shared.cancel.clone())),
                 Err(e) => render_failed(&e, &call.request_id),
             }
         }
@@ -335,7 +389,7 @@ fn answer_stream(
         ending: Ending::Clean,
         guard: Some(OpenStreamGuard::new(&shared.open_streams)),
     };
-    sse_response(plan.into_body(shared.cancel.clone()))
+    stream_response(dialect, plan.into_body(shared.cancel.clone()))
 }
 
 /// A turn's successful non-streaming response.
@@ -362,7 +416,7 @@ async fn answer_json(
     }
     let message = turn.to_message(serial, model, call.input_estimate);
     let body = match dialect {
-        Dialect::Anthropic => serde_json::to_string(&message),
+        Dialect::Anthropic | Dialect::Bedrock => serde_json::to_string(&message),
         Dialect::OpenAi => Ok(crate::openai::completion(&message).to_string()),
     };
     match body {
@@ -375,7 +429,20 @@ fn render(dialect: Dialect, events: &[skiff_protocol::StreamEvent]) -> serde_jso
     match dialect {
         Dialect::Anthropic => Frames::render(events),
         Dialect::OpenAi => Frames::render_openai(events),
+        Dialect::Bedrock => Frames::render_bedrock(events),
     }
+}
+
+/// A streamed answer: SSE, or Bedrock's event stream.
+fn stream_response(dialect: Dialect, body: Body) -> Response {
+    if dialect == Dialect::Bedrock {
+        return (
+            [(header::CONTENT_TYPE, "application/vnd.amazon.eventstream")],
+            body,
+        )
+            .into_response();
+    }
+    sse_response(body)
 }
 
 fn sse_response(body: Body) -> Response {

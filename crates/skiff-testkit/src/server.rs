@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) violations: Mutex<Vec<(usize, String)>>,
     /// What the model metadata endpoints say.
     pub(crate) metadata: Option<ModelMetadata>,
+    /// The cloud the server plays, if any.
+    pub(crate) cloud: Option<crate::cloud::CloudState>,
 }
 
 impl Shared {
@@ -84,6 +86,7 @@ impl MockServer {
             check,
             violations: Mutex::new(Vec::new()),
             metadata: b.metadata,
+            cloud: b.cloud.map(crate::cloud::CloudState::new),
         });
         let app = Router::new()
             .fallback(routes::handle)
@@ -162,6 +165,22 @@ impl MockServer {
             .clone()
     }
 
+    /// What the cloud mock saw (tokens issued, signatures verified, refusals).
+    pub fn cloud_stats(&self) -> crate::cloud::CloudStats {
+        self.shared
+            .cloud
+            .as_ref()
+            .map(crate::cloud::CloudState::stats)
+            .unwrap_or_default()
+    }
+
+    /// Refuse every access token issued so far (they "expired" on the server's side).
+    pub fn revoke_cloud_tokens(&self) {
+        if let Some(c) = &self.shared.cloud {
+            c.revoke_tokens();
+        }
+    }
+
     /// Stop the server and wait (at most 5 s) until its listener is closed.
     pub async fn shutdown(mut self) {
         self.shared.cancel.cancel();
@@ -199,6 +218,7 @@ pub struct MockServerBuilder {
     no_record: bool,
     lenient: bool,
     metadata: Option<ModelMetadata>,
+    cloud: Option<crate::cloud::CloudMock>,
 }
 
 impl MockServerBuilder {
@@ -256,6 +276,12 @@ impl MockServerBuilder {
     /// `/api/show`, `/api/v0/models`).
     pub fn model_metadata(mut self, metadata: ModelMetadata) -> Self {
         self.metadata = Some(metadata);
+        self
+    }
+
+    /// Play a cloud: its paths, body envelope, framing and authentication (see [`crate::cloud`]).
+    pub fn cloud(mut self, cloud: crate::cloud::CloudMock) -> Self {
+        self.cloud = Some(cloud);
         self
     }
 

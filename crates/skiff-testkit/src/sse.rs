@@ -60,6 +60,8 @@ pub(crate) enum Dialect {
     Anthropic,
     /// OpenAI chat completions (`/v1/chat/completions`).
     OpenAi,
+    /// Amazon Bedrock (`/model/{id}/invoke-with-response-stream`, the AWS event stream).
+    Bedrock,
 }
 
 /// A turn's events, each already framed.
@@ -79,6 +81,17 @@ impl Frames {
         Ok(Self {
             frames,
             dialect: Dialect::Anthropic,
+        })
+    }
+
+    /// Frame every event as Bedrock event-stream `chunk` messages (no ping).
+    pub(crate) fn render_bedrock(events: &[StreamEvent]) -> serde_json::Result<Self> {
+        Ok(Self {
+            frames: events
+                .iter()
+                .map(crate::event_stream::chunk_frame)
+                .collect::<serde_json::Result<Vec<_>>>()?,
+            dialect: Dialect::Bedrock,
         })
     }
 
