@@ -362,6 +362,15 @@ pub fn build_with_files(
             .with_namespaces(runtime.probe().wait_blocking()),
         None => sandbox.clone(),
     };
+    if let Some(skiff_tools::sandbox::NamespaceSupport::Unavailable(why)) = &shown_status.namespaces
+        && shown_status.enforced()
+    {
+        eprintln!(
+            "Warning: the Bash sandbox cannot give commands namespaces of their own here \
+             ({why}); they run under Landlock only, which does not contain them, so Bash \
+             commands ask for approval."
+        );
+    }
     config
         .init_extra
         .insert("sandbox".into(), shown_status.to_json());

@@ -606,3 +606,49 @@ fn the_kubernetes_job_runs_a_command_line_skiff_accepts() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_batchs_own_git_runs_nothing_a_task_planted() {
+    let env = Env::new();
+    env.repo("repo");
+    let marks = env.path("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let m = marks.display();
+    // A task that ran outside the sandbox (its own flags) planted programs in its checkout's
+    // git configuration and attributes.
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = touch {m}/fsmonitor\\n[filter \"x\"]\\n\\tclean = touch {m}/clean\\n[diff \"x\"]\\n\\ttextconv = touch {m}/textconv\\n[core]\\n\\thooksPath = hooks\\n\\tpager = touch {m}/pager\\n' >> .git/config && \
+         mkdir -p hooks && printf '#!/bin/sh\\ntouch {m}/hook\\n' > hooks/pre-commit && chmod +x hooks/pre-commit && \
+         printf '* filter=x diff=x\\n' > .gitattributes && echo changed > base.txt"
+    );
+    let script = env.script(
+        "plant",
+        vec![
+            turn(vec![tool("Bash", json!({ "command": plant }))]),
+            turn(vec![text("planted")]),
+        ],
+    );
+    let tasks = env.write_tasks(&[json!({
+        "id": "plant",
+        "repo": "repo",
+        "prompt": "plant",
+        "allowed_tools": ["Bash"],
+        "args": ["--script", script, "--sandbox", "off"],
+    })
+    .to_string()]);
+    let out = env.batch(&[tasks.to_str().unwrap(), "--out", "results.jsonl"]);
+    assert!(out.status.success(), "{out:?}");
+    let results = env.results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    let changed = paths(&results[0]);
+    assert!(changed.iter().any(|p| p == "base.txt"), "{results:?}");
+    let ran: Vec<String> = std::fs::read_dir(&marks)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        ran.is_empty(),
+        "the batch's git ran planted programs: {ran:?}"
+    );
+}

@@ -820,6 +820,12 @@ fn without_namespaces_commands_are_asked_about() {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("cannot give commands namespaces").count(),
+        1,
+        "one warning: {stderr}"
+    );
     let init = sim_frames.iter().find(|f| f["subtype"] == "init").unwrap();
     assert_eq!(init["sandbox"]["namespaces"], "unavailable", "{init}");
     assert_eq!(init["sandbox"]["contained"], false);
@@ -864,4 +870,115 @@ fn leaving_the_sandbox_always_asks() {
         "{res:?}"
     );
     assert!(!env.ws.join("outside-the-sandbox").exists());
+}
+
+/// An Agent SDK host on skiff's stdin/stdout (`--input-format stream-json`): it answers every
+/// `can_use_tool` with `answer(tool_name, input)` and collects the frames until the result.
+fn sdk_host(env: &Env, command: &str, answer: impl Fn(&str, &Value) -> bool) -> Vec<Value> {
+    use std::io::BufRead;
+    let script = env.script(&[json!({ "command": command })]);
+    let mut child = env
+        .skiff()
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-prompt-tool",
+            "stdio",
+            "--script",
+        ])
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}}),
+    );
+    send(
+        &mut stdin,
+        json!({"type": "user", "session_id": "", "parent_tool_use_id": null,
+               "message": {"role": "user", "content": "go"}}),
+    );
+    let mut frames = Vec::new();
+    for line in stdout.lines() {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if v["type"] == "control_request" && v["request"]["subtype"] == "can_use_tool" {
+            let tool = v["request"]["tool_name"].as_str().unwrap_or("").to_owned();
+            let allow = answer(&tool, &v["request"]["input"]);
+            let response = if allow {
+                json!({"behavior": "allow", "updatedInput": v["request"]["input"]})
+            } else {
+                json!({"behavior": "deny", "message": "no"})
+            };
+            send(
+                &mut stdin,
+                json!({"type": "control_response", "response": {"subtype": "success",
+                       "request_id": v["request_id"], "response": response}}),
+            );
+        }
+        let done = v["type"] == "result";
+        frames.push(v);
+        if done {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    frames
+}
+
+#[test]
+fn a_host_that_can_answer_is_asked_about_each_new_domain() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let server = Server::start("reached the host");
+    let p = server.port;
+    // Through the proxy by name (no proxy bypass for it): not allowed, so the host is asked.
+    let command = format!("NO_PROXY= no_proxy= curl -sS -m 10 http://localhost:{p}/; echo");
+    let asked = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let seen = Arc::clone(&asked);
+    let frames = sdk_host(&env, &command, move |tool, input| {
+        if tool == "SandboxNetworkAccess" {
+            seen.lock().unwrap().push(input.clone());
+        }
+        true
+    });
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["host"], "localhost");
+    assert_eq!(asked[0]["port"], p);
+    assert!(
+        asked[0]["command"].as_str().unwrap().contains("curl"),
+        "{asked:?}"
+    );
+    let res = results(&frames);
+    assert!(res[0].1.contains("reached the host"), "{res:?}");
+
+    // Refused by the host: the connection fails, and the result says so.
+    let frames = sdk_host(&env, &command, |tool, _| tool != "SandboxNetworkAccess");
+    let res = results(&frames);
+    assert!(
+        !res[0].1.contains("reached the host")
+            && res[0]
+                .1
+                .contains(&format!("did not allow network access to localhost:{p}")),
+        "{res:?}"
+    );
+    assert_eq!(server.connections(), 1);
 }

@@ -255,4 +255,33 @@ mod tests {
             ApprovalAnswer::Deny { .. }
         ));
     }
+
+    #[test]
+    fn network_access_is_allowed_for_the_session_or_saved_as_a_domain() {
+        let r = req(
+            skiff_core::permissions::network::NETWORK_TOOL,
+            json!({"host": "registry.npmjs.org", "port": 443, "command": "npm ci"}),
+        );
+        let ids: Vec<Value> = options(&r, "registry.npmjs.org")
+            .iter()
+            .map(|o| serde_json::to_value(o).unwrap()["optionId"].clone())
+            .collect();
+        assert_eq!(
+            ids,
+            vec![json!("allow"), json!("allow_always"), json!("reject")]
+        );
+        let entry = "registry.npmjs.org";
+        assert_eq!(
+            answer(&r, entry, picked("allow_always")),
+            (ApprovalAnswer::allow(), Effect::Domain(entry.into()))
+        );
+        // A refusal fails the connection, not the turn.
+        assert!(matches!(
+            answer(&r, entry, picked("reject")).0,
+            ApprovalAnswer::Deny {
+                interrupt: false,
+                ..
+            }
+        ));
+    }
 }
