@@ -90,11 +90,15 @@ impl Journal {
         let Ok(text) = serde_json::to_vec(&record) else {
             return;
         };
+        // Written and renamed into place, not synced: it guards against skiff dying, not the
+        // machine, and a sync per command would cost more than the command.
+        let tmp = self.path.with_extension("json.tmp");
         let written = self
             .path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| crate::atomic::write_atomic(&self.path, &text));
+            .and_then(|()| std::fs::write(&tmp, &text))
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
         if let Err(e) = written {
             tracing::warn!(error = %e, path = %self.path.display(), "cannot write the sandbox journal");
         }
