@@ -27,21 +27,7 @@ pub enum InputFormat {
     StreamJson,
 }
 
-/// The `--provider` names: the Anthropic API, the scripted provider, and OpenAI-compatible
-/// servers (`openai` and the named presets).
-pub const PROVIDER_NAMES: &[&str] = &[
-    "anthropic",
-    "openai",
-    "ollama",
-    "llamacpp",
-    "vllm",
-    "lmstudio",
-    "openrouter",
-    "bedrock",
-    "vertex",
-    "foundry",
-    "script",
-];
+use skiff_config::provider::parse_provider;
 
 /// Commands other than running the agent.
 #[derive(Debug, Clone, Subcommand)]
@@ -180,6 +166,16 @@ pub enum McpScope {
     Project,
     /// You, in every workspace: `~/.claude.json` `mcpServers`.
     User,
+}
+
+impl From<McpScope> for skiff_config::mcp::files::McpScope {
+    fn from(s: McpScope) -> Self {
+        match s {
+            McpScope::Local => Self::Local,
+            McpScope::Project => Self::Project,
+            McpScope::User => Self::User,
+        }
+    }
 }
 
 /// How `skiff mcp add` reaches a server.
@@ -540,20 +536,6 @@ pub fn split_rules(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
-}
-
-/// `--provider`: a known name, spelled as the user likes (`llama.cpp`, `LMStudio`).
-pub fn parse_provider(text: &str) -> Result<String, String> {
-    let key: String = text
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    PROVIDER_NAMES
-        .iter()
-        .find(|n| **n == key)
-        .map(|n| (*n).to_owned())
-        .ok_or_else(|| format!("unknown provider; one of {}", PROVIDER_NAMES.join(", ")))
 }
 
 /// `--permission-mode`: one of Claude Code's mode names (an unknown one is a usage error).

@@ -10,7 +10,7 @@ use serde_json::Value;
 use skiff_llm::RetryPolicy;
 
 use crate::args::Args;
-use crate::settings::{FileState, Settings, Source, Sourced};
+use skiff_config::settings::{FileState, Settings, Source, Sourced};
 
 /// Variables the provider reads, shown with their source (secret ones redacted).
 const PROVIDER_VARS: &[&str] = &[
@@ -30,7 +30,7 @@ pub fn run_config(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let cwd = std::fs::canonicalize(&cwd)
         .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
-    let settings = Settings::load(args, &cwd)?;
+    let settings = crate::session::settings(args, &cwd)?;
     let text = render(&settings);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
@@ -169,7 +169,7 @@ pub fn render(s: &Settings) -> String {
             .map(|t| (t.value.to_string(), t.source.clone())),
         &format!(
             "{} in print mode, none in the REPL",
-            crate::setup::DEFAULT_MAX_TURNS
+            skiff_config::DEFAULT_MAX_TURNS
         ),
     );
     line("skiff.maxTurns", v, &src, "");
@@ -195,7 +195,7 @@ pub fn render(s: &Settings) -> String {
     let (v, src) = show(
         s.base_url.as_ref().map(|u| {
             (
-                quoted(&crate::settings::redact_url(&u.value)),
+                quoted(&skiff_config::settings::redact_url(&u.value)),
                 u.source.clone(),
             )
         }),
@@ -295,7 +295,7 @@ pub fn render(s: &Settings) -> String {
         );
     }
 
-    let sandbox = crate::setup::sandbox_status_probed(s);
+    let sandbox = skiff_config::sandbox_setup::sandbox_status_probed(s, None);
     let sb = &s.sandbox;
     line(
         "sandbox.mode",
@@ -398,7 +398,7 @@ pub fn render(s: &Settings) -> String {
             (None, "ANTHROPIC_BASE_URL") => quoted(skiff_llm::DEFAULT_BASE_URL),
             (None, _) => "not set".to_owned(),
             (Some(_), v) if is_secret_name(v) => "[set, redacted]".to_owned(),
-            (Some(v), "ANTHROPIC_BASE_URL") => quoted(&crate::settings::redact_url(v)),
+            (Some(v), "ANTHROPIC_BASE_URL") => quoted(&skiff_config::settings::redact_url(v)),
             (Some(v), _) => quoted(v),
         };
         line(var, shown, &source, "");
@@ -413,7 +413,7 @@ pub fn render(s: &Settings) -> String {
                     v,
                     Source::Env {
                         var: "SKIFF_LOG".into(),
-                        origin: crate::settings::EnvOrigin::Process,
+                        origin: skiff_config::settings::EnvOrigin::Process,
                     },
                 )
             }),
@@ -435,7 +435,7 @@ pub fn render(s: &Settings) -> String {
     for k in &s.ignored {
         line("ignored", quoted(&k.value), &k.source, "");
     }
-    if let crate::provider::Backend::Cloud(cloud) = crate::provider::Backend::of(s) {
+    if let skiff_config::provider::Backend::Cloud(cloud) = skiff_config::provider::Backend::of(s) {
         render_cloud(&mut out, s, cloud);
     }
     out
@@ -452,7 +452,7 @@ fn render_cloud(out: &mut String, s: &Settings, cloud: skiff_llm::cloud::Cloud) 
         s.provider.source.clone()
     };
     let _ = writeln!(out, "cloud = {}  ({why})", quoted(cloud.title()));
-    match crate::provider::cloud_config(cloud, s) {
+    match skiff_config::provider::cloud_config(cloud, s) {
         Err(e) => {
             let _ = writeln!(out, "cloud.error = {}", quoted(&format!("{e:#}")));
         }
@@ -471,7 +471,7 @@ fn render_cloud(out: &mut String, s: &Settings, cloud: skiff_llm::cloud::Cloud) 
             let _ = writeln!(
                 out,
                 "cloud.endpoint = {}  ({from})",
-                quoted(&crate::settings::redact_url(&sum.endpoint))
+                quoted(&skiff_config::settings::redact_url(&sum.endpoint))
             );
             let _ = writeln!(out, "cloud.credentials = {}", quoted(&sum.credential));
             let model = cfg.map_model(&skiff_llm::resolve_alias(&s.model.value));
@@ -496,22 +496,10 @@ fn render_cloud(out: &mut String, s: &Settings, cloud: skiff_llm::cloud::Cloud) 
         let shown = if is_secret_name(var) {
             "[set, redacted]".to_owned()
         } else {
-            quoted(&crate::settings::redact_url(&value))
+            quoted(&skiff_config::settings::redact_url(&value))
         };
         let _ = writeln!(out, "{var} = {shown}  ({source})");
     }
-}
-
-/// What `system/init` says about the cloud in use (its `cloud` field; never a secret).
-pub fn cloud_json(sum: &skiff_llm::cloud::CloudSummary) -> Value {
-    serde_json::json!({
-        "provider": sum.cloud.name(),
-        "name": sum.cloud.title(),
-        "region": sum.region.as_ref().map(|(r, _)| r),
-        "project": sum.project,
-        "endpoint": crate::settings::redact_url(&sum.endpoint),
-        "credentials": sum.credential,
-    })
 }
 
 /// Variables skiff itself reads from the lookup.
@@ -551,7 +539,7 @@ mod tests {
         for n in ["ANTHROPIC_BASE_URL", "FOO", "SKIFF_MAX_RETRIES"] {
             assert!(!is_secret_name(n), "{n}");
         }
-        use crate::settings::redact_url;
+        use skiff_config::settings::redact_url;
         assert_eq!(
             redact_url("https://u:pw@proxy.example/v1"),
             "https://[redacted]@proxy.example/v1"

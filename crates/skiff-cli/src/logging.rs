@@ -44,7 +44,7 @@ pub struct LogGuard {
 /// Initialise logging from the arguments and the environment: the log directory is
 /// `$SKIFF_HOME/logs` (or `~/.skiff/logs`). Returns the guard to hold until exit.
 pub fn init_from_args(args: &Args) -> Option<LogGuard> {
-    match crate::settings::skiff_home() {
+    match skiff_config::settings::skiff_home() {
         Some(home) => init(&home, args.debug.as_deref()),
         None => init_at(None, args.debug.as_deref()),
     }

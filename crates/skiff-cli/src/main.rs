@@ -2,7 +2,6 @@
 //! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
 mod acp;
-mod agents;
 mod approval;
 mod args;
 mod batch;
@@ -10,25 +9,16 @@ mod commands;
 mod config_cmd;
 mod env_guard;
 mod headless;
-mod json_doc;
 mod logging;
 mod markdown;
 mod mcp_cmd;
-mod mcp_config;
-mod mcp_files;
-mod mcp_session;
 mod output;
-mod provider;
 mod render;
 mod repl;
 mod replay;
-mod sandbox_gate;
+mod session;
 mod sessions;
-mod settings;
-mod setup;
-mod slash;
 mod stdio;
-mod trust;
 mod view;
 
 use std::io::{IsTerminal, Read};
@@ -88,7 +78,7 @@ fn main() -> ExitCode {
         Some(Command::Batch(batch_args)) => return report(batch::run_batch(&args, batch_args)),
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
-        Some(Command::Models) => return report(provider::run_models(&args)),
+        Some(Command::Models) => return report(run_models(&args)),
         Some(Command::Mcp { action }) => return report(mcp_cmd::run_mcp(&args, action)),
         Some(Command::Acp { .. }) | None => {}
     }
@@ -175,6 +165,13 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `skiff models`: the models the provider offers.
+fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
+    let text =
+        skiff_config::provider::models_text(&session::overrides(args), &session::environment())?;
+    write_stdout(text.as_bytes())
+}
+
 /// Print a top-level error as one line and exit 1.
 fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
@@ -182,7 +179,7 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
         Err(e) => {
             tracing::error!(error = %format!("{e:#}"), "exiting with an error");
             eprintln!("Error: {e:#}");
-            if e.downcast_ref::<setup::UsageError>().is_some() {
+            if session::is_usage(&e) {
                 ExitCode::from(2)
             } else {
                 ExitCode::FAILURE
@@ -195,18 +192,20 @@ fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<E
     let mut args = args.clone();
     args.trust |= ask_trust(&args);
     let built = loop {
-        match setup::build(&args, skiff_core::DeltaMode::Raw) {
+        match session::assemble(&args, skiff_core::DeltaMode::Raw, None, None) {
             Ok(built) => break built,
-            Err(e) => match e.downcast_ref::<setup::UnconfirmedBaseUrl>() {
-                Some(u) if confirm_base_url(&args, u) => {
-                    args.trust_base_url = Some(u.host.clone());
-                }
-                _ => return Err(e),
-            },
+            Err(skiff_config::ConfigError::UnconfirmedBaseUrl(u))
+                if confirm_base_url(&args, &u) =>
+            {
+                args.trust_base_url = Some(u.host.clone());
+            }
+            Err(e) => return Err(e.into()),
         }
     };
     let args = &args;
-    let history = settings::skiff_home().map(|home| home.join("history"));
+    let history = session::environment()
+        .skiff_home()
+        .map(|home| home.join("history"));
     repl::run_repl(runtime, args, built, history)
 }
 
@@ -238,10 +237,10 @@ fn ask_trust(args: &Args) -> bool {
     let Some(cwd) = workspace_dir(args) else {
         return false;
     };
-    let Ok(settings) = settings::Settings::load(args, &cwd) else {
+    let Ok(settings) = crate::session::settings(args, &cwd) else {
         return false;
     };
-    let found = trust::project_config_files(&cwd);
+    let found = skiff_config::trust::project_config_files(&cwd);
     if settings.trusted || found.is_empty() {
         return false;
     }
@@ -263,7 +262,7 @@ fn ask_trust(args: &Args) -> bool {
         return false;
     }
     match settings.skiff_home.as_deref() {
-        Some(home) => match trust::Store::update(home, &cwd, |r| r.trusted = true) {
+        Some(home) => match skiff_config::trust::Store::update(home, &cwd, |r| r.trusted = true) {
             Ok(path) => eprintln!("Trusted; recorded in {}.", path.display()),
             Err(e) => eprintln!("Trusted for this run; not recorded: {e:#}"),
         },
@@ -274,7 +273,7 @@ fn ask_trust(args: &Args) -> bool {
 
 /// The workspace sets the API base URL while the key comes from elsewhere: show the host and
 /// ask; "yes" is recorded for this workspace and host.
-fn confirm_base_url(args: &Args, u: &setup::UnconfirmedBaseUrl) -> bool {
+fn confirm_base_url(args: &Args, u: &skiff_config::provider::UnconfirmedBaseUrl) -> bool {
     let question = format!(
         "The workspace sets the API base URL (in {}) to host {}.\nYour API key would be sent to \
          {}. Send it there? [y/N] ",
@@ -283,9 +282,9 @@ fn confirm_base_url(args: &Args, u: &setup::UnconfirmedBaseUrl) -> bool {
     if !ask_yes_no(&question) {
         return false;
     }
-    if let (Some(home), Some(cwd)) = (settings::skiff_home(), workspace_dir(args)) {
+    if let (Some(home), Some(cwd)) = (session::environment().skiff_home(), workspace_dir(args)) {
         let host = u.host.clone();
-        if let Err(e) = trust::Store::update(&home, &cwd, |r| {
+        if let Err(e) = skiff_config::trust::Store::update(&home, &cwd, |r| {
             if !r.base_url_hosts.contains(&host) {
                 r.base_url_hosts.push(host);
             }
@@ -298,7 +297,7 @@ fn confirm_base_url(args: &Args, u: &setup::UnconfirmedBaseUrl) -> bool {
 
 async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // Print mode caps turns at 100 unless settings, SKIFF_MAX_TURNS or --max-turns say otherwise.
-    args.default_max_turns = Some(setup::DEFAULT_MAX_TURNS);
+    args.default_max_turns = Some(skiff_config::DEFAULT_MAX_TURNS);
     if args.input_format == InputFormat::StreamJson {
         if args.output_format != OutputFormat::StreamJson {
             eprintln!("Error: --input-format=stream-json requires output-format=stream-json.");
@@ -338,7 +337,7 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         OutputFormat::Json if partial && args.verbose => skiff_core::DeltaMode::Frames,
         _ => skiff_core::DeltaMode::Off,
     };
-    let agent = setup::build_agent(&args, deltas)?;
+    let agent = session::assemble(&args, deltas, None, None)?.agent;
     let terminal_width = if std::io::stdout().is_terminal() {
         render::terminal_size().map(|(w, _)| w)
     } else {

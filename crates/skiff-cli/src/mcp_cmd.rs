@@ -17,11 +17,11 @@ use skiff_mcp::{Scope, ServerConfig, ServerStatus, Transport};
 
 use crate::args::{Args, McpCommand, McpScope, McpTransport};
 use crate::config_cmd::is_secret_name;
-use crate::json_doc::Json;
-use crate::mcp_config::{self, MCP_JSON, read_doc};
-use crate::mcp_files::{Target, scope_name, searched};
-use crate::settings::{Settings, redact_url};
-use crate::setup::UsageError;
+use crate::session::UsageError;
+use skiff_config::json_doc::Json;
+use skiff_config::mcp::config::{self as mcp_config, MCP_JSON, read_doc};
+use skiff_config::mcp::files::{Target, scope_name, searched};
+use skiff_config::settings::{Settings, redact_url};
 
 /// Startup timeout of `list`'s connection check without MCP_TIMEOUT.
 const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -63,8 +63,13 @@ pub fn run_mcp(args: &Args, command: &McpCommand) -> anyhow::Result<ExitCode> {
 
 /// The servers a session here would have, warnings printed to stderr.
 fn session(args: &Args, cwd: &Path) -> anyhow::Result<(Settings, mcp_config::SessionServers)> {
-    let settings = Settings::load(args, cwd)?;
-    let found = mcp_config::session_servers(args, &settings, cwd)?;
+    let settings = crate::session::settings(args, cwd)?;
+    let found = mcp_config::session_servers(
+        &crate::session::overrides(args),
+        &settings,
+        &crate::session::environment(),
+        cwd,
+    )?;
     for w in settings.trust_warnings.iter().chain(&found.warnings) {
         eprintln!("{w}");
     }
@@ -221,7 +226,7 @@ fn get(
         let _ = writeln!(
             out,
             "\nTo remove this server, run: skiff mcp remove \"{name}\" -s {}",
-            scope_name(scope)
+            scope_name(scope.into())
         );
     }
     Ok(out)
@@ -372,16 +377,16 @@ fn add(
     scope: McpScope,
     server: &ServerConfig,
 ) -> anyhow::Result<String> {
-    let target = Target::new(scope, cwd, env)?;
+    let target = Target::new(scope.into(), cwd, env)?;
     let (mut doc, existed) = target.read()?;
     let name = &server.name;
     let servers = target.servers_mut(&mut doc)?;
     if servers.get(name).is_some() {
         bail!(
             "MCP server {name} already exists in {} config ({}); remove it first with: skiff mcp remove \"{name}\" -s {}",
-            scope_name(scope),
+            scope_name(scope.into()),
             target.describe(),
-            scope_name(scope)
+            scope_name(scope.into())
         );
     }
     servers.insert(name, Json::from_serialize(&ServerEntry::new(server))?);
@@ -410,7 +415,7 @@ fn add(
     };
     Ok(format!(
         "Added {what} to {} config\nFile modified: {}\n",
-        scope_name(scope),
+        scope_name(scope.into()),
         target.describe()
     ))
 }
@@ -428,7 +433,7 @@ fn remove(
     };
     let mut holders = Vec::new();
     for s in scopes {
-        let target = Target::new(s, cwd, env)?;
+        let target = Target::new(s.into(), cwd, env)?;
         let (doc, existed) = target.read()?;
         if target.servers(&doc).and_then(|m| m.get(name)).is_some() {
             holders.push((target, doc, existed));
@@ -438,8 +443,8 @@ fn remove(
         0 => match scope {
             Some(s) => bail!(
                 "No MCP server named \"{name}\" in {} config ({})",
-                scope_name(s),
-                Target::new(s, cwd, env)?.describe()
+                scope_name(s.into()),
+                Target::new(s.into(), cwd, env)?.describe()
             ),
             None => bail!(
                 "No MCP server found with name: \"{name}\" ({})",

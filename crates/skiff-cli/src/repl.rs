@@ -137,15 +137,16 @@ fn editor(history: Option<PathBuf>) -> Reedline {
 pub fn run_repl(
     rt: &tokio::runtime::Runtime,
     args: &crate::args::Args,
-    built: crate::setup::BuiltAgent,
+    built: skiff_config::Assembled,
     history: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
-    let crate::setup::BuiltAgent {
+    let skiff_config::Assembled {
         agent,
         engine,
         local,
         sandbox,
         mut mcp,
+        ..
     } = built;
     let agent = agent.with_approver(Arc::new(AskClient));
     let first_prompt = args.prompt.clone();
@@ -383,7 +384,11 @@ fn resume(
     cwd: &std::path::Path,
     renderer: &mut Renderer<std::io::Stdout>,
     id: Option<String>,
-) -> Option<(Agent, Arc<PermissionEngine>, crate::mcp_session::McpHandle)> {
+) -> Option<(
+    Agent,
+    Arc<PermissionEngine>,
+    skiff_config::mcp::session::McpHandle,
+)> {
     let Some(home) = skiff_core::transcript::default_skiff_home() else {
         renderer.say("No SKIFF_HOME or HOME: sessions are not saved.");
         return None;
@@ -422,8 +427,8 @@ fn resume(
     resumed_args.fork_session = false;
     resumed_args.session_id = None;
     resumed_args.prompt = None;
-    match crate::setup::build(&resumed_args, DeltaMode::Raw) {
-        Ok(crate::setup::BuiltAgent {
+    match crate::session::assemble(&resumed_args, DeltaMode::Raw, None, None) {
+        Ok(skiff_config::Assembled {
             agent: a,
             engine,
             mcp,
@@ -557,7 +562,7 @@ fn network_approval(
     let entry = approval::suggested_rule(a, &input.cwd);
     renderer.say(&format!(
         "The sandboxed command `{}` wants to connect to {host}:{port}, which is not in sandbox.network.allowedDomains.",
-        crate::sessions::one_line(s("command").unwrap_or(""), 80)
+        skiff_config::sessions::one_line(s("command").unwrap_or(""), 80)
     ));
     let question = format!(
         "Allow it? [y]es, for this session / [a]lways: add {entry:?} to .claude/settings.local.json / [n]o: "

@@ -24,7 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::args::Args;
-use crate::mcp_session::McpHandle;
+use skiff_config::mcp::session::McpHandle;
 
 /// One line of stdin, understood.
 #[derive(Debug)]
@@ -244,10 +244,11 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         pending: Mutex::default(),
         next: AtomicU64::new(1),
     });
-    let built = crate::setup::build_with(
+    let built = crate::session::assemble(
         &args,
         deltas,
         Some(Arc::clone(&sdk) as Arc<dyn skiff_mcp::SdkChannel>),
+        None,
     )?;
     let host_approves = args.permission_prompt_tool.as_deref() == Some("stdio");
     let mut agent = built.agent;
@@ -441,7 +442,7 @@ impl Driver {
             }
             "set_model" => {
                 let model = match request.get("model").and_then(Value::as_str) {
-                    None | Some("default") => crate::setup::DEFAULT_MODEL.to_owned(),
+                    None | Some("default") => skiff_config::DEFAULT_MODEL.to_owned(),
                     Some(m) => skiff_llm::resolve_alias(m),
                 };
                 let _ = self.session().handle().set_model(model.clone());
@@ -593,7 +594,7 @@ impl Driver {
             return None;
         }
         let engine = Arc::clone(&self.engine);
-        let (late, handle) = crate::mcp_session::start(
+        let (late, handle) = skiff_config::mcp::session::start(
             servers,
             Vec::new(),
             &self.cwd,

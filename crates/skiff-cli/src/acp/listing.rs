@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionId, SessionInfo};
 use skiff_core::transcript::{self, SessionSummary};
 
-use crate::sessions::one_line;
+use skiff_config::sessions::one_line;
 
 /// Sessions per page.
 const PAGE: usize = 100;

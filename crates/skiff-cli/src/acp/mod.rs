@@ -139,7 +139,7 @@ fn not_found(id: &SessionId) -> Error {
 /// A set-up failure as the editor sees it: a mistake in what it sent (`invalid_params`), or an
 /// internal error with skiff's message (no API key, unreadable settings…).
 fn build_error(e: &anyhow::Error) -> Error {
-    if e.downcast_ref::<crate::setup::UsageError>().is_some() {
+    if e.downcast_ref::<crate::session::UsageError>().is_some() {
         invalid(format!("{e:#}"))
     } else {
         internal(format!("{e:#}"))
@@ -191,7 +191,7 @@ impl Server {
         args.fork_session = false;
         let id = match &o.load {
             Some(id) => {
-                let home = crate::sessions::skiff_home().map_err(|e| internal(format!("{e:#}")))?;
+                let home = crate::session::skiff_home().map_err(|e| internal(format!("{e:#}")))?;
                 let cwd = std::fs::canonicalize(&o.cwd)
                     .map_err(|e| invalid(format!("{}: {e}", o.cwd.display())))?;
                 let sid = SessionId::new(id.as_str());
@@ -221,8 +221,8 @@ impl Server {
                 write: caps.fs.write_text_file,
             }) as Arc<dyn skiff_tools::FileAccess>
         });
-        let built = crate::setup::build_with_files(&args, DeltaMode::Raw, None, files)
-            .map_err(|e| build_error(&e))?;
+        let built = crate::session::assemble(&args, DeltaMode::Raw, None, files)
+            .map_err(|e| build_error(&e.into()))?;
         let agent = built.agent.with_approver(Arc::new(AskClient));
         let cwd = agent.config().cwd.clone();
         let custom = Arc::clone(&agent.config().commands);
@@ -433,7 +433,7 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
         .on_receive_request(
             async move |req: ListSessionsRequest, responder, _cx| {
                 let _ = &s4;
-                let home = crate::sessions::skiff_home().map_err(|e| internal(format!("{e:#}")))?;
+                let home = crate::session::skiff_home().map_err(|e| internal(format!("{e:#}")))?;
                 let page = listing::list(&home, req.cwd.as_deref(), req.cursor.as_deref())
                     .map_err(invalid)?;
                 responder.respond(page)

@@ -10,7 +10,7 @@ use serde_json::Value;
 use skiff_core::permissions::rule::RuleKind;
 use skiff_core::{ApprovalAnswer, ApprovalRequest, PermissionMode};
 
-use crate::sessions::one_line;
+use skiff_config::sessions::one_line;
 
 /// Option ids.
 const ALLOW: &str = "allow";

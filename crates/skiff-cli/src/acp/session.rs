@@ -30,7 +30,7 @@ use super::prompt::Prompted;
 use super::tools;
 use super::updates::{Translator, agent_text};
 use crate::commands::{self, Action};
-use crate::mcp_session::McpHandle;
+use skiff_config::mcp::session::McpHandle;
 use skiff_core::commands::CommandSet;
 
 /// How a prompt ended, for its response.
@@ -80,7 +80,7 @@ pub struct Parts {
     /// MCP servers, for `/mcp`.
     pub mcp: McpHandle,
     /// The Bash sandbox, for `/sandbox`.
-    pub sandbox: crate::setup::SandboxText,
+    pub sandbox: skiff_config::SandboxText,
     /// The custom commands and skills (`/name args` prompts the session expands).
     pub custom: Arc<CommandSet>,
 }

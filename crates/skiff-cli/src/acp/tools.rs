@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 use skiff_protocol::{ContentBlock, ImageSource, ToolResultContent};
 
-use crate::sessions::one_line;
+use skiff_config::sessions::one_line;
 
 /// What the editor shows of a call before it runs.
 #[derive(Debug, Clone, PartialEq)]

@@ -71,7 +71,7 @@ async fn run(args: &Args, batch: &BatchArgs) -> anyhow::Result<ExitCode> {
         program: std::env::current_exe()
             .map_err(|e| anyhow::anyhow!("cannot find the skiff binary to run tasks: {e}"))?,
         env: child_credentials(),
-        skiff_home: crate::settings::skiff_home(),
+        skiff_home: skiff_config::settings::skiff_home(),
         timeout: batch.timeout.map(Duration::from_secs_f64),
         stop,
         kill_now,

@@ -53,7 +53,7 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
         entry.line,
         Status::Error,
     );
-    r.repo = Some(crate::settings::redact_url(&task.repo));
+    r.repo = Some(skiff_config::settings::redact_url(&task.repo));
     r.git_ref = task.git_ref.clone();
     let fail = |mut r: TaskResult, msg: String| {
         if ctx.stop.is_cancelled() {

@@ -102,9 +102,12 @@ pub async fn prepare(
         clone.push("--shared".as_ref());
     }
     clone.extend(["--".as_ref(), source.as_os_str(), dir.as_os_str()]);
-    git(None, clone)
-        .await
-        .map_err(|e| format!("cannot clone {}: {e}", crate::settings::redact_url(repo)))?;
+    git(None, clone).await.map_err(|e| {
+        format!(
+            "cannot clone {}: {e}",
+            skiff_config::settings::redact_url(repo)
+        )
+    })?;
     let commit = resolve(dir, git_ref).await?;
     git(Some(dir), ["checkout", "--quiet", "--detach", &commit])
         .await

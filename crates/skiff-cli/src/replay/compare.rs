@@ -65,7 +65,7 @@ impl Normalizer {
                 paths.push((p.trim_end_matches('/').to_owned(), "<cwd>"));
             }
         }
-        if let Ok(home) = crate::sessions::skiff_home()
+        if let Ok(home) = crate::session::skiff_home()
             && let Some(h) = home.to_str().filter(|h| h.len() > 1)
         {
             paths.push((h.to_owned(), "<skiff-home>"));

@@ -18,7 +18,7 @@ use skiff_protocol::recording::RecordedInput;
 use skiff_protocol::script::Script;
 
 use crate::args::{Args, ReplayArgs, SessionsCommand};
-use crate::setup::UsageError;
+use crate::session::UsageError;
 use compare::{ModelCalls, Normalizer, Report};
 use redact::Redactor;
 
@@ -250,7 +250,7 @@ fn locate(args: &Args, id: &str) -> anyhow::Result<PathBuf> {
         ))
         .into());
     }
-    let home = crate::sessions::skiff_home()?;
+    let home = crate::session::skiff_home()?;
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,

@@ -19,18 +19,20 @@ mod resolve;
 #[cfg(test)]
 mod tests;
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use serde_json::Value;
 use skiff_core::AgentConfig;
 
 pub use self::env_lookup::{EnvLookup, EnvOrigin};
 use self::layers::{Merged, parse_json};
 use self::resolve::resolve;
-use crate::args::Args;
+use crate::environment::Environment;
+use crate::overrides::Overrides;
 
 /// Permission modes accepted in `permissions.defaultMode`.
 pub const PERMISSION_MODES: &[&str] = &[
@@ -68,16 +70,16 @@ impl Layer {
     }
 
     /// Parse a `--setting-sources` list (`user,project,local`; empty = none).
-    pub fn parse_list(list: &str) -> anyhow::Result<Vec<Layer>> {
+    pub fn parse_list(list: &str) -> Result<Vec<Layer>> {
         let mut out = Vec::new();
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let layer = Self::ALL
                 .into_iter()
                 .find(|l| l.name() == name)
-                .with_context(|| {
-                    format!(
+                .ok_or_else(|| {
+                    ConfigError::usage(format!(
                         "--setting-sources: unknown source `{name}`; use a comma list of user, project, local (or \"\" for none)"
-                    )
+                    ))
                 })?;
             if !out.contains(&layer) {
                 out.push(layer);
@@ -332,6 +334,8 @@ pub struct Settings {
     pub cwd: PathBuf,
     /// `$SKIFF_HOME`, or `~/.skiff`.
     pub skiff_home: Option<PathBuf>,
+    /// The user's home directory (`HOME`).
+    pub home: Option<PathBuf>,
     /// Model id or alias (`model`, ANTHROPIC_MODEL, `--model`).
     pub model: Sourced<String>,
     /// Max output tokens per call (`skiff.maxOutputTokens`, `--max-tokens`).
@@ -419,25 +423,26 @@ pub fn claude_global_config(env: &HashMap<String, String>) -> Option<PathBuf> {
         .or_else(|| get("HOME").map(|h| h.join(".claude.json")))
 }
 
-/// What settings are loaded from: the flags, the workspace and a snapshot of the process env.
+/// What settings are loaded from: the overrides, the workspace and a snapshot of the process
+/// env.
 pub(crate) struct Inputs<'a> {
-    pub args: &'a Args,
+    pub args: &'a Overrides,
     pub cwd: PathBuf,
     pub process_env: HashMap<String, String>,
 }
 
 impl Settings {
-    /// Load the settings for these arguments and workspace from the files, `.env` files and the
-    /// process environment. Errors name the file (and line/column for bad JSON).
-    pub fn load(args: &Args, cwd: &Path) -> anyhow::Result<Self> {
+    /// Load the settings for these overrides and workspace from the files, `.env` files and
+    /// the environment. Errors name the file (and line/column for bad JSON).
+    pub fn load(overrides: &Overrides, env: &Environment, cwd: &Path) -> Result<Self> {
         Self::load_from(&Inputs {
-            args,
+            args: overrides,
             cwd: cwd.to_path_buf(),
-            process_env: process_env(),
+            process_env: env.vars().clone(),
         })
     }
 
-    pub(crate) fn load_from(inputs: &Inputs<'_>) -> anyhow::Result<Self> {
+    pub(crate) fn load_from(inputs: &Inputs<'_>) -> Result<Self> {
         let args = inputs.args;
         let cwd = inputs.cwd.clone();
         let penv = |k: &str| inputs.process_env.get(k).filter(|v| !v.is_empty());
@@ -580,6 +585,7 @@ impl Settings {
         )?;
         settings.trusted = trusted;
         settings.trust_warnings = trust_warnings;
+        settings.home = home;
         Ok(settings)
     }
 
@@ -626,13 +632,8 @@ pub fn redact_url(url: &str) -> String {
     url.to_owned()
 }
 
-/// The process environment (variables whose name and value are UTF-8).
-fn process_env() -> HashMap<String, String> {
-    crate::env_guard::process_env()
-}
-
 /// A file's text, or `None` when it does not exist.
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+fn read_optional(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(Some(t)),
         Err(e) if is_absent(&e) => Ok(None),
@@ -650,16 +651,19 @@ pub(crate) fn is_absent(e: &std::io::Error) -> bool {
 }
 
 /// `--settings FILE|JSON`: inline JSON when it starts with `{`, else a path (relative to cwd).
-fn settings_arg(arg: &str, cwd: &Path) -> anyhow::Result<(Value, Source)> {
+fn settings_arg(arg: &str, cwd: &Path) -> Result<(Value, Source)> {
     if arg.trim_start().starts_with('{') {
         let doc = parse_json(arg, "--settings JSON", "Fix the JSON given to --settings")?;
         return Ok((doc, Source::SettingsArg { path: None }));
     }
     let path = absolute(cwd, Path::new(arg));
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "--settings: cannot read {} (give a settings file or a JSON object)",
-            path.display()
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ConfigError::io(
+            format!(
+                "--settings: cannot read {} (give a settings file or a JSON object)",
+                path.display()
+            ),
+            e,
         )
     })?;
     let doc = parse_json(

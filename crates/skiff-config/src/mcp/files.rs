@@ -3,14 +3,24 @@
 //! `<workspace>/.mcp.json`, user → `~/.claude.json` `mcpServers`. Read whole, one key changed,
 //! written atomically; a file that is not valid JSON is never overwritten.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
-use crate::args::McpScope;
 use crate::json_doc::Json;
-use crate::mcp_config::{self, MCP_JSON, project_key, read_doc};
+use crate::mcp::config::{self, MCP_JSON, project_key, read_doc};
+
+/// Where `mcp add` writes a server (as `claude mcp add --scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpScope {
+    /// You, in this workspace: `~/.claude.json` `projects[<workspace>].mcpServers`.
+    Local,
+    /// Everyone working in this workspace: `<workspace>/.mcp.json`.
+    Project,
+    /// You, in every workspace: `~/.claude.json` `mcpServers`.
+    User,
+}
 
 /// The file of a scope and where in it the servers are.
 pub struct Target {
@@ -23,7 +33,8 @@ pub struct Target {
 }
 
 impl Target {
-    pub fn new(scope: McpScope, cwd: &Path, env: &HashMap<String, String>) -> anyhow::Result<Self> {
+    /// The target of `scope` for the workspace `cwd` (`env` finds `~/.claude.json`).
+    pub fn new(scope: McpScope, cwd: &Path, env: &HashMap<String, String>) -> Result<Self> {
         Ok(match scope {
             McpScope::Project => Self {
                 scope,
@@ -32,12 +43,12 @@ impl Target {
             },
             McpScope::User => Self {
                 scope,
-                path: mcp_config::claude_json(env)?,
+                path: config::claude_json(env)?,
                 project: None,
             },
             McpScope::Local => Self {
                 scope,
-                path: mcp_config::claude_json(env)?,
+                path: config::claude_json(env)?,
                 project: Some(project_key(cwd)),
             },
         })
@@ -61,9 +72,9 @@ impl Target {
 
     /// The `mcpServers` object, created where missing. An error when something on the way
     /// is not an object (the file is left alone then).
-    pub fn servers_mut<'a>(&self, doc: &'a mut Json) -> anyhow::Result<&'a mut Json> {
+    pub fn servers_mut<'a>(&self, doc: &'a mut Json) -> Result<&'a mut Json> {
         let shape = |what: &str| {
-            anyhow::anyhow!(
+            invalid!(
                 "{}: {what} is not a JSON object; fix the file first (nothing was changed)",
                 self.path.display()
             )
@@ -82,9 +93,9 @@ impl Target {
     }
 
     /// The document (`{}` when the file does not exist); invalid JSON is an error.
-    pub fn read(&self) -> anyhow::Result<(Json, bool)> {
+    pub fn read(&self) -> Result<(Json, bool)> {
         match read_doc(&self.path)
-            .map_err(|e| e.context("nothing was changed; fix the file first"))?
+            .map_err(|e| invalid!("{e}; nothing was changed; fix the file first"))?
         {
             Some(doc) => Ok((doc, true)),
             None => Ok((Json::Object(Vec::new()), false)),
@@ -93,8 +104,10 @@ impl Target {
 
     /// Write the document back atomically, keeping the file's permissions (a new
     /// `~/.claude.json` is private) and its trailing newline, through a symlink.
-    pub fn write(&self, doc: &Json, existed: bool) -> anyhow::Result<()> {
-        let mut text = doc.to_pretty()?;
+    pub fn write(&self, doc: &Json, existed: bool) -> Result<()> {
+        let mut text = doc
+            .to_pretty()
+            .map_err(|e| invalid!("cannot write the servers as JSON: {e}"))?;
         let old = std::fs::read(&self.path).unwrap_or_default();
         if old.ends_with(b"\n") {
             text.push('\n');
@@ -109,7 +122,7 @@ impl Target {
             use std::os::unix::fs::OpenOptionsExt;
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)
-                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                    .map_err(|e| ConfigError::io(format!("cannot create {}", dir.display()), e))?;
             }
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -120,12 +133,15 @@ impl Target {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create {}", path.display()));
+                    return Err(ConfigError::io(
+                        format!("cannot create {}", path.display()),
+                        e,
+                    ));
                 }
             }
         }
         skiff_tools::atomic::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .map_err(|e| ConfigError::io(format!("cannot write {}", path.display()), e))?;
         Ok(())
     }
 }

@@ -5,8 +5,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use clap::Parser;
-
 use super::*;
 
 /// A home (HOME, with `.claude/` and `.skiff/`) and a project dir.
@@ -56,15 +54,12 @@ impl Fixture {
         self.write(&self.project.join(rel), text)
     }
 
-    fn load(&self, argv: &[&str]) -> anyhow::Result<Settings> {
+    fn load(&self, argv: &[&str]) -> Result<Settings> {
         self.load_with(argv, |_| {})
     }
 
-    fn load_with(&self, argv: &[&str], edit: impl FnOnce(&mut Args)) -> anyhow::Result<Settings> {
-        let mut full = vec!["skiff"];
-        full.extend_from_slice(argv);
-        let mut args = Args::try_parse_from(full).unwrap();
-        args.normalize();
+    fn load_with(&self, argv: &[&str], edit: impl FnOnce(&mut Overrides)) -> Result<Settings> {
+        let mut args = crate::test_argv::overrides(argv);
         edit(&mut args);
         Settings::load_from(&Inputs {
             args: &args,
@@ -565,7 +560,7 @@ fn apply_to_agent_config() {
 #[test]
 fn print_mode_max_turns_default_is_below_every_layer() {
     let f = Fixture::new();
-    let print = |a: &mut Args| a.default_max_turns = Some(100);
+    let print = |a: &mut Overrides| a.default_max_turns = Some(100);
     let s = f.load_with(&[], print).unwrap();
     assert_eq!(s.max_turns, Some(Sourced::new(100, Source::Default)));
     let p = f.project(".claude/settings.json", r#"{"skiff":{"maxTurns":7}}"#);

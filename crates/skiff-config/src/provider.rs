@@ -3,11 +3,11 @@
 //! name: ollama, llamacpp, vllm, lmstudio, openrouter, or `openai` with a base URL), or the
 //! scripted provider; and `skiff models`.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::bail;
 use skiff_llm::cloud::{Cloud, CloudConfig, CloudProvider};
 use skiff_llm::openai::{Preset, preset};
 use skiff_llm::{
@@ -15,9 +15,9 @@ use skiff_llm::{
     ScriptedProvider,
 };
 
-use crate::args::Args;
+use crate::environment::Environment;
+use crate::overrides::Overrides;
 use crate::settings::{Layer, Settings, Source};
-use crate::setup::UsageError;
 
 /// Which backend the settings ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,16 +79,20 @@ pub struct Built {
 pub fn build(
     backend: &Backend,
     settings: &Settings,
-    args: &Args,
+    args: &Overrides,
     cwd: &Path,
-) -> anyhow::Result<Built> {
+) -> Result<Built> {
     match backend {
         Backend::Script => {
             let Some(path) = &args.script else {
-                return Err(UsageError("--provider script needs --script FILE".into()).into());
+                return Err(ConfigError::usage("--provider script needs --script FILE"));
             };
             Ok(Built {
-                provider: Arc::new(ScriptedProvider::from_file(path)?.without_recording()),
+                provider: Arc::new(
+                    ScriptedProvider::from_file(path)
+                        .map_err(|e| invalid!("--script {}: {e}", path.display()))?
+                        .without_recording(),
+                ),
                 key_source: "none".to_owned(),
                 cloud: None,
             })
@@ -187,14 +191,14 @@ pub fn build(
 
 /// A cloud's configuration from the settings' variable lookup; `skiff.baseUrl` / `--base-url`
 /// stand for the cloud's endpoint variable, `skiff.retries` applies.
-pub fn cloud_config(cloud: Cloud, settings: &Settings) -> anyhow::Result<CloudConfig> {
+pub fn cloud_config(cloud: Cloud, settings: &Settings) -> Result<CloudConfig> {
     let endpoint_var = cloud.endpoint_vars()[0];
     let base_url = settings.base_url.as_ref().map(|u| u.value.clone());
     let mut cfg = CloudConfig::from_lookup(cloud, |k| match &base_url {
         Some(u) if k == endpoint_var => Some(u.clone()),
         _ => settings.lookup.get(k),
     })
-    .map_err(|e| anyhow::anyhow!("{} ({}): {e}", cloud.title(), cloud.switch_var()))?;
+    .map_err(|e| invalid!("{} ({}): {e}", cloud.title(), cloud.switch_var()))?;
     if let Some(r) = &settings.retries {
         cfg.set_max_retries(r.value);
     }
@@ -205,11 +209,11 @@ pub fn cloud_config(cloud: Cloud, settings: &Settings) -> anyhow::Result<CloudCo
 /// workspace too or the user confirmed the host (the rule of [`check_workspace_base_url`]).
 fn check_workspace_cloud_endpoint(
     settings: &Settings,
-    args: &Args,
+    args: &Overrides,
     check: BaseUrlCheck<'_>,
     summary: &skiff_llm::cloud::CloudSummary,
     cwd: &Path,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if summary.credential.starts_with("none") {
         return Ok(());
     }
@@ -229,7 +233,7 @@ fn check_workspace_cloud_endpoint(
 
 /// The model when none was asked for: `scripted` for a script (it costs nothing); an error
 /// naming the way to find one for servers that need a name. `None`: keep the configured one.
-pub fn default_model(backend: &Backend, settings: &Settings) -> anyhow::Result<Option<String>> {
+pub fn default_model(backend: &Backend, settings: &Settings) -> Result<Option<String>> {
     if !matches!(settings.model.source, Source::Default) {
         return Ok(None);
     }
@@ -238,18 +242,17 @@ pub fn default_model(backend: &Backend, settings: &Settings) -> anyhow::Result<O
         Backend::Script => Ok(Some(skiff_llm::SCRIPTED_MODEL.to_owned())),
         // llama-server serves the model it was started with, whatever the request names.
         Backend::OpenAi(p) if p.name == "llamacpp" => Ok(Some("llama.cpp".to_owned())),
-        Backend::OpenAi(p) => Err(UsageError(format!(
+        Backend::OpenAi(p) => Err(ConfigError::usage(format!(
             "--model is needed with --provider {0}; `skiff models --provider {0}` lists what the \
              server offers",
             p.name
-        ))
-        .into()),
+        ))),
     }
 }
 
 /// The OpenAI-compatible provider's configuration: the preset, the settings' variables
 /// (OPENAI_BASE_URL, OPENAI_API_KEY, …), `skiff.baseUrl` / `--base-url`, retries.
-pub fn openai_config(preset: &'static Preset, settings: &Settings) -> anyhow::Result<OpenAiConfig> {
+pub fn openai_config(preset: &'static Preset, settings: &Settings) -> Result<OpenAiConfig> {
     let mut cfg = OpenAiConfig::from_lookup(preset, |k| settings.lookup.get(k))?;
     if let Some(url) = &settings.base_url {
         cfg.base_url = skiff_llm::openai::normalize_base_url(&url.value)?;
@@ -272,7 +275,7 @@ pub fn openai_config(preset: &'static Preset, settings: &Settings) -> anyhow::Re
 
 /// The Anthropic provider's configuration from the settings' variable lookup (real env, `.env`
 /// files, settings `env`), with `skiff.retries` applied.
-fn anthropic_config(settings: &Settings) -> anyhow::Result<AnthropicConfig> {
+fn anthropic_config(settings: &Settings) -> Result<AnthropicConfig> {
     let mut cfg = match AnthropicConfig::from_lookup(|k| settings.lookup.get(k)) {
         Ok(cfg) => cfg,
         Err(skiff_llm::ConfigError::MissingCredential) => {
@@ -323,10 +326,10 @@ struct BaseUrlCheck<'a> {
 /// the host (`--trust-base-url HOST`, or the REPL's question recorded in the trust store).
 fn check_workspace_base_url(
     settings: &Settings,
-    args: &Args,
+    args: &Overrides,
     check: BaseUrlCheck<'_>,
     cwd: &Path,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if check
         .url_source
         .as_ref()
@@ -354,10 +357,10 @@ fn check_workspace_base_url(
 /// REPL's question recorded in the trust store).
 fn check_endpoint_confirmed(
     settings: &Settings,
-    args: &Args,
+    args: &Overrides,
     check: &BaseUrlCheck<'_>,
     cwd: &Path,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let Some(url_file) = check
         .url_source
         .as_ref()
@@ -374,12 +377,11 @@ fn check_endpoint_confirmed(
     if confirmed {
         return Ok(());
     }
-    Err(UnconfirmedBaseUrl {
+    Err(ConfigError::UnconfirmedBaseUrl(UnconfirmedBaseUrl {
         host,
         file: url_file.display().to_string(),
         var: check.url_var,
-    }
-    .into())
+    }))
 }
 
 /// A base URL the workspace's own files set, while the key comes from elsewhere.
@@ -418,15 +420,16 @@ fn workspace_file(source: &Source, cwd: &Path) -> Option<PathBuf> {
     }
 }
 
-/// `skiff models`: the models the provider offers. An OpenAI-compatible server is asked
-/// (`GET /models`); for the Anthropic API skiff lists the models it knows prices of.
-pub fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
-    use std::io::Write;
-    let cwd = match &args.cwd {
+/// `skiff models`: the models the provider offers, one a line. An OpenAI-compatible server is
+/// asked (`GET /models`); for the Anthropic API and the clouds skiff lists the models it knows
+/// prices of.
+pub fn models_text(overrides: &Overrides, env: &Environment) -> Result<String> {
+    let cwd = match &overrides.cwd {
         Some(d) => d.clone(),
-        None => std::env::current_dir()?,
+        None => std::env::current_dir()
+            .map_err(|e| ConfigError::io("cannot read the current directory", e))?,
     };
-    let settings = Settings::load(args, &cwd)?;
+    let settings = Settings::load(overrides, env, &cwd)?;
     let backend = Backend::of(&settings);
     let mut out = String::new();
     match backend {
@@ -436,10 +439,11 @@ pub fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
             let provider = OpenAiProvider::new(cfg)?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .build()?;
+                .build()
+                .map_err(|e| ConfigError::io("cannot start a runtime", e))?;
             let models = runtime
                 .block_on(provider.list_models())
-                .map_err(|e| anyhow::anyhow!("{base}: {e}"))?;
+                .map_err(|e| invalid!("{base}: {e}"))?;
             if models.is_empty() {
                 out.push_str(&format!("{base} offers no models\n"));
             }
@@ -474,9 +478,47 @@ pub fn run_models(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(out.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    Ok(out)
+}
+
+/// What `system/init` says about the cloud in use (its `cloud` field; never a secret).
+pub fn cloud_json(sum: &skiff_llm::cloud::CloudSummary) -> serde_json::Value {
+    serde_json::json!({
+        "provider": sum.cloud.name(),
+        "name": sum.cloud.title(),
+        "region": sum.region.as_ref().map(|(r, _)| r),
+        "project": sum.project,
+        "endpoint": crate::settings::redact_url(&sum.endpoint),
+        "credentials": sum.credential,
+    })
+}
+
+/// The `--provider` names: the Anthropic API, the scripted provider, and OpenAI-compatible
+/// servers (`openai` and the named presets).
+pub const PROVIDER_NAMES: &[&str] = &[
+    "anthropic",
+    "openai",
+    "ollama",
+    "llamacpp",
+    "vllm",
+    "lmstudio",
+    "openrouter",
+    "bedrock",
+    "vertex",
+    "foundry",
+    "script",
+];
+
+/// `--provider`: a known name, spelled as the user likes (`llama.cpp`, `LMStudio`).
+pub fn parse_provider(text: &str) -> Result<String, String> {
+    let key: String = text
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    PROVIDER_NAMES
+        .iter()
+        .find(|n| **n == key)
+        .map(|n| (*n).to_owned())
+        .ok_or_else(|| format!("unknown provider; one of {}", PROVIDER_NAMES.join(", ")))
 }

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use clap::Parser;
 use serde_json::json;
 use skiff_mcp::Transport;
 
@@ -55,10 +54,8 @@ impl Fixture {
         self.write(&self.ws.join(".mcp.json"), &v);
     }
 
-    fn gather(&self, argv: &[&str]) -> anyhow::Result<SessionServers> {
-        let mut full = vec!["skiff"];
-        full.extend_from_slice(argv);
-        let args = Args::try_parse_from(full).unwrap();
+    fn gather(&self, argv: &[&str]) -> crate::error::Result<SessionServers> {
+        let args = crate::test_argv::overrides(argv);
         let settings = Settings::load_from(&Inputs {
             args: &args,
             cwd: self.ws.clone(),
@@ -268,14 +265,14 @@ fn unreadable_mcp_config_values_are_usage_errors_naming_them() {
     let err = f
         .gather(&["--mcp-config", "{\"mcpServers\": {"])
         .unwrap_err();
-    assert!(err.downcast_ref::<UsageError>().is_some());
+    assert!(err.is_usage());
     assert!(
         err.to_string()
             .starts_with("--mcp-config: invalid JSON at line 1, column 16"),
         "{err}"
     );
     let err = f.gather(&["--mcp-config", "nope.json"]).unwrap_err();
-    assert!(err.downcast_ref::<UsageError>().is_some());
+    assert!(err.is_usage());
     assert!(
         err.to_string()
             .contains(&f.ws.join("nope.json").display().to_string()),
@@ -283,7 +280,7 @@ fn unreadable_mcp_config_values_are_usage_errors_naming_them() {
     );
     f.write(&f.ws.join("list.json"), &json!({"servers": {}}));
     let err = f.gather(&["--mcp-config", "list.json"]).unwrap_err();
-    assert!(err.downcast_ref::<UsageError>().is_some());
+    assert!(err.is_usage());
     assert!(
         err.to_string().contains("list.json: no \"mcpServers\""),
         "{err}"

@@ -7,6 +7,8 @@
 //! `$SKIFF_HOME/trusted-workspaces.json` — or Claude Code's `~/.claude.json` records that its
 //! trust dialog was accepted for it.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -71,7 +73,7 @@ impl Store {
         skiff_home: &Path,
         dir: &Path,
         change: impl FnOnce(&mut Record),
-    ) -> anyhow::Result<PathBuf> {
+    ) -> std::io::Result<PathBuf> {
         let mut store = Self::load(Some(skiff_home));
         change(
             store
@@ -91,7 +93,8 @@ impl Store {
                 .truncate(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            f.write_all(serde_json::to_string_pretty(&store)?.as_bytes())?;
+            let text = serde_json::to_string_pretty(&store).map_err(std::io::Error::other)?;
+            f.write_all(text.as_bytes())?;
             f.write_all(b"\n")?;
         }
         std::fs::rename(&tmp, &path)?;

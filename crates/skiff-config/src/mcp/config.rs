@@ -5,17 +5,18 @@
 //!
 //! An untrusted workspace's own servers (`.mcp.json`, its settings files) do not start.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use skiff_mcp::config::{ConfigFileError, ParsedServers, parse_config_str, parse_servers};
 use skiff_mcp::{ConfigProblem, Scope, ServerConfig};
 
-use crate::args::Args;
+use crate::environment::Environment;
 use crate::json_doc::Json;
+use crate::overrides::Overrides;
 use crate::settings::{Layer, Settings, Source};
-use crate::setup::UsageError;
 
 /// The project-scope file, at the workspace root.
 pub const MCP_JSON: &str = ".mcp.json";
@@ -36,21 +37,22 @@ pub struct SessionServers {
 /// that cannot be read are usage errors (exit 2); everything else becomes a problem or a
 /// warning.
 pub fn session_servers(
-    args: &Args,
+    args: &Overrides,
     settings: &Settings,
+    env: &Environment,
     cwd: &Path,
-) -> anyhow::Result<SessionServers> {
-    gather(args, settings, cwd, &crate::env_guard::process_env())
+) -> Result<SessionServers> {
+    gather(args, settings, cwd, env.vars())
 }
 
 /// [`session_servers`] with the process environment given (`HOME`, `CLAUDE_CONFIG_DIR`, and the
 /// values for `${VAR}` not in the settings' lookup).
 pub(crate) fn gather(
-    args: &Args,
+    args: &Overrides,
     settings: &Settings,
     cwd: &Path,
     env: &HashMap<String, String>,
-) -> anyhow::Result<SessionServers> {
+) -> Result<SessionServers> {
     // The settings' lookup (real env incl. the credentials env_guard keeps aside, `.env`
     // files, settings `env`); then the raw environment, where an empty value counts as set.
     let lookup = |k: &str| settings.lookup.get(k).or_else(|| env.get(k).cloned());
@@ -129,12 +131,12 @@ fn dynamic_servers(
     values: &[String],
     cwd: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> anyhow::Result<Vec<(ParsedServers, String)>> {
+) -> Result<Vec<(ParsedServers, String)>> {
     let mut out = Vec::new();
     for value in values {
         if value.trim_start().starts_with('{') {
             let parsed = parse_config_str(value, Scope::Dynamic, lookup).map_err(|e| {
-                UsageError(format!(
+                ConfigError::Usage(format!(
                     "--mcp-config: {e}. Fix the JSON given to --mcp-config"
                 ))
             })?;
@@ -143,13 +145,13 @@ fn dynamic_servers(
         }
         let path = crate::settings::absolute(cwd, Path::new(value));
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            UsageError(format!(
+            ConfigError::Usage(format!(
                 "--mcp-config: cannot read {}: {e} (give a file or a JSON object {{\"mcpServers\": {{…}}}})",
                 path.display()
             ))
         })?;
         let parsed = parse_config_str(&text, Scope::Dynamic, lookup)
-            .map_err(|e| UsageError(format!("--mcp-config {}: {e}", path.display())))?;
+            .map_err(|e| ConfigError::Usage(format!("--mcp-config {}: {e}", path.display())))?;
         out.push((parsed, path.display().to_string()));
     }
     Ok(out)
@@ -171,11 +173,11 @@ pub fn project_key(cwd: &Path) -> String {
 
 /// A JSON file other programs own, or `None` when it does not exist. Invalid JSON is an error
 /// naming the file, the line and the column.
-pub fn read_doc(path: &Path) -> anyhow::Result<Option<Json>> {
+pub fn read_doc(path: &Path) -> Result<Option<Json>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if crate::settings::is_absent(&e) => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(ConfigError::read(path, e)),
     };
     if text.trim().is_empty() {
         return Ok(Some(Json::Object(Vec::new())));
@@ -183,7 +185,7 @@ pub fn read_doc(path: &Path) -> anyhow::Result<Option<Json>> {
     Json::parse(&text).map(Some).map_err(|e| {
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
-        anyhow::anyhow!(
+        invalid!(
             "{}: invalid JSON at line {}, column {}: {msg}",
             path.display(),
             e.line(),
@@ -377,11 +379,14 @@ fn untrusted_warning(name: &str, file: &Path) -> String {
 }
 
 /// `~/.claude.json` for this environment (for `skiff mcp`).
-pub fn claude_json(env: &HashMap<String, String>) -> anyhow::Result<PathBuf> {
-    crate::settings::claude_global_config(env)
-        .context("neither HOME nor CLAUDE_CONFIG_DIR is set: cannot find ~/.claude.json")
+pub fn claude_json(env: &HashMap<String, String>) -> Result<PathBuf> {
+    crate::settings::claude_global_config(env).ok_or_else(|| {
+        ConfigError::invalid(
+            "neither HOME nor CLAUDE_CONFIG_DIR is set: cannot find ~/.claude.json",
+        )
+    })
 }
 
 #[cfg(test)]
-#[path = "mcp_config_tests.rs"]
+#[path = "config_tests.rs"]
 mod tests;

@@ -1,9 +1,10 @@
 //! The environment and flag layers over the merged settings files: each effective value is the
 //! last one set (default → files → environment → flags); rule lists are pooled and de-duplicated.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
 use skiff_core::AgentConfig;
 
 use super::layers::Merged;
@@ -11,7 +12,7 @@ use super::{
     Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Permissions,
     SandboxSettings, Settings, Source, Sourced, absolute,
 };
-use crate::args::Args;
+use crate::overrides::Overrides;
 
 /// `~/x` → `$HOME/x`; relative → against `cwd`.
 fn expand_dir(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
@@ -32,7 +33,7 @@ fn from_env<T>(
     vars: &[&str],
     what: &str,
     parse: impl Fn(&str) -> Option<T>,
-) -> anyhow::Result<Option<Sourced<T>>> {
+) -> Result<Option<Sourced<T>>> {
     for var in vars {
         if let Some(raw) = lookup.get(var) {
             let source = lookup.source(var).unwrap_or(Source::Default);
@@ -58,17 +59,17 @@ fn positive<T: std::str::FromStr + PartialOrd + Default>(s: &str) -> Option<T> {
 pub(super) fn resolve(
     m: Merged,
     lookup: &EnvLookup,
-    args: &Args,
+    args: &Overrides,
     cwd: &Path,
     home: Option<&Path>,
     files: Vec<FileStatus>,
     dotenv_files: Vec<FileStatus>,
     skiff_home: Option<PathBuf>,
-) -> anyhow::Result<Settings> {
+) -> Result<Settings> {
     let defaults = AgentConfig::default();
     const WHOLE: &str = "a positive whole number";
     let model = latest([
-        Some(Sourced::default(crate::setup::DEFAULT_MODEL.to_owned())),
+        Some(Sourced::default(crate::builder::DEFAULT_MODEL.to_owned())),
         m.model,
         from_env(lookup, &["ANTHROPIC_MODEL"], "a model name", |s| {
             Some(s.to_owned())
@@ -166,7 +167,7 @@ pub(super) fn resolve(
         Some(Sourced::default("anthropic".to_owned())),
         m.provider,
         from_env(lookup, &["SKIFF_PROVIDER"], "a provider name", |s| {
-            crate::args::parse_provider(s).ok()
+            crate::provider::parse_provider(s).ok()
         })?,
         flag(args.provider.clone(), "--provider"),
     ]);
@@ -241,7 +242,7 @@ pub(super) fn resolve(
         .map(|d| Sourced::new(expand_dir(&d.value, cwd, home), d.source))
         .collect();
     dirs.extend(
-        args.add_dir
+        args.add_dirs
             .iter()
             .map(|d| Sourced::new(absolute(cwd, d), Source::Flag("--add-dir"))),
     );
@@ -276,6 +277,7 @@ pub(super) fn resolve(
     Ok(Settings {
         cwd: cwd.to_path_buf(),
         skiff_home,
+        home: None,
         model,
         max_output_tokens,
         temperature,
@@ -326,8 +328,8 @@ struct SandboxFiles {
 fn resolve_sandbox(
     m: SandboxFiles,
     lookup: &EnvLookup,
-    args: &Args,
-) -> anyhow::Result<SandboxSettings> {
+    args: &Overrides,
+) -> Result<SandboxSettings> {
     use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
     let mode_names = SandboxMode::NAMES.join(", ");
     let network_names = NetworkPolicy::NAMES.join(" or ");
@@ -338,7 +340,7 @@ fn resolve_sandbox(
         match &args.sandbox {
             Some(text) => Some(Sourced::new(
                 text.parse::<SandboxMode>()
-                    .map_err(|e| anyhow::anyhow!("--sandbox: {e}"))?,
+                    .map_err(|e| invalid!("--sandbox: {e}"))?,
                 Source::Flag("--sandbox"),
             )),
             None => None,
@@ -354,7 +356,7 @@ fn resolve_sandbox(
         match &args.sandbox_network {
             Some(text) => Some(Sourced::new(
                 text.parse::<NetworkPolicy>()
-                    .map_err(|e| anyhow::anyhow!("--sandbox-network: {e}"))?,
+                    .map_err(|e| invalid!("--sandbox-network: {e}"))?,
                 Source::Flag("--sandbox-network"),
             )),
             None => None,

@@ -2,9 +2,10 @@
 //! scalars later-wins, rule lists concatenated, `env` merged by key, `hooks` merged by event with
 //! the matcher groups concatenated. Type errors name the key and the file.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::BTreeMap;
 
-use anyhow::bail;
 use serde_json::{Map, Value};
 
 use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
@@ -140,14 +141,14 @@ pub struct Pricing {
 }
 
 /// Parse JSON; a syntax error names `what` (the file), the line and the column, then `fix`.
-pub(super) fn parse_json(text: &str, what: &str, fix: &str) -> anyhow::Result<Value> {
+pub(super) fn parse_json(text: &str, what: &str, fix: &str) -> Result<Value> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
     serde_json::from_str(text).map_err(|e| {
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_owned();
-        anyhow::anyhow!(
+        invalid!(
             "invalid JSON in {what} at line {}, column {}: {msg}. {fix}",
             e.line(),
             e.column()
@@ -159,25 +160,25 @@ fn at<T>(value: T, source: &Source) -> Option<Sourced<T>> {
     Some(Sourced::new(value, source.clone()))
 }
 
-fn invalid<T>(key: &str, source: &Source, expected: &str) -> anyhow::Result<T> {
+fn invalid<T>(key: &str, source: &Source, expected: &str) -> Result<T> {
     bail!("invalid settings in {source}: `{key}` must be {expected}")
 }
 
-fn object<'a>(v: &'a Value, key: &str, source: &Source) -> anyhow::Result<&'a Map<String, Value>> {
+fn object<'a>(v: &'a Value, key: &str, source: &Source) -> Result<&'a Map<String, Value>> {
     match v {
         Value::Object(m) => Ok(m),
         _ => invalid(key, source, "an object"),
     }
 }
 
-fn string(v: &Value, key: &str, source: &Source) -> anyhow::Result<String> {
+fn string(v: &Value, key: &str, source: &Source) -> Result<String> {
     match v {
         Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
         _ => invalid(key, source, "a non-empty string"),
     }
 }
 
-fn strings(v: &Value, key: &str, source: &Source) -> anyhow::Result<Vec<Sourced<String>>> {
+fn strings(v: &Value, key: &str, source: &Source) -> Result<Vec<Sourced<String>>> {
     let Value::Array(items) = v else {
         return invalid(key, source, "an array of strings");
     };
@@ -190,7 +191,7 @@ fn strings(v: &Value, key: &str, source: &Source) -> anyhow::Result<Vec<Sourced<
         .collect()
 }
 
-fn whole(v: &Value, key: &str, source: &Source, min: u64) -> anyhow::Result<u64> {
+fn whole(v: &Value, key: &str, source: &Source, min: u64) -> Result<u64> {
     match v.as_u64() {
         Some(n) if n >= min => Ok(n),
         _ if min > 0 => invalid(key, source, "a positive whole number"),
@@ -198,13 +199,13 @@ fn whole(v: &Value, key: &str, source: &Source, min: u64) -> anyhow::Result<u64>
     }
 }
 
-fn narrow<T: TryFrom<u64>>(n: u64, key: &str, source: &Source) -> anyhow::Result<T> {
+fn narrow<T: TryFrom<u64>>(n: u64, key: &str, source: &Source) -> Result<T> {
     T::try_from(n).or_else(|_| invalid(key, source, "a smaller number"))
 }
 
 impl Merged {
     /// Fold one document (a settings file or `--settings`) in.
-    pub fn apply(&mut self, doc: &Value, source: &Source) -> anyhow::Result<()> {
+    pub fn apply(&mut self, doc: &Value, source: &Source) -> Result<()> {
         let Value::Object(map) = doc else {
             bail!("invalid settings in {source}: the top level must be a JSON object");
         };
@@ -275,11 +276,7 @@ impl Merged {
             .push(Sourced::new(key.to_owned(), source.clone()));
     }
 
-    fn apply_permissions(
-        &mut self,
-        map: &Map<String, Value>,
-        source: &Source,
-    ) -> anyhow::Result<()> {
+    fn apply_permissions(&mut self, map: &Map<String, Value>, source: &Source) -> Result<()> {
         for (key, v) in map {
             if v.is_null() {
                 continue;
@@ -317,13 +314,13 @@ impl Merged {
     /// `sandbox`: skiff's `mode`, `network` (a string; Claude Code's object form is ignored),
     /// `fallback`, and Claude Code's `enabled` (false = off, true = workspace-write unless `mode`
     /// says otherwise) and `autoAllowBashIfSandboxed`.
-    fn apply_sandbox(&mut self, map: &Map<String, Value>, source: &Source) -> anyhow::Result<()> {
+    fn apply_sandbox(&mut self, map: &Map<String, Value>, source: &Source) -> Result<()> {
         fn named<T: std::str::FromStr>(
             v: &Value,
             p: &str,
             source: &Source,
             names: &[&str],
-        ) -> anyhow::Result<T> {
+        ) -> Result<T> {
             match v.as_str().and_then(|s| s.parse().ok()) {
                 Some(t) => Ok(t),
                 None => {
@@ -376,11 +373,7 @@ impl Merged {
     /// `sandbox.network` as Claude Code writes it: `allowedDomains`, `allowUnixSockets`
     /// (lists), `allowLocalBinding` (always true in skiff's sandbox, which has its own
     /// loopback), and skiff's `mode` (`allow`, `proxy`, `deny`).
-    fn apply_sandbox_network(
-        &mut self,
-        map: &Map<String, Value>,
-        source: &Source,
-    ) -> anyhow::Result<()> {
+    fn apply_sandbox_network(&mut self, map: &Map<String, Value>, source: &Source) -> Result<()> {
         for (key, v) in map {
             if v.is_null() {
                 continue;
@@ -418,7 +411,7 @@ impl Merged {
         &mut self,
         map: &Map<String, Value>,
         source: &Source,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         for (key, v) in map {
             if v.is_null() {
                 continue;
@@ -434,7 +427,7 @@ impl Merged {
         Ok(())
     }
 
-    fn apply_skiff(&mut self, map: &Map<String, Value>, source: &Source) -> anyhow::Result<()> {
+    fn apply_skiff(&mut self, map: &Map<String, Value>, source: &Source) -> Result<()> {
         for (key, v) in map {
             if v.is_null() {
                 continue;
@@ -469,13 +462,13 @@ impl Merged {
                 "compaction" => self.apply_compaction(object(v, p, source)?, source)?,
                 "provider" => {
                     let name = string(v, p, source)?;
-                    match crate::args::parse_provider(&name) {
+                    match crate::provider::parse_provider(&name) {
                         Ok(n) => self.provider = at(n, source),
                         Err(_) => {
                             return invalid(
                                 p,
                                 source,
-                                &format!("one of {}", crate::args::PROVIDER_NAMES.join(", ")),
+                                &format!("one of {}", crate::provider::PROVIDER_NAMES.join(", ")),
                             );
                         }
                     }
@@ -532,11 +525,7 @@ impl Merged {
         Ok(())
     }
 
-    fn apply_compaction(
-        &mut self,
-        map: &Map<String, Value>,
-        source: &Source,
-    ) -> anyhow::Result<()> {
+    fn apply_compaction(&mut self, map: &Map<String, Value>, source: &Source) -> Result<()> {
         for (key, v) in map {
             if v.is_null() {
                 continue;

@@ -1,7 +1,7 @@
 //! The session's slash commands: the REPL's built-in names (reserved in every front end) and
 //! the custom commands and skills found for this workspace (project ones only when it is
 //! trusted and `--setting-sources` includes `project`; user ones when it includes `user`).
-//! Problems with the files are printed once, on stderr.
+//! Problems with the files come back as warnings.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,11 +9,18 @@ use std::sync::Arc;
 use skiff_core::commands::{CommandSet, DiscoverOptions, discover};
 use skiff_core::memory::MemoryOptions;
 
-use crate::args::Args;
+use crate::overrides::Overrides;
 use crate::settings::{Layer, Settings};
 
-/// Find the commands and skills of this run, warnings on stderr.
-pub fn load(args: &Args, settings: &Settings, cwd: &Path) -> Arc<CommandSet> {
+/// Find the commands and skills of this run; `builtins` are the front end's own command names
+/// (reserved); problems go to `warnings`.
+pub fn load(
+    args: &Overrides,
+    settings: &Settings,
+    cwd: &Path,
+    builtins: &[String],
+    warnings: &mut Vec<String>,
+) -> Arc<CommandSet> {
     let layers = match &args.setting_sources {
         Some(list) => Layer::parse_list(list).unwrap_or_default(),
         None => Layer::ALL.to_vec(),
@@ -28,13 +35,8 @@ pub fn load(args: &Args, settings: &Settings, cwd: &Path) -> Arc<CommandSet> {
         trusted: settings.trusted,
         project: layers.contains(&Layer::Project),
         user_dirs,
-        builtins: crate::commands::COMMANDS
-            .iter()
-            .map(|c| c.name.to_owned())
-            .collect(),
+        builtins: builtins.to_vec(),
     });
-    for warning in &found.warnings {
-        eprintln!("{warning}");
-    }
+    warnings.extend(found.warnings.iter().cloned());
     Arc::new(found.set)
 }

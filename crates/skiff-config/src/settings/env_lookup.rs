@@ -2,11 +2,11 @@
 //! then the workspace `.env`, then `$SKIFF_HOME/.env`, then the settings files' `env` objects.
 //! Nothing is written to the process environment.
 
+#[allow(unused_imports)]
+use crate::error::{ConfigError, Result, bail, invalid};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-use anyhow::bail;
 
 use super::{Source, Sourced};
 
@@ -94,7 +94,7 @@ pub(super) struct DotEnv {
 /// values with spaces, JSON values, single/double quotes (multi-line too), inline comments,
 /// `MY-VAR` names, a BOM — and a line that still cannot be read is skipped with a warning that
 /// names its number, never its text (it may hold a secret). Special files are not read.
-pub(super) fn read_dotenv(path: &Path) -> anyhow::Result<Option<DotEnv>> {
+pub(super) fn read_dotenv(path: &Path) -> Result<Option<DotEnv>> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if super::is_absent(&e) => return Ok(None),
@@ -117,10 +117,10 @@ pub(super) fn read_dotenv(path: &Path) -> anyhow::Result<Option<DotEnv>> {
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            .map_err(|e| invalid!("cannot read {}: {e}", path.display()))?;
         file.take(MAX_DOTENV_BYTES)
             .read_to_end(&mut bytes)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            .map_err(|e| invalid!("cannot read {}: {e}", path.display()))?;
     }
     let text = String::from_utf8_lossy(&bytes);
     let (vars, bad) = parse_dotenv(&text);

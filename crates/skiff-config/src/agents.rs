@@ -5,20 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::environment::Environment;
+use crate::error::{ConfigError, Result};
+
 use skiff_core::subagent::{
     AgentDefinition, builtin_agents, load_agents_dir, merge_agents, parse_agents_json,
 };
 
-use crate::setup::UsageError;
-
 /// The directories agent files are read from, lowest precedence first.
-fn agent_dirs(cwd: &Path, trusted: bool) -> Vec<PathBuf> {
+fn agent_dirs(cwd: &Path, trusted: bool, env: &Environment) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    let claude_user = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| skiff_core::permissions::rule::home_dir().map(|h| h.join(".claude")));
-    dirs.extend(claude_user.map(|d| d.join("agents")));
-    dirs.extend(skiff_core::transcript::default_skiff_home().map(|d| d.join("agents")));
+    dirs.extend(env.claude_dir().map(|d| d.join("agents")));
+    dirs.extend(env.skiff_home().map(|d| d.join("agents")));
     if trusted {
         dirs.push(cwd.join(".claude").join("agents"));
         dirs.push(cwd.join(".skiff").join("agents"));
@@ -26,24 +24,25 @@ fn agent_dirs(cwd: &Path, trusted: bool) -> Vec<PathBuf> {
     dirs
 }
 
-/// Every agent type for this session; warnings about unusable files go to stderr.
+/// Every agent type for this session; warnings about unusable files go to `warnings`.
 pub fn load(
     flag: Option<&str>,
     cwd: &Path,
     trusted: bool,
-) -> Result<Vec<AgentDefinition>, UsageError> {
+    env: &Environment,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<AgentDefinition>> {
     let mut layers = builtin_agents();
-    for dir in agent_dirs(cwd, trusted) {
-        let (agents, warnings) = load_agents_dir(&dir);
-        for w in warnings {
-            eprintln!("Warning: {w}");
-        }
+    for dir in agent_dirs(cwd, trusted, env) {
+        let (agents, problems) = load_agents_dir(&dir);
+        warnings.extend(problems.into_iter().map(|w| format!("Warning: {w}")));
         layers.extend(agents);
     }
     if let Some(text) = flag.map(str::trim).filter(|t| !t.is_empty()) {
         let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| UsageError(format!("--agents: not valid JSON ({e})")))?;
-        let agents = parse_agents_json(&value).map_err(|e| UsageError(format!("--agents: {e}")))?;
+            .map_err(|e| ConfigError::Usage(format!("--agents: not valid JSON ({e})")))?;
+        let agents =
+            parse_agents_json(&value).map_err(|e| ConfigError::Usage(format!("--agents: {e}")))?;
         layers.extend(agents);
     }
     Ok(merge_agents(layers))
@@ -51,7 +50,17 @@ pub fn load(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// No home: only the built-in agents and the workspace's.
+    fn env() -> Environment {
+        Environment::default()
+    }
+
+    fn load(flag: Option<&str>, cwd: &Path, trusted: bool) -> Result<Vec<AgentDefinition>> {
+        super::load(flag, cwd, trusted, &env(), &mut Vec::new())
+    }
 
     #[test]
     fn untrusted_workspaces_bring_no_agents() {
@@ -60,7 +69,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("mine.md"), "---\ndescription: m\n---\nbody").unwrap();
         assert!(
-            agent_dirs(ws.path(), false)
+            agent_dirs(ws.path(), false, &env())
                 .iter()
                 .all(|d| !d.starts_with(ws.path()))
         );
@@ -71,8 +80,10 @@ mod tests {
     #[test]
     fn agents_flag_errors_are_usage_errors() {
         let ws = tempfile::tempdir().unwrap();
-        assert!(load(Some("{bad"), ws.path(), false).is_err());
-        assert!(load(Some(r#"{"x": {"description": "d"}}"#), ws.path(), false).is_err());
+        let bad = load(Some("{bad"), ws.path(), false).unwrap_err();
+        assert!(bad.is_usage(), "{bad}");
+        let bad = load(Some(r#"{"x": {"description": "d"}}"#), ws.path(), false).unwrap_err();
+        assert!(bad.is_usage(), "{bad}");
         let a = load(
             Some(r#"{"x": {"description": "d", "prompt": "p"}}"#),
             ws.path(),
