@@ -63,6 +63,7 @@ pub fn overrides(args: &Args) -> Overrides {
         sandbox: args.sandbox.clone(),
         sandbox_network: args.sandbox_network.clone(),
         mcp_config: args.mcp_config.clone(),
+        mcp_servers: Vec::new(),
         strict_mcp_config: args.strict_mcp_config,
         agents: args.agents.clone(),
         system_prompt: args.system_prompt.clone(),
@@ -80,9 +81,9 @@ pub fn overrides(args: &Args) -> Overrides {
     }
 }
 
-/// The session builder for this command line.
-pub fn builder(args: &Args) -> SessionBuilder {
-    let builder = SessionBuilder::new(overrides(args), environment()).reserved_commands(
+/// The session builder for these overrides (the command line's, or an editor's session).
+fn builder_for(overrides: Overrides) -> SessionBuilder {
+    let builder = SessionBuilder::new(overrides, environment()).reserved_commands(
         crate::commands::COMMANDS
             .iter()
             .map(|c| c.name.to_owned())
@@ -113,8 +114,18 @@ pub fn assemble(
     sdk: Option<Arc<dyn skiff_mcp::SdkChannel>>,
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
 ) -> Result<Assembled, skiff_config::ConfigError> {
+    assemble_overrides(overrides(args), deltas, sdk, files)
+}
+
+/// Build a session from overrides, printing its warnings on stderr.
+pub fn assemble_overrides(
+    overrides: Overrides,
+    deltas: DeltaMode,
+    sdk: Option<Arc<dyn skiff_mcp::SdkChannel>>,
+    files: Option<Arc<dyn skiff_tools::FileAccess>>,
+) -> Result<Assembled, skiff_config::ConfigError> {
     let mut warnings = Vec::new();
-    let assembled = builder(args)
+    let assembled = builder_for(overrides)
         .deltas(deltas)
         .sdk_channel(sdk)
         .file_access(files)

@@ -57,7 +57,10 @@ pub struct Overrides {
     pub sandbox_network: Option<String>,
     /// MCP server configurations: JSON objects or file paths (`--mcp-config`).
     pub mcp_config: Vec<String>,
-    /// Only the servers of `mcp_config` (`--strict-mcp-config`).
+    /// MCP servers handed over as data (an editor's, in ACP's `session/new`): with the
+    /// `mcp_config` servers, above every file; a name clash replaces the file's entry.
+    pub mcp_servers: Vec<skiff_mcp::ServerConfig>,
+    /// Only the servers of `mcp_config` and `mcp_servers` (`--strict-mcp-config`).
     pub strict_mcp_config: bool,
     /// Agent definitions as JSON (`--agents`).
     pub agents: Option<String>,

@@ -1,33 +1,46 @@
-//! The MCP servers an editor hands over in `session/new` and `session/load`, as a
-//! `--mcp-config` value: they join the session's own servers (the editor's win a name clash).
+//! The MCP servers an editor hands over in `session/new` and `session/load`, as server
+//! configurations: they join the session's own servers (the editor's win a name clash).
 
-use agent_client_protocol::v1::schema::McpServer;
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
-/// The editor's MCP servers as a `--mcp-config` value (`{"mcpServers": {…}}`).
-pub fn config(servers: &[McpServer]) -> Option<String> {
-    let pairs = |list: Vec<(String, String)>| -> Map<String, Value> {
-        list.into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
+use agent_client_protocol::v1::schema::{HttpHeader, McpServer};
+use skiff_mcp::{Scope, ServerConfig, Transport};
+
+/// The editor's MCP servers.
+pub fn servers(servers: &[McpServer]) -> Vec<ServerConfig> {
+    let headers = |list: &[HttpHeader]| -> BTreeMap<String, String> {
+        list.iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
             .collect()
     };
-    let mut map = Map::new();
+    let mut out = Vec::new();
     for server in servers {
-        let (name, entry) = match server {
+        let (name, transport) = match server {
             McpServer::Stdio(s) => (
                 s.name.clone(),
-                json!({"command": s.command, "args": s.args, "env": pairs(
-                    s.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect())}),
+                Transport::Stdio {
+                    command: s.command.display().to_string(),
+                    args: s.args.clone(),
+                    env: s
+                        .env
+                        .iter()
+                        .map(|e| (e.name.clone(), e.value.clone()))
+                        .collect(),
+                },
             ),
             McpServer::Http(h) => (
                 h.name.clone(),
-                json!({"type": "http", "url": h.url, "headers": pairs(
-                    h.headers.iter().map(|e| (e.name.clone(), e.value.clone())).collect())}),
+                Transport::Http {
+                    url: h.url.clone(),
+                    headers: headers(&h.headers),
+                },
             ),
             McpServer::Sse(h) => (
                 h.name.clone(),
-                json!({"type": "sse", "url": h.url, "headers": pairs(
-                    h.headers.iter().map(|e| (e.name.clone(), e.value.clone())).collect())}),
+                Transport::Sse {
+                    url: h.url.clone(),
+                    headers: headers(&h.headers),
+                },
             ),
             #[allow(unreachable_patterns)]
             _ => {
@@ -35,44 +48,52 @@ pub fn config(servers: &[McpServer]) -> Option<String> {
                 continue;
             }
         };
-        map.insert(name, entry);
+        out.push(ServerConfig {
+            name,
+            scope: Scope::Dynamic,
+            transport,
+            timeout: None,
+        });
     }
-    (!map.is_empty()).then(|| json!({"mcpServers": map}).to_string())
+    out
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+    use serde_json::json;
+
     use super::*;
 
     #[test]
-    fn the_editors_mcp_servers_become_a_config() {
-        let servers: Vec<McpServer> = serde_json::from_value(json!([
+    fn the_editors_mcp_servers_become_server_configurations() {
+        let list: Vec<McpServer> = serde_json::from_value(json!([
             {"name": "fs", "command": "/bin/mcp-fs", "args": ["--root", "/w"],
              "env": [{"name": "TOKEN", "value": "t"}]},
             {"type": "http", "name": "docs", "url": "https://docs.example/mcp",
              "headers": [{"name": "Authorization", "value": "Bearer x"}]},
         ]))
         .unwrap();
-        let doc: Value = serde_json::from_str(&config(&servers).unwrap()).unwrap();
+        let got = servers(&list);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].name, "fs");
         assert_eq!(
-            doc,
-            json!({"mcpServers": {
-                "fs": {"command": "/bin/mcp-fs", "args": ["--root", "/w"], "env": {"TOKEN": "t"}},
-                "docs": {"type": "http", "url": "https://docs.example/mcp",
-                         "headers": {"Authorization": "Bearer x"}},
-            }})
+            got[0].transport,
+            Transport::Stdio {
+                command: "/bin/mcp-fs".into(),
+                args: vec!["--root".into(), "/w".into()],
+                env: BTreeMap::from([("TOKEN".into(), "t".into())]),
+            }
         );
-        assert!(config(&[]).is_none());
-        // What skiff's --mcp-config reader accepts.
-        let parsed = skiff_mcp::config::parse_config_str(
-            &doc.to_string(),
-            skiff_mcp::Scope::Dynamic,
-            &|_: &str| None,
-        )
-        .unwrap();
-        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
-        assert_eq!(parsed.servers.len(), 2);
+        assert_eq!(
+            got[1].transport,
+            Transport::Http {
+                url: "https://docs.example/mcp".into(),
+                headers: BTreeMap::from([("Authorization".into(), "Bearer x".into())]),
+            }
+        );
+        assert!(got.iter().all(|s| s.scope == Scope::Dynamic));
+        assert!(servers(&[]).is_empty());
     }
 }

@@ -44,6 +44,7 @@ use agent_client_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
+use skiff_config::Overrides;
 use skiff_core::permissions::AskClient;
 use skiff_core::{DeltaMode, PermissionMode, SessionHandle};
 use tokio::sync::{mpsc, oneshot};
@@ -61,13 +62,15 @@ pub fn command_line(n: usize) -> Args {
     args
 }
 
-/// Serve ACP on stdin/stdout until the editor closes stdin.
+/// Serve ACP on stdin/stdout until the editor closes stdin; every session starts from the
+/// command line's flags.
 pub fn main(args: Args) -> anyhow::Result<ExitCode> {
+    let base = crate::session::overrides(&args);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| anyhow::anyhow!("could not start the async runtime: {e}"))?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(base))
 }
 
 /// `session/set_model`: the model picker of editors that predate config options (Zed's
@@ -118,7 +121,7 @@ struct Open {
 /// The connection's state.
 struct Server {
     /// The command line's flags, the base of every session.
-    args: Args,
+    base: Overrides,
     /// What the editor offers (from `initialize`).
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Entry>>,
@@ -138,11 +141,11 @@ fn not_found(id: &SessionId) -> Error {
 
 /// A set-up failure as the editor sees it: a mistake in what it sent (`invalid_params`), or an
 /// internal error with skiff's message (no API key, unreadable settings…).
-fn build_error(e: &anyhow::Error) -> Error {
-    if e.downcast_ref::<crate::session::UsageError>().is_some() {
-        invalid(format!("{e:#}"))
+fn build_error(e: &skiff_config::ConfigError) -> Error {
+    if e.is_usage() {
+        invalid(e.to_string())
     } else {
-        internal(format!("{e:#}"))
+        internal(e.to_string())
     }
 }
 
@@ -184,11 +187,11 @@ impl Server {
                 o.cwd.display()
             )));
         }
-        let mut args = self.args.clone();
-        args.cwd = Some(o.cwd.clone());
-        args.add_dir.extend(o.dirs);
-        args.continue_session = false;
-        args.fork_session = false;
+        let mut overrides = self.base.clone();
+        overrides.cwd = Some(o.cwd.clone());
+        overrides.add_dirs.extend(o.dirs);
+        overrides.session.continue_latest = false;
+        overrides.session.fork = false;
         let id = match &o.load {
             Some(id) => {
                 let home = crate::session::skiff_home().map_err(|e| internal(format!("{e:#}")))?;
@@ -200,18 +203,18 @@ impl Server {
                 {
                     return Err(not_found(&sid));
                 }
-                args.resume = Some(id.clone());
-                args.session_id = None;
+                overrides.session.resume = Some(id.clone());
+                overrides.session.session_id = None;
                 id.clone()
             }
             None => {
                 let id = skiff_core::frames::new_uuid();
-                args.resume = None;
-                args.session_id = Some(id.clone());
+                overrides.session.resume = None;
+                overrides.session.session_id = Some(id.clone());
                 id
             }
         };
-        args.mcp_config.extend(mcp::config(&o.mcp));
+        overrides.mcp_servers.extend(mcp::servers(&o.mcp));
         let caps = self.client.lock().map(|c| c.clone()).unwrap_or_default();
         let files = (caps.fs.read_text_file || caps.fs.write_text_file).then(|| {
             Arc::new(files::EditorFiles {
@@ -221,8 +224,8 @@ impl Server {
                 write: caps.fs.write_text_file,
             }) as Arc<dyn skiff_tools::FileAccess>
         });
-        let built = crate::session::assemble(&args, DeltaMode::Raw, None, files)
-            .map_err(|e| build_error(&e.into()))?;
+        let built = crate::session::assemble_overrides(overrides, DeltaMode::Raw, None, files)
+            .map_err(|e| build_error(&e))?;
         let agent = built.agent.with_approver(Arc::new(AskClient));
         let cwd = agent.config().cwd.clone();
         let custom = Arc::clone(&agent.config().commands);
@@ -352,10 +355,10 @@ fn respond_opened<R: JsonRpcResponse>(
     notify(cx, &opened.id, slash::available_commands(&opened.custom))
 }
 
-async fn serve(args: Args) -> anyhow::Result<ExitCode> {
+async fn serve(base: Overrides) -> anyhow::Result<ExitCode> {
     use agent_client_protocol::Agent;
     let server = Arc::new(Server {
-        args,
+        base,
         client: Mutex::new(ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
     });

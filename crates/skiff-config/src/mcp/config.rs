@@ -123,6 +123,9 @@ pub(crate) fn gather(
     for (parsed, _) in dynamic {
         found.add(parsed);
     }
+    for server in &args.mcp_servers {
+        found.put(&server.name, Ok(server.clone()), Vec::new());
+    }
     Ok(found.finish())
 }
 

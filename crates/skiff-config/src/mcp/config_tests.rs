@@ -245,6 +245,40 @@ fn disabled_mcp_json_servers_do_not_start() {
 }
 
 #[test]
+fn servers_given_as_data_replace_the_files_entries_of_their_name() {
+    let f = Fixture::new();
+    f.mcp_json(json!({"mcpServers": {"p": stdio("from-file"), "q": stdio("q")}}));
+    let editor = |strict: bool| {
+        let mut args = crate::test_argv::overrides(&[]);
+        args.strict_mcp_config = strict;
+        args.mcp_servers.push(skiff_mcp::ServerConfig {
+            name: "p".into(),
+            scope: Scope::Dynamic,
+            transport: Transport::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: Default::default(),
+            },
+            timeout: None,
+        });
+        let settings = Settings::load_from(&Inputs {
+            args: &args,
+            cwd: f.ws.clone(),
+            process_env: f.env.clone(),
+        })
+        .unwrap();
+        gather(&args, &settings, &f.ws, &f.env).unwrap()
+    };
+    let all = editor(false);
+    let names: Vec<_> = all.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["p", "q"]);
+    assert!(matches!(all.servers[0].transport, Transport::Http { .. }));
+    assert_eq!(all.servers[0].scope, Scope::Dynamic);
+    let strict = editor(true);
+    assert_eq!(strict.servers.len(), 1);
+    assert_eq!(strict.servers[0].name, "p");
+}
+
+#[test]
 fn strict_mcp_config_keeps_only_the_dynamic_servers() {
     let f = Fixture::new();
     f.claude_json(json!({"mcpServers": {"u": stdio("u")}}));
