@@ -1,25 +1,13 @@
 //! The `skiff` binary: argument parsing, agent set-up, then either the headless print mode
 //! (`-p`, or when stdin/stdout is not a terminal) or the interactive REPL.
 
-mod acp;
-mod approval;
 mod args;
-mod batch;
-mod commands;
-mod config_cmd;
+mod cmd;
 mod env_guard;
-mod headless;
+mod front;
 mod logging;
-mod markdown;
-mod mcp_cmd;
-mod output;
-mod render;
-mod repl;
-mod replay;
 mod session;
-mod sessions;
-mod stdio;
-mod view;
+mod term;
 
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
@@ -48,7 +36,7 @@ fn main() -> ExitCode {
     // `skiff acp FLAGS…`: the flags after `acp` are the sessions' flags.
     let acp = match &args.command {
         Some(Command::Acp { flags }) => {
-            args = acp::command_line(flags.len());
+            args = front::acp::command_line(flags.len());
             true
         }
         _ => false,
@@ -56,30 +44,34 @@ fn main() -> ExitCode {
     // Held until exit: dropping it flushes the log file.
     let _log = logging::init_from_args(&args);
     if acp {
-        return report(acp::main(args));
+        return report(front::acp::main(args));
     }
     match &args.command {
         Some(Command::Config { flags }) if flags.is_empty() => {
-            return report(config_cmd::run_config(&args));
+            return report(cmd::config::run_config(&args));
         }
         Some(Command::Config { flags }) => {
             let argv = Args::without_config_token(std::env::args_os().collect(), flags.len());
             let mut run_args = Args::try_parse_from(argv).unwrap_or_else(|e| e.exit());
             run_args.normalize();
-            return report(config_cmd::run_config(&run_args));
+            return report(cmd::config::run_config(&run_args));
         }
-        Some(Command::Sessions { action: None }) => return report(sessions::run_sessions(&args)),
+        Some(Command::Sessions { action: None }) => {
+            return report(cmd::sessions::run_sessions(&args));
+        }
         Some(Command::Sessions {
             action: Some(action),
-        }) => return report(replay::run_sessions_command(&args, action)),
+        }) => return report(cmd::replay::run_sessions_command(&args, action)),
         Some(Command::Replay(replay_args)) => {
-            return report(replay::run_replay(&args, replay_args));
+            return report(cmd::replay::run_replay(&args, replay_args));
         }
-        Some(Command::Batch(batch_args)) => return report(batch::run_batch(&args, batch_args)),
+        Some(Command::Batch(batch_args)) => {
+            return report(cmd::batch::run_batch(&args, batch_args));
+        }
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(run_models(&args)),
-        Some(Command::Mcp { action }) => return report(mcp_cmd::run_mcp(&args, action)),
+        Some(Command::Mcp { action }) => return report(cmd::mcp::run_mcp(&args, action)),
         Some(Command::Acp { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -206,7 +198,7 @@ fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<E
     let history = session::environment()
         .skiff_home()
         .map(|home| home.join("history"));
-    repl::run_repl(runtime, args, built, history)
+    front::repl::run_repl(runtime, args, built, history)
 }
 
 /// The workspace directory, canonical.
@@ -303,7 +295,7 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("Error: --input-format=stream-json requires output-format=stream-json.");
             return Ok(ExitCode::from(2));
         }
-        return stdio::run_stream_json(args).await;
+        return front::stdio::run_stream_json(args).await;
     }
     if args.output_format == OutputFormat::StreamJson && args.print && !args.verbose {
         eprintln!("Error: When using --print, --output-format=stream-json requires --verbose");
@@ -339,12 +331,12 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     let agent = session::assemble(&args, deltas, None, None)?.agent;
     let terminal_width = if std::io::stdout().is_terminal() {
-        render::terminal_size().map(|(w, _)| w)
+        term::render::terminal_size().map(|(w, _)| w)
     } else {
         None
     };
     let stdout = std::io::stdout().lock();
-    headless::run_print(
+    front::headless::run_print(
         agent,
         &args,
         prompt,

@@ -11,7 +11,7 @@ use skiff_core::{Agent, Event};
 use skiff_protocol::sdk::SdkMessage;
 
 use crate::args::Args;
-use crate::output::OutputWriter;
+use crate::term::output::OutputWriter;
 
 /// Run `prompt` and return the process exit code.
 pub async fn run_print(

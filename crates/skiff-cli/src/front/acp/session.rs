@@ -29,7 +29,7 @@ use super::permission::{self, Effect};
 use super::prompt::Prompted;
 use super::tools;
 use super::updates::{Translator, agent_text};
-use crate::commands::{self, Action};
+use crate::front::commands::{self, Action};
 use skiff_config::mcp::session::McpHandle;
 use skiff_core::commands::CommandSet;
 
@@ -149,7 +149,10 @@ pub fn stop_of(r: &ResultMessage, cancelled: bool) -> Outcome {
         return Ok(StopReason::Cancelled);
     }
     let error = || {
-        agent_client_protocol::Error::new(ErrorCode::INTERNAL_ERROR, crate::view::result_error(r))
+        agent_client_protocol::Error::new(
+            ErrorCode::INTERNAL_ERROR,
+            crate::term::view::result_error(r),
+        )
     };
     match &r.subtype {
         ResultSubtype::ErrorMaxTurns => Ok(StopReason::MaxTurnRequests),
@@ -317,7 +320,7 @@ impl Pump {
             return;
         };
         if r.subtype == ResultSubtype::ErrorMaxBudgetUsd {
-            self.notify(agent_text(&crate::view::result_error(r)));
+            self.notify(agent_text(&crate::term::view::result_error(r)));
         }
         let _ = active.done.send(stop_of(r, active.cancelled));
     }
@@ -343,7 +346,7 @@ impl Pump {
 
     /// Ask the editor about a call, on a task of its own.
     fn ask(&mut self, id: RequestId, request: ApprovalRequest) {
-        let rule = crate::approval::suggested_rule(&request, &self.parts.cwd);
+        let rule = crate::front::approval::suggested_rule(&request, &self.parts.cwd);
         let call = tools::asked(
             &request.tool_use_id,
             &request.tool_name,
@@ -392,7 +395,9 @@ impl Pump {
             Effect::Rule(kind, text) => self.add_rule(kind, &text),
             Effect::Mode(mode) => self.mode_changed(mode),
             Effect::Domain(entry) => {
-                if let Err(e) = crate::approval::persist_allowed_domain(&self.parts.cwd, &entry) {
+                if let Err(e) =
+                    crate::front::approval::persist_allowed_domain(&self.parts.cwd, &entry)
+                {
                     tracing::warn!(error = %format!("{e:#}"), "cannot save the allowed domain");
                 }
             }
@@ -416,7 +421,7 @@ impl Pump {
             Ok(rule) => self.parts.engine.add_rule(kind, rule),
             Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
         }
-        if let Err(e) = crate::approval::persist_rule(cwd, kind.as_str(), text) {
+        if let Err(e) = crate::front::approval::persist_rule(cwd, kind.as_str(), text) {
             tracing::warn!(error = %format!("{e:#}"), "cannot save the rule");
         }
     }
@@ -460,7 +465,7 @@ impl Pump {
                 format!("Permission mode set to {mode}.")
             }
             Some(Action::Permissions) => {
-                crate::repl::permissions_text(status.permission_mode, &self.parts.engine)
+                crate::front::repl::permissions_text(status.permission_mode, &self.parts.engine)
             }
             Some(Action::Sandbox) => self.parts.sandbox.to_string(),
             Some(Action::Mcp) => self.parts.mcp.describe(),

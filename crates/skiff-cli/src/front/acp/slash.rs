@@ -8,7 +8,7 @@ use agent_client_protocol::v1::schema::{
 };
 use skiff_core::commands::CommandSet;
 
-use crate::commands;
+use crate::front::commands;
 
 /// The slash commands an editor offers: the built-in ones that make sense outside the REPL,
 /// then the workspace's custom commands and skills.

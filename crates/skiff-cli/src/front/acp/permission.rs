@@ -116,7 +116,7 @@ pub fn answer(
 ) -> (ApprovalAnswer, Effect) {
     let chosen = match outcome {
         Ok(RequestPermissionOutcome::Selected(s)) => s.option_id.0.to_string(),
-        Ok(_) => return (crate::approval::reject(None), Effect::None),
+        Ok(_) => return (crate::front::approval::reject(None), Effect::None),
         Err(e) => {
             return (
                 ApprovalAnswer::Deny {
@@ -135,7 +135,7 @@ pub fn answer(
                 },
                 Effect::Mode(mode),
             ),
-            _ => (crate::approval::reject(None), Effect::None),
+            _ => (crate::front::approval::reject(None), Effect::None),
         };
     }
     if request.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
@@ -158,10 +158,10 @@ pub fn answer(
             Effect::Rule(RuleKind::Allow, rule.to_owned()),
         ),
         REJECT_ALWAYS => (
-            crate::approval::reject(None),
+            crate::front::approval::reject(None),
             Effect::Rule(RuleKind::Deny, rule.to_owned()),
         ),
-        _ => (crate::approval::reject(None), Effect::None),
+        _ => (crate::front::approval::reject(None), Effect::None),
     }
 }
 

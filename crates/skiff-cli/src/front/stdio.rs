@@ -721,7 +721,8 @@ impl Driver {
                         }
                         if local
                             && kind == RuleKind::Allow
-                            && let Err(e) = crate::approval::persist_allow_rule(&self.cwd, &text)
+                            && let Err(e) =
+                                crate::front::approval::persist_allow_rule(&self.cwd, &text)
                         {
                             tracing::warn!(error = %e, "cannot save the rule");
                         }
@@ -808,7 +809,7 @@ impl Driver {
                     }
                     return;
                 }
-                let rule = crate::approval::suggested_rule(&a, &self.cwd);
+                let rule = crate::front::approval::suggested_rule(&a, &self.cwd);
                 let (tool, content) = match rule.split_once('(') {
                     Some((t, rest)) => (t.to_owned(), Some(rest.trim_end_matches(')').to_owned())),
                     None => (rule.clone(), None),

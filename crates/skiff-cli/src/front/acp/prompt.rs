@@ -38,7 +38,7 @@ fn uri_path(uri: &str) -> &str {
 /// holds nothing.
 pub fn prompted(prompt: Vec<AcpBlock>) -> Result<Prompted, String> {
     if let [AcpBlock::Text(t)] = prompt.as_slice()
-        && crate::commands::is_command(&t.text)
+        && crate::front::commands::is_command(&t.text)
     {
         return Ok(Prompted::Command(t.text.trim().to_owned()));
     }

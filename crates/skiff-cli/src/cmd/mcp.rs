@@ -16,7 +16,7 @@ use skiff_mcp::config::ServerEntry;
 use skiff_mcp::{Scope, ServerConfig, ServerStatus, Transport};
 
 use crate::args::{Args, McpCommand, McpScope, McpTransport};
-use crate::config_cmd::is_secret_name;
+use crate::cmd::config::is_secret_name;
 use crate::session::UsageError;
 use skiff_config::json_doc::Json;
 use skiff_config::mcp::config::{self as mcp_config, MCP_JSON, read_doc};

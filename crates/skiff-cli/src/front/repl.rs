@@ -20,9 +20,9 @@ use skiff_core::{
 };
 use skiff_protocol::sdk::SdkMessage;
 
-use crate::approval::{self, Choice};
-use crate::commands::{self, Action};
-use crate::render::Renderer;
+use crate::front::approval::{self, Choice};
+use crate::front::commands::{self, Action};
+use crate::term::render::Renderer;
 
 /// The prompt: `you> ` for messages, a question for approvals.
 struct SkiffPrompt(&'static str);
@@ -505,7 +505,7 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
     let call = format!(
         "{}({})",
         a.tool_name,
-        crate::view::tool_summary(&a.tool_name, &a.input)
+        crate::term::view::tool_summary(&a.tool_name, &a.input)
     );
     renderer.say(&format!("{call} needs your approval."));
     let preview = approval::preview(a, &input.cwd, 40);

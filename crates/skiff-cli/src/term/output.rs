@@ -1,6 +1,6 @@
 //! Print-mode output: the text renderer (answer on stdout, compact trace on stderr) and the
 //! json / stream-json writers. All consume the same event stream; what text mode shows is
-//! decided by [`crate::view::View`].
+//! decided by [`crate::term::view::View`].
 
 use std::io::Write;
 
@@ -8,7 +8,7 @@ use skiff_core::Event;
 use skiff_protocol::sdk::{ResultMessage, SdkMessage};
 
 use crate::args::OutputFormat;
-use crate::view::{Piece, RowCounter, View, result_error};
+use crate::term::view::{Piece, RowCounter, View, result_error};
 
 /// Writes events in one output format.
 pub struct OutputWriter<W: Write> {

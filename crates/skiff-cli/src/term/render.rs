@@ -8,8 +8,8 @@ use std::time::Instant;
 use skiff_core::Event;
 use skiff_protocol::sdk::ResultMessage;
 
-use crate::markdown::MarkdownStream;
-use crate::view::{Piece, RowCounter, View, result_error};
+use crate::term::markdown::MarkdownStream;
+use crate::term::view::{Piece, RowCounter, View, result_error};
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

@@ -1,0 +1,9 @@
+//! The front ends: each is a client of the session actor — the terminal REPL, print mode
+//! (`-p`), the Agent SDKs' stdin control protocol, and editors over ACP.
+
+pub mod acp;
+pub mod approval;
+pub mod commands;
+pub mod headless;
+pub mod repl;
+pub mod stdio;
