@@ -265,7 +265,7 @@ fn ask_trust(args: &Args) -> bool {
 
 /// The workspace sets the API base URL while the key comes from elsewhere: show the host and
 /// ask; "yes" is recorded for this workspace and host.
-fn confirm_base_url(args: &Args, u: &skiff_config::provider::UnconfirmedBaseUrl) -> bool {
+fn confirm_base_url(args: &Args, u: &skiff_config::error::UnconfirmedBaseUrl) -> bool {
     let question = format!(
         "The workspace sets the API base URL (in {}) to host {}.\nYour API key would be sent to \
          {}. Send it there? [y/N] ",

@@ -6,7 +6,6 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -129,7 +128,14 @@ async fn prepare(
     command: &str,
 ) -> Result<PreparedCall, String> {
     match &sandbox.runtime {
-        Some(runtime) => runtime.prepare(ctx, command).await,
+        Some(runtime) => {
+            let call = crate::sandbox::CallRequest {
+                allowed_dirs: ctx.guard.allowed_dirs(),
+                tool_use_id: ctx.tool_use_id.as_deref(),
+                network_approver: ctx.network_approver.clone(),
+            };
+            runtime.prepare(call, command).await
+        }
         None => Ok(PreparedCall::landlock_only(
             sandbox.filesystem,
             sandbox.network,
@@ -611,7 +617,7 @@ fn result_of(
         }
     };
     match run.ending {
-        Ending::Exited(status) => match exit_code(status) {
+        Ending::Exited(status) => match crate::background::exit_code(status) {
             0 if text.is_empty() => ToolOutput::text("(Bash completed with no output)")
                 .with_structured(structured(false)),
             0 => ToolOutput::text(text.clone()).with_structured(structured(false)),
@@ -643,15 +649,6 @@ fn result_of(
             out.is_error = true;
             out
         }
-    }
-}
-
-/// The exit code, or 128 + the signal number when a signal ended the shell (as shells report).
-pub(crate) fn exit_code(status: ExitStatus) -> i32 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => -1,
     }
 }
 
@@ -698,11 +695,5 @@ mod tests {
         }
         let text = out.text(4);
         assert_eq!(text, truncate_middle(&data, 4));
-    }
-
-    #[test]
-    fn exit_codes() {
-        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
-        assert_eq!(exit_code(ExitStatus::from_raw(9)), 137);
     }
 }

@@ -12,7 +12,7 @@ use crate::changes::ChangeLog;
 use crate::file_state::FileStates;
 use crate::path_guard::PathGuard;
 use crate::sandbox::SandboxConfig;
-use crate::todo::TodoList;
+use crate::todo::list::TodoList;
 
 /// Limits and knobs of the built-in tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +36,7 @@ pub struct ToolConfig {
     /// The Bash tool's sandbox (see [`crate::sandbox`]); `None` runs commands directly.
     pub sandbox: Option<SandboxConfig>,
     /// WebFetch: limits, and the hosts it may fetch from private addresses.
-    pub web_fetch: crate::web_fetch::WebFetchConfig,
+    pub web_fetch: crate::web_fetch::config::WebFetchConfig,
 }
 
 impl Default for ToolConfig {
@@ -61,7 +61,7 @@ impl Default for ToolConfig {
             glob_max_results: 100,
             ls_max_entries: 1_000,
             sandbox: None,
-            web_fetch: crate::web_fetch::WebFetchConfig::default(),
+            web_fetch: crate::web_fetch::config::WebFetchConfig::default(),
         }
     }
 }
@@ -141,11 +141,11 @@ impl ToolContext {
     pub fn resolve_search_path(
         &self,
         path: Option<&str>,
-    ) -> Result<(String, PathBuf), crate::tool::ToolOutput> {
+    ) -> Result<(String, PathBuf), crate::output::ToolOutput> {
         let given = path.filter(|p| !p.is_empty()).unwrap_or(".").to_owned();
         match self.guard.resolve(&given) {
             Ok(p) => Ok((given, p)),
-            Err(e) => Err(crate::tool::ToolOutput::tool_use_error(e.to_string())),
+            Err(e) => Err(crate::output::ToolOutput::tool_use_error(e.to_string())),
         }
     }
 }

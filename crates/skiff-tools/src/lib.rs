@@ -18,6 +18,7 @@ pub mod glob;
 pub mod grep;
 pub mod ls;
 pub mod notebook;
+pub mod output;
 pub mod patch;
 pub mod path_guard;
 pub mod process_guard;
