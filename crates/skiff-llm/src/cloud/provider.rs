@@ -12,7 +12,8 @@ use secrecy::{ExposeSecret, SecretString};
 use skiff_protocol::{CloudBody, RequestView};
 use tokio_util::sync::CancellationToken;
 
-use super::aws_credentials::{AwsCredentials, FetchContext};
+use super::aws_credentials::AwsCredentials;
+use super::aws_sources::FetchContext;
 use super::azure_credentials;
 use super::bedrock::BedrockAuth;
 use super::event_stream::BedrockFramer;
