@@ -33,6 +33,7 @@ pub mod process;
 mod recording;
 mod routes;
 mod server;
+mod shared;
 pub mod sse;
 mod streaming;
 
