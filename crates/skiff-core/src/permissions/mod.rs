@@ -4,9 +4,14 @@
 //! fixed answer ([`DenyAsks`]), or by the library user's own code. [`PermissionEngine`] is
 //! Claude Code's rules and modes; [`AllowAll`] allows everything.
 
+mod bash_rules;
+pub mod command_line;
 mod engine;
 pub mod rule;
-pub mod shell;
+mod workspace;
+
+/// The shell analysis the engine decides on (skiff's one shell analysis).
+pub use skiff_tools::shell;
 
 pub use engine::{PermissionEngine, READ_DENIED, RuleSet, Workspace};
 pub use rule::{Rule, RuleKind, RuleOrigin};

@@ -55,10 +55,11 @@ pub fn expand(cwd: &Path, pattern: &str) -> Option<Vec<String>> {
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
                 };
-                let mut names: Vec<String> = entries
-                    .filter_map(Result::ok)
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .collect();
+                // A name that is not UTF-8 cannot be checked: give up rather than miss it.
+                let mut names = Vec::new();
+                for entry in entries.filter_map(Result::ok) {
+                    names.push(entry.file_name().into_string().ok()?);
+                }
                 if comp.starts_with('.') {
                     names.push(".".into());
                     names.push("..".into());

@@ -41,6 +41,30 @@ impl Word {
         self.dynamic_at.is_none() && self.glob.is_none()
     }
 
+    /// Whether the word is one process substitution (`<(cmd)`, `>(cmd)`): bash passes a
+    /// `/dev/fd/N` path for it.
+    pub fn is_process_substitution(&self) -> bool {
+        if self.dynamic_at != Some(0)
+            || !(self.text.starts_with("<(") || self.text.starts_with(">("))
+        {
+            return false;
+        }
+        let mut depth = 0usize;
+        for (i, c) in self.text.char_indices().skip(1) {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return i + 1 == self.text.len();
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// The part of `text` known before the command runs.
     pub fn known_prefix(&self) -> &str {
         match self.dynamic_at {

@@ -1,9 +1,11 @@
 use std::os::unix::fs::symlink;
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::*;
 use crate::permissions::rule::RuleOrigin;
+use crate::permissions::shell;
 
 struct Fixture {
     _dir: tempfile::TempDir,
