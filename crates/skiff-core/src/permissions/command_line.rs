@@ -286,7 +286,16 @@ fn one(
         out.push(nested);
     }
     if let Some(target) = cd_target {
-        change_dir(cwds, words[0].text.as_str(), target.as_ref(), in_loop);
+        let wrote = out
+            .iter()
+            .any(|p| !p.writes.is_empty() || !p.tree_writes.is_empty() || p.kind == Kind::Unknown);
+        change_dir(
+            cwds,
+            words[0].text.as_str(),
+            target.as_ref(),
+            in_loop,
+            wrote,
+        );
     }
     Ok(())
 }
@@ -484,8 +493,8 @@ fn part_of(words: &[Word], cwds: &Cwds, more_args: bool) -> Part {
     if glob_unknown && known_prefix.is_none() {
         known_prefix = Some(prefix.clone());
     }
-    let program_unknown = words.first().is_some_and(|w| !w.is_static());
-    let name = words.first().map(|w| w.text.clone()).unwrap_or_default();
+    let program_unknown = words.first().is_some_and(|w| w.is_dynamic());
+    let name = argv.first().cloned().unwrap_or_default();
     let base = name.rsplit('/').next().unwrap_or(&name).to_owned();
     let mut texts = vec![argv.join(" ")];
     if name.contains('/') && !program_unknown {
@@ -496,7 +505,7 @@ fn part_of(words: &[Word], cwds: &Cwds, more_args: bool) -> Part {
     let data_only = commands::program_name(&name).is_some_and(commands::data_only);
     let mut effects_unknown_paths: Vec<PathUse> = Vec::new();
     let mut may_write = false;
-    let args_dynamic = words[1..].iter().any(|w| w.is_dynamic());
+    let args_dynamic = more_args || words[1..].iter().any(|w| w.is_dynamic());
     let mut effects: Effects = if program_unknown {
         Effects::unknown("the command is computed at run time")
     } else {
@@ -685,7 +694,7 @@ fn add_forms(cwd: &Path, written: &str, forms: &mut Vec<PathBuf>) {
 
 /// After `cd TARGET` (or `pushd`, `popd`): where the shell may be. A `cd` can fail, so the
 /// directories before stay possible.
-fn change_dir(cwds: &mut Cwds, name: &str, target: Option<&Word>, in_loop: bool) {
+fn change_dir(cwds: &mut Cwds, name: &str, target: Option<&Word>, in_loop: bool, wrote: bool) {
     let Cwds::Known(dirs) = cwds else {
         return;
     };
@@ -700,14 +709,21 @@ fn change_dir(cwds: &mut Cwds, name: &str, target: Option<&Word>, in_loop: bool)
         *cwds = Cwds::Unknown;
         return;
     };
-    let mut next = dirs.clone();
+    let mut next = Vec::new();
     for d in dirs.iter() {
+        // A `cd` into a directory that exists (and that nothing earlier in the line could
+        // have changed) succeeds; any other may fail and leave the shell where it was.
+        let physical = physical_path(d, &t.text);
+        let enters = !wrote && physical.as_deref().is_some_and(enterable);
+        if !enters && !next.contains(d) {
+            next.push(d.clone());
+        }
         if let Some((lexical, _)) = path_forms(d, &t.text)
             && !next.contains(&lexical)
         {
             next.push(lexical);
         }
-        if let Some(physical) = physical_path(d, &t.text)
+        if let Some(physical) = physical
             && !next.contains(&physical)
         {
             next.push(physical);
@@ -718,6 +734,12 @@ fn change_dir(cwds: &mut Cwds, name: &str, target: Option<&Word>, in_loop: bool)
     } else {
         Cwds::Known(next)
     };
+}
+
+/// A directory the shell can `cd` into.
+fn enterable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o111 == 0o111)
 }
 
 /// `/dev/null`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`.

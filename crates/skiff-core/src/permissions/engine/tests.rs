@@ -24,8 +24,11 @@ fn fixture() -> Fixture {
     std::fs::write(root.join(".env"), "KEY=secret").unwrap();
     std::fs::write(root.join("a.txt"), "a").unwrap();
     std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
     symlink(root.join(".env"), root.join("innocent")).unwrap();
     symlink(&outside, root.join("out")).unwrap();
+    // `lnk/../secret` is `outside/secret` to the kernel, `secret` to the eye.
+    symlink(outside.join("deep"), root.join("lnk")).unwrap();
     Fixture {
         _dir: dir,
         root,
@@ -515,6 +518,8 @@ fn rules_added_while_running_apply_at_once() {
     );
     assert!(is_allow(&bash(&e, Dflt, "cargo test --workspace")));
 }
+
+mod bypasses;
 
 mod property {
     use super::*;
