@@ -1,6 +1,6 @@
 //! Approval prompts of the REPL: what the call would do (a diff for Edit and Write), the
-//! user's answer (yes / always / no, with optional feedback for the model), and the allow rule
-//! that "always" writes to `.skiff/settings.local.json`.
+//! user's answer (yes / always / no, with optional feedback for the model), and saving the
+//! allow rules "always" adds (the engine's `suggest_rules`) to `.skiff/settings.local.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -52,37 +52,6 @@ pub fn reject(feedback: Option<&str>) -> ApprovalAnswer {
             message: REJECTED.to_owned(),
             interrupt: true,
         },
-    }
-}
-
-/// The allow rule "always" adds for this call: the exact command for Bash, the file for edits,
-/// the domain for WebFetch, the tool otherwise.
-pub fn suggested_rule(a: &ApprovalRequest, cwd: &Path) -> String {
-    let s = |k: &str| a.input.get(k).and_then(Value::as_str);
-    match a.tool_name.as_str() {
-        "Bash" => match s("command") {
-            Some(c) if !c.contains(['(', ')']) && !c.contains('\n') => {
-                format!("Bash({})", c.trim())
-            }
-            _ => "Bash".to_owned(),
-        },
-        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
-            match s("file_path").or_else(|| s("notebook_path")) {
-                Some(p) => {
-                    let abs = cwd.join(p);
-                    match abs.strip_prefix(cwd) {
-                        Ok(rel) => format!("Edit(./{})", rel.display()),
-                        Err(_) => format!("Edit(/{})", abs.display()),
-                    }
-                }
-                None => "Edit".to_owned(),
-            }
-        }
-        "WebFetch" => match s("url").and_then(skiff_core::permissions::rule::host_of) {
-            Some(host) => format!("WebFetch(domain:{host})"),
-            None => "WebFetch".to_owned(),
-        },
-        other => other.to_owned(),
     }
 }
 
@@ -214,27 +183,6 @@ mod tests {
                 ..
             }
         ));
-    }
-
-    #[test]
-    fn rules_for_always() {
-        let cwd = Path::new("/w");
-        assert_eq!(
-            suggested_rule(&req("Bash", json!({"command":"cargo test -q"})), cwd),
-            "Bash(cargo test -q)"
-        );
-        assert_eq!(
-            suggested_rule(&req("Write", json!({"file_path":"src/a.rs"})), cwd),
-            "Edit(./src/a.rs)"
-        );
-        assert_eq!(
-            suggested_rule(&req("WebFetch", json!({"url":"https://Docs.rs/x"})), cwd),
-            "WebFetch(domain:docs.rs)"
-        );
-        assert_eq!(
-            suggested_rule(&req("mcp__a__b", json!({})), cwd),
-            "mcp__a__b"
-        );
     }
 
     #[test]

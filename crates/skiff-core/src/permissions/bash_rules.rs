@@ -201,7 +201,7 @@ impl PermissionEngine {
     }
 
     /// Whether one part runs without asking in this mode.
-    fn part_allowed(&self, rules: &RuleSet, part: &Part, mode: PermissionMode) -> bool {
+    pub(super) fn part_allowed(&self, rules: &RuleSet, part: &Part, mode: PermissionMode) -> bool {
         if part.check_only {
             return true;
         }
@@ -212,28 +212,35 @@ impl PermissionEngine {
         let inside = |u: &PathUse| {
             u.is_device_sink() || (!u.unknown && u.forms.iter().all(|f| ws.inside(f)))
         };
-        let writes_ok = part
-            .writes
+        // What the shell itself writes must be allowed, whatever allows the command.
+        if !part
+            .redirect_writes
             .iter()
             .all(|w| self.write_allowed(rules, w, mode))
-            && part
-                .tree_writes
-                .iter()
-                .all(|w| self.write_allowed(rules, w, mode) && !protected_tree(self, w));
-        if !writes_ok {
+        {
             return false;
         }
+        let edits_ok = || {
+            part.writes
+                .iter()
+                .all(|w| self.write_allowed(rules, w, mode))
+                && part
+                    .tree_writes
+                    .iter()
+                    .all(|w| self.write_allowed(rules, w, mode) && !protected_tree(self, w))
+        };
         let reads_inside = part.reads.iter().chain(&part.trees).all(inside);
         if part.argv.is_empty() {
             // Assignments or redirections alone.
-            return part.safe_env && reads_inside;
+            return part.safe_env && reads_inside && edits_ok();
         }
         if !reads_inside || !part.safe_env {
             return false;
         }
         let data_only = commands::program_name(&part.argv[0]).is_some_and(commands::data_only);
         let known = !part.dynamic() || data_only;
-        if part.kind == Kind::ReadOnly && known && part.writes.is_empty() {
+        let only_redirects = part.writes.len() == part.redirect_writes.len();
+        if part.kind == Kind::ReadOnly && known && only_redirects && part.tree_writes.is_empty() {
             return true;
         }
         if mode == PermissionMode::Plan || part.dynamic() {
@@ -244,7 +251,7 @@ impl PermissionEngine {
                 && r.is_command_rule()
                 && part.texts.first().is_some_and(|t| r.matches_command(t))
         });
-        by_rule || (mode == PermissionMode::AcceptEdits && part.kind != Kind::Unknown)
+        by_rule || (mode == PermissionMode::AcceptEdits && part.kind != Kind::Unknown && edits_ok())
     }
 
     /// A file a command writes: a device, a path a Write allow rule covers (in its real form),

@@ -57,8 +57,10 @@ pub struct Part {
     pub reads: Vec<PathUse>,
     /// Directories it reads all the way down.
     pub trees: Vec<PathUse>,
-    /// Files it writes.
+    /// Files it writes (by its redirections and by itself).
     pub writes: Vec<PathUse>,
+    /// Files its redirections write: the shell writes them whatever allows the command.
+    pub redirect_writes: Vec<PathUse>,
     /// Directories it changes with everything in them.
     pub tree_writes: Vec<PathUse>,
     /// Its assignments and environment change nothing that matters.
@@ -185,6 +187,7 @@ fn one(
             why: None,
             reads,
             trees: Vec::new(),
+            redirect_writes: writes.clone(),
             writes,
             tree_writes: Vec::new(),
             safe_env,
@@ -236,6 +239,7 @@ fn one(
     }
     let mut part = part_of(words, cwds, unwrapped.more_args);
     part.reads.extend(reads);
+    part.redirect_writes.extend(writes.iter().cloned());
     part.writes.extend(writes);
     part.safe_env &= safe_env;
     part.program_unknown |= program_unknown;
@@ -251,6 +255,7 @@ fn one(
             .reads
             .iter_mut()
             .chain(&mut part.writes)
+            .chain(&mut part.redirect_writes)
             .chain(&mut part.trees)
             .chain(&mut part.tree_writes)
         {
@@ -312,6 +317,7 @@ fn holder(reads: Vec<PathUse>, writes: Vec<PathUse>, safe_env: bool) -> Part {
         why: None,
         reads,
         trees: Vec::new(),
+        redirect_writes: writes.clone(),
         writes,
         tree_writes: Vec::new(),
         safe_env,
@@ -600,6 +606,7 @@ fn part_of(words: &[Word], cwds: &Cwds, more_args: bool) -> Part {
         reads,
         trees,
         writes,
+        redirect_writes: Vec::new(),
         tree_writes,
         safe_env: true,
         check_only: false,

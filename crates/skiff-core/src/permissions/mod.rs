@@ -8,6 +8,7 @@ mod bash_rules;
 pub mod command_line;
 mod engine;
 pub mod rule;
+mod suggest;
 mod workspace;
 
 /// The shell analysis the engine decides on (skiff's one shell analysis).
