@@ -132,6 +132,9 @@ impl PermissionEngine {
                     && r.could_match_command(prefix)
             })
         };
+        if part.program_unknown && command_rules("") {
+            return true;
+        }
         if let Some(prefix) = &part.known_prefix {
             let mut prefixes = vec![prefix.clone()];
             match prefix.split_once(' ') {

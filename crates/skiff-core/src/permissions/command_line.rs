@@ -104,7 +104,7 @@ pub fn analyze(command: &str, ws: &Workspace) -> Result<Vec<Part>, String> {
     if let Some(why) = taint {
         for p in &mut parts {
             p.program_unknown = true;
-            p.known_prefix.get_or_insert_with(String::new);
+            p.known_prefix = Some(String::new());
             p.why.get_or_insert_with(|| why.clone());
         }
     }
@@ -269,9 +269,19 @@ fn one(
         part.texts.extend(nested.texts.iter().cloned());
         out.push(nested);
     }
+    // `xargs` without a command runs `echo`.
+    if words
+        .first()
+        .is_some_and(|w| w.is_static() && w.text.rsplit('/').next() == Some("xargs"))
+    {
+        let mut nested = part_of(&[Word::literal("echo")], cwds, true);
+        nested.check_only = true;
+        out.push(nested);
+    }
     let is_cd = part.cd;
     let runs: Vec<Vec<String>> = commands::effects(&part.argv).runs;
     let in_loop = cmd.in_loop;
+    let in_subshell = cmd.subshell;
     let cd_target = is_cd.then(|| words.get(1).cloned());
     out.push(part);
     // What the command runs in turn (`find -exec CMD`, `find -delete` as `rm`).
@@ -294,12 +304,13 @@ fn one(
         let wrote = out
             .iter()
             .any(|p| !p.writes.is_empty() || !p.tree_writes.is_empty() || p.kind == Kind::Unknown);
+        // In a subshell the `cd` may or may not hold for what comes next (only inside it).
         change_dir(
             cwds,
             words[0].text.as_str(),
             target.as_ref(),
             in_loop,
-            wrote,
+            wrote || in_subshell,
         );
     }
     Ok(())
@@ -463,20 +474,16 @@ fn part_of(words: &[Word], cwds: &Cwds, more_args: bool) -> Part {
     // The words as bash passes them: globs expanded (where the directory is known).
     let mut argv: Vec<String> = Vec::with_capacity(words.len());
     let mut known_prefix: Option<String> = None;
-    let mut prefix = String::new();
-    let mut glob_unknown = false;
     let mut unexpanded = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if known_prefix.is_none() {
-            if i > 0 {
-                prefix.push(' ');
+    for w in &words {
+        // The known start of the command as bash passes it (globs expanded).
+        if known_prefix.is_none() && w.is_dynamic() {
+            let mut p = argv.join(" ");
+            if !argv.is_empty() {
+                p.push(' ');
             }
-            if w.is_dynamic() {
-                prefix.push_str(w.known_prefix());
-                known_prefix = Some(prefix.clone());
-            } else {
-                prefix.push_str(&w.text);
-            }
+            p.push_str(w.known_prefix());
+            known_prefix = Some(p);
         }
         match (&w.glob, w.is_dynamic()) {
             (Some(pattern), false) => match expand_glob(pattern, cwds) {
@@ -486,18 +493,27 @@ fn part_of(words: &[Word], cwds: &Cwds, more_args: bool) -> Part {
                 }
                 Some(_) => argv.push(w.text.clone()),
                 None => {
-                    glob_unknown = true;
+                    // Too many matches, or the directory is not known: what the word becomes
+                    // is not known.
+                    if known_prefix.is_none() {
+                        let mut p = argv.join(" ");
+                        if !argv.is_empty() {
+                            p.push(' ');
+                        }
+                        known_prefix = Some(p);
+                    }
                     argv.push(w.text.clone());
                 }
             },
             _ => argv.push(w.text.clone()),
         }
     }
+    let prefix = match &known_prefix {
+        Some(p) => p.clone(),
+        None => argv.join(" "),
+    };
     if more_args && known_prefix.is_none() {
         known_prefix = Some(format!("{prefix} "));
-    }
-    if glob_unknown && known_prefix.is_none() {
-        known_prefix = Some(prefix.clone());
     }
     let program_unknown = words.first().is_some_and(|w| w.is_dynamic());
     let name = argv.first().cloned().unwrap_or_default();

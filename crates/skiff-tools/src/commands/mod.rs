@@ -130,6 +130,12 @@ pub fn effects(argv: &[String]) -> Effects {
             }
         }
         "env" if args.is_empty() => Effects::new(Kind::ReadOnly),
+        // A script run in this shell: what it does is not known, but it reads its file.
+        "source" | "." => {
+            let mut e = Effects::unknown(format!("{name} runs a shell script from a file"));
+            e.reads.extend(args.first().cloned());
+            e
+        }
         "find" => find::effects(args),
         "sed" => sed::effects(args),
         "git" => git::effects(args),

@@ -83,6 +83,9 @@ pub struct SimpleCommand {
     pub in_loop: bool,
     /// It runs in the background (`&`): the command line does not wait for it.
     pub background: bool,
+    /// It runs in a subshell (`( … )`, `$( … )`, a pipeline's command, `&`): a `cd` in it
+    /// does not change the directory of what follows it.
+    pub subshell: bool,
 }
 
 impl SimpleCommand {

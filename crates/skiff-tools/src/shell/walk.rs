@@ -14,6 +14,7 @@ struct Ctx {
     depth: usize,
     in_loop: bool,
     background: bool,
+    subshell: bool,
 }
 
 impl Ctx {
@@ -30,6 +31,13 @@ impl Ctx {
     fn looping(self) -> Self {
         Self {
             in_loop: true,
+            ..self
+        }
+    }
+
+    fn sub(self) -> Self {
+        Self {
+            subshell: true,
             ..self
         }
     }
@@ -53,7 +61,11 @@ fn walk(node: &Node, out: &mut Vec<SimpleCommand>, ctx: Ctx) -> Result<(), Strin
             words,
             redirects,
         } => simple(assignments, words, redirects, out, ctx),
-        NodeKind::Pipeline { commands, .. } => commands.iter().try_for_each(|c| walk(c, out, ctx)),
+        // Every command of a pipeline runs in a subshell of its own.
+        NodeKind::Pipeline { commands, .. } => {
+            let ctx = if commands.len() > 1 { ctx.sub() } else { ctx };
+            commands.iter().try_for_each(|c| walk(c, out, ctx))
+        }
         NodeKind::List { items } => items.iter().try_for_each(|i| {
             let background = i.operator == Some(rable::ListOperator::Background);
             walk(
@@ -61,6 +73,7 @@ fn walk(node: &Node, out: &mut Vec<SimpleCommand>, ctx: Ctx) -> Result<(), Strin
                 out,
                 Ctx {
                     background: ctx.background || background,
+                    subshell: ctx.subshell || background,
                     ..ctx
                 },
             )
@@ -148,11 +161,15 @@ fn walk(node: &Node, out: &mut Vec<SimpleCommand>, ctx: Ctx) -> Result<(), Strin
             }
             compound_redirects(redirects, out, ctx)
         }
-        NodeKind::Subshell { body, redirects } | NodeKind::BraceGroup { body, redirects } => {
+        NodeKind::Subshell { body, redirects } => {
+            walk(body, out, ctx.sub())?;
+            compound_redirects(redirects, out, ctx)
+        }
+        NodeKind::BraceGroup { body, redirects } => {
             walk(body, out, ctx)?;
             compound_redirects(redirects, out, ctx)
         }
-        NodeKind::Coproc { command, .. } => walk(command, out, ctx),
+        NodeKind::Coproc { command, .. } => walk(command, out, ctx.sub()),
         NodeKind::Negation { pipeline } | NodeKind::Time { pipeline, .. } => {
             walk(pipeline, out, ctx)
         }
@@ -247,6 +264,7 @@ fn pseudo(name: &str, runs_code: Option<&str>) -> SimpleCommand {
         runs_code: runs_code.map(str::to_owned),
         in_loop: false,
         background: false,
+        subshell: false,
     }
 }
 
@@ -264,6 +282,7 @@ fn simple(
         runs_code: None,
         in_loop: ctx.in_loop,
         background: ctx.background,
+        subshell: ctx.subshell,
     };
     // Substitutions run before the command: collect them first, the command after.
     let mut inner = Vec::new();
@@ -339,6 +358,7 @@ fn compound_redirects(
         runs_code: None,
         in_loop: ctx.in_loop,
         background: ctx.background,
+        subshell: ctx.subshell,
     };
     let mut inner = Vec::new();
     for r in redirects {
@@ -451,7 +471,7 @@ fn word_value_of(
             NodeKind::CommandSubstitution { command, .. }
             | NodeKind::ProcessSubstitution { command, .. } => {
                 found_substitution = true;
-                walk(command, out, ctx)?;
+                walk(command, out, ctx.sub())?;
             }
             NodeKind::ParamExpansion { arg: Some(arg), .. }
             | NodeKind::ParamIndirect { arg: Some(arg), .. } => {
@@ -530,7 +550,7 @@ fn nested(text: &str, out: &mut Vec<SimpleCommand>, ctx: Ctx) -> Result<(), Stri
         .map_err(|e| format!("an expansion in the command does not parse: {e}"))?;
     let mut found = Vec::new();
     for n in &nodes {
-        walk(n, &mut found, ctx)?;
+        walk(n, &mut found, ctx.sub())?;
     }
     // The `:` probe itself runs nothing.
     if let Some(pos) = found

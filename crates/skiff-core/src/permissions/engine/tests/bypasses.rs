@@ -50,6 +50,7 @@ fn dynamic_words_cannot_hide_a_denied_command() {
             "hash -p /usr/bin/rm ls; ls x",
             "PATH=/tmp; ls",
             "source ./script; ls",
+            "! . ./script $'\\x2eenv'",
             ". ./script",
             "trap 'rm x' EXIT",
             "eval \"$CMD\"",
