@@ -4,7 +4,12 @@
 //! Prints the median, 90th and 99th percentiles and the maximum. `SKIFF_BENCH_CASES` sets the
 //! corpus size (2,000 by default).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 #[path = "../tests/permission_fuzz/grammar.rs"]
 mod grammar;

@@ -548,6 +548,17 @@ mod property {
             Just("sudo rm x".to_owned()),
             Just("env A=1 rm x".to_owned()),
             Just("X=1 rm x".to_owned()),
+            // The dynamic forms of issue 31: deny rules hold (or ask) for them too.
+            Just("{rm,-f,x}".to_owned()),
+            Just("exec -a y rm x".to_owned()),
+            Just("$'\\x72m' -f x".to_owned()),
+            Just("rm${IFS}-f x".to_owned()),
+            Just("/usr/bin/r[m] -f x".to_owned()),
+            Just("$RM -f x".to_owned()),
+            Just("find . -delete".to_owned()),
+            Just("command rm x".to_owned()),
+            Just("xargs rm < list".to_owned()),
+            Just("alias y=rm; y x".to_owned()),
         ]
     }
 
