@@ -16,12 +16,6 @@ pub fn is_read_only_command(cmd: &str) -> bool {
     !commands.is_empty() && commands.iter().all(simple_read_only)
 }
 
-/// Whether one simple command (its words, quotes removed) only reads.
-pub fn is_read_only_simple(words: &[String]) -> bool {
-    let words: Vec<Word> = words.iter().map(|w| Word::literal(w)).collect();
-    !words.is_empty() && words_read_only(&words)
-}
-
 fn simple_read_only(c: &SimpleCommand) -> bool {
     if c.runs_code.is_some() || c.background || !c.assignments.is_empty() {
         return false;

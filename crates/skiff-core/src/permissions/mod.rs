@@ -6,6 +6,7 @@
 
 mod bash_rules;
 pub mod command_line;
+mod command_paths;
 mod engine;
 pub mod rule;
 mod suggest;

@@ -9,6 +9,8 @@ mod git;
 pub mod options;
 mod sed;
 mod table;
+mod table_edits;
+mod table_search;
 pub mod wrappers;
 
 use options::Parsed;
