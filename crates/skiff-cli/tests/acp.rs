@@ -658,6 +658,20 @@ fn read_and_edit_go_through_the_editors_buffers() {
             .unwrap()
             .contains("unsaved buffer")
     );
+    // The Edit is checked against the buffer before the user is asked (an Edit that cannot
+    // apply fails without a prompt), and again when it runs. The check's read may come before
+    // the Read's completion.
+    let first = read["id"].clone();
+    let early = ed
+        .seen
+        .iter()
+        .find(|v| v["method"] == "fs/read_text_file" && v["id"] != first)
+        .cloned();
+    let check = match early {
+        Some(r) => r,
+        None => ed.asked("fs/read_text_file"),
+    };
+    ed.reply(&check["id"], json!({"content": "unsaved buffer\n"}));
     let ask = ed.asked("session/request_permission");
     pick(&mut ed, &ask, "allow");
     let read = ed.asked("fs/read_text_file");

@@ -242,6 +242,11 @@ impl Dispatcher<'_> {
             PermissionDecision::Allow => {}
             PermissionDecision::Deny { message } => return Plan::Done(denied(call, message)),
             PermissionDecision::Ask { message } => {
+                // What would fail anyway fails now, before anyone is asked about it (an Edit of
+                // a file not read yet).
+                if let Err(out) = tool.validate(&input, self.ctx).await {
+                    return Plan::Done(finish(call, out));
+                }
                 fire(
                     self.hooks,
                     self.sink,
@@ -268,7 +273,24 @@ impl Dispatcher<'_> {
                 match self.approver.approve(request, self.requester).await {
                     ApprovalAnswer::Allow { updated_input } => {
                         if let Some(updated) = updated_input {
+                            let changed = updated != input;
                             input = updated;
+                            // A host that changes the call gets its version checked by the
+                            // rules again: what they deny stays denied.
+                            if changed && call.name != "ExitPlanMode" {
+                                let query = PermissionQuery {
+                                    tool: &call.name,
+                                    input: &input,
+                                    tool_use_id: &call.id,
+                                    read_only: tool.is_read_only(),
+                                    mode: self.mode,
+                                };
+                                if let PermissionDecision::Deny { message } =
+                                    self.permissions.check(&query).await
+                                {
+                                    return Plan::Done(denied(call, message));
+                                }
+                            }
                         }
                         if call.name == "ExitPlanMode" {
                             self.leave_plan_mode(&mut input);

@@ -27,6 +27,13 @@ pub trait Tool: Send + Sync {
         let _ = input;
         self.is_read_only()
     }
+    /// Check a call before anyone is asked to approve it: a call that would fail anyway (input
+    /// that does not fit the schema, an Edit of a file not read yet) fails now, with the result
+    /// it would have had. Nothing is changed.
+    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let _ = (input, ctx);
+        Ok(())
+    }
     /// Run the call.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }
@@ -35,7 +42,7 @@ pub trait Tool: Send + Sync {
 #[async_trait]
 pub trait TypedTool: Send + Sync + 'static {
     /// The input, deserialised after validation against its schema.
-    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// Tool name.
     const NAME: &'static str;
     /// Description sent to the model.
@@ -46,6 +53,11 @@ pub trait TypedTool: Send + Sync + 'static {
     fn is_concurrency_safe(&self, input: &Self::Input) -> bool {
         let _ = input;
         self.is_read_only()
+    }
+    /// Check valid input before approval (see [`Tool::validate`]); nothing is changed.
+    async fn check(&self, input: &Self::Input, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let _ = (input, ctx);
+        Ok(())
     }
     /// Run the call with valid input.
     async fn run(&self, input: Self::Input, ctx: &ToolContext) -> ToolOutput;
@@ -101,6 +113,13 @@ impl<T: TypedTool> Tool for Typed<T> {
         match serde_json::from_value::<T::Input>(input.clone()) {
             Ok(i) => self.tool.is_concurrency_safe(&i),
             Err(_) => true,
+        }
+    }
+
+    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        match self.parse(input.clone()) {
+            Ok(i) => self.tool.check(&i, ctx).await,
+            Err(msg) => Err(ToolOutput::tool_use_error(msg)),
         }
     }
 

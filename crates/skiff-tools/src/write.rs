@@ -152,6 +152,16 @@ impl TypedTool for WriteTool {
         false
     }
 
+    async fn check(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let path = ctx
+            .guard
+            .resolve(&input.file_path)
+            .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
+        load_for_change(&path, &input.file_path, ctx)
+            .await
+            .map(|_| ())
+    }
+
     async fn run(&self, input: WriteInput, ctx: &ToolContext) -> ToolOutput {
         let path = match ctx.guard.resolve(&input.file_path) {
             Ok(p) => p,

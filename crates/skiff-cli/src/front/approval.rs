@@ -1,6 +1,6 @@
 //! Approval prompts of the REPL: what the call would do (a diff for Edit and Write), the
-//! user's answer (yes / always / no, with optional feedback for the model), and the allow rule
-//! that "always" writes to `.skiff/settings.local.json`.
+//! user's answer (yes / always / no, with optional feedback for the model), and saving the
+//! allow rules "always" adds (the engine's `suggest_rules`) to `.skiff/settings.local.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -52,52 +52,6 @@ pub fn reject(feedback: Option<&str>) -> ApprovalAnswer {
             message: REJECTED.to_owned(),
             interrupt: true,
         },
-    }
-}
-
-/// The allow rule "always" adds for this call: the exact command for Bash, the file for edits,
-/// the domain for WebFetch, the tool otherwise.
-pub fn suggested_rule(a: &ApprovalRequest, cwd: &Path) -> String {
-    let s = |k: &str| a.input.get(k).and_then(Value::as_str);
-    match a.tool_name.as_str() {
-        "Bash" => match s("command") {
-            Some(c) if !c.contains(['(', ')']) && !c.contains('\n') => {
-                format!("Bash({})", c.trim())
-            }
-            _ => "Bash".to_owned(),
-        },
-        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
-            match s("file_path").or_else(|| s("notebook_path")) {
-                Some(p) => {
-                    let abs = cwd.join(p);
-                    match abs.strip_prefix(cwd) {
-                        Ok(rel) => format!("Edit(./{})", rel.display()),
-                        Err(_) => format!("Edit(/{})", abs.display()),
-                    }
-                }
-                None => "Edit".to_owned(),
-            }
-        }
-        // A sandboxed command's network access: the `allowedDomains` entry "always" adds.
-        skiff_core::permissions::network::NETWORK_TOOL => {
-            let host = s("host").unwrap_or("").to_owned();
-            let port = a.input.get("port").and_then(Value::as_u64).unwrap_or(0);
-            let loopback = host == "localhost"
-                || host.ends_with(".localhost")
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback());
-            match (loopback, host.contains(':')) {
-                (true, true) => format!("[{host}]:{port}"),
-                (true, false) => format!("{host}:{port}"),
-                (false, _) => host,
-            }
-        }
-        "WebFetch" => match s("url").and_then(skiff_core::permissions::rule::host_of) {
-            Some(host) => format!("WebFetch(domain:{host})"),
-            None => "WebFetch".to_owned(),
-        },
-        other => other.to_owned(),
     }
 }
 
@@ -276,27 +230,6 @@ mod tests {
     }
 
     #[test]
-    fn rules_for_always() {
-        let cwd = Path::new("/w");
-        assert_eq!(
-            suggested_rule(&req("Bash", json!({"command":"cargo test -q"})), cwd),
-            "Bash(cargo test -q)"
-        );
-        assert_eq!(
-            suggested_rule(&req("Write", json!({"file_path":"src/a.rs"})), cwd),
-            "Edit(./src/a.rs)"
-        );
-        assert_eq!(
-            suggested_rule(&req("WebFetch", json!({"url":"https://Docs.rs/x"})), cwd),
-            "WebFetch(domain:docs.rs)"
-        );
-        assert_eq!(
-            suggested_rule(&req("mcp__a__b", json!({})), cwd),
-            "mcp__a__b"
-        );
-    }
-
-    #[test]
     fn the_rule_is_added_to_the_local_settings_keeping_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(".skiff")).unwrap();
@@ -337,21 +270,14 @@ mod tests {
     fn network_approvals_save_allowed_domains() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path();
-        let net = |host: &str, port: u64| {
-            req(
-                skiff_core::permissions::network::NETWORK_TOOL,
-                json!({"host": host, "port": port, "command": "curl x"}),
+        let entry = |host: &str, port: u64| {
+            skiff_core::permissions::network::domain_entry(
+                &json!({"host": host, "port": port, "command": "curl x"}),
             )
         };
-        assert_eq!(
-            suggested_rule(&net("registry.npmjs.org", 443), cwd),
-            "registry.npmjs.org"
-        );
-        assert_eq!(
-            suggested_rule(&net("localhost", 5432), cwd),
-            "localhost:5432"
-        );
-        assert_eq!(suggested_rule(&net("::1", 80), cwd), "[::1]:80");
+        assert_eq!(entry("registry.npmjs.org", 443), "registry.npmjs.org");
+        assert_eq!(entry("localhost", 5432), "localhost:5432");
+        assert_eq!(entry("::1", 80), "[::1]:80");
         // The string form of the policy survives as `mode`; other keys are kept.
         std::fs::create_dir_all(cwd.join(".claude")).unwrap();
         std::fs::write(

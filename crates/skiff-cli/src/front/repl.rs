@@ -512,24 +512,33 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
     if !preview.is_empty() {
         renderer.say(&preview.join("\n"));
     }
-    let rule = approval::suggested_rule(a, &input.cwd);
-    let question = format!(
-        "Allow it? [y]es / [a]lways: allow {rule} from now on / [n]o, or tell the model what to do instead: "
-    );
+    let rules =
+        input
+            .engine
+            .suggest_rules(&a.tool_name, &a.input, skiff_core::PermissionMode::Default);
+    let always = if rules.is_empty() {
+        String::new()
+    } else {
+        format!(" / [a]lways: allow {} from now on", rules.join(", "))
+    };
+    let question =
+        format!("Allow it? [y]es{always} / [n]o, or tell the model what to do instead: ");
     let answer = input.read(&Question(question.clone()), &question);
     match answer {
         Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
             Choice::Always => {
-                match Rule::parse(&rule, &RuleOrigin::at(&input.cwd)) {
-                    Ok(r) => input.engine.add_rule(RuleKind::Allow, r),
-                    Err(e) => renderer.say(&format!("(cannot add the rule {rule}: {e})")),
-                }
-                match approval::persist_allow_rule(&input.cwd, &rule) {
-                    Ok(path) => renderer.say(&format!("Added {rule} to {}.", path.display())),
-                    Err(e) => renderer.say(&format!(
-                        "Allowed {rule} for this session; not saved: {e:#}"
-                    )),
+                for rule in &rules {
+                    match Rule::parse(rule, &RuleOrigin::at(&input.cwd)) {
+                        Ok(r) => input.engine.add_rule(RuleKind::Allow, r),
+                        Err(e) => renderer.say(&format!("(cannot add the rule {rule}: {e})")),
+                    }
+                    match approval::persist_allow_rule(&input.cwd, rule) {
+                        Ok(path) => renderer.say(&format!("Added {rule} to {}.", path.display())),
+                        Err(e) => renderer.say(&format!(
+                            "Allowed {rule} for this session; not saved: {e:#}"
+                        )),
+                    }
                 }
                 Answer::Approval(ApprovalAnswer::allow())
             }
@@ -559,7 +568,7 @@ fn network_approval(
         .get("port")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
-    let entry = approval::suggested_rule(a, &input.cwd);
+    let entry = skiff_core::permissions::network::domain_entry(&a.input);
     renderer.say(&format!(
         "The sandboxed command `{}` wants to connect to {host}:{port}, which is not in sandbox.network.allowedDomains.",
         skiff_config::sessions::one_line(s("command").unwrap_or(""), 80)

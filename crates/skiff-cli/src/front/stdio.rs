@@ -809,23 +809,30 @@ impl Driver {
                     }
                     return;
                 }
-                let rule = crate::front::approval::suggested_rule(&a, &self.cwd);
-                let (tool, content) = match rule.split_once('(') {
-                    Some((t, rest)) => (t.to_owned(), Some(rest.trim_end_matches(')').to_owned())),
-                    None => (rule.clone(), None),
+                let rules: Vec<Value> = self
+                    .engine
+                    .suggest_rules(&a.tool_name, &a.input, PermissionMode::Default)
+                    .iter()
+                    .map(|rule| match rule.split_once('(') {
+                        Some((t, rest)) => {
+                            json!({"toolName": t, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
+                        }
+                        None => json!({"toolName": rule}),
+                    })
+                    .collect();
+                let suggestions = if rules.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![
+                        json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}),
+                    ]
                 };
-                let mut rule_json = json!({"toolName": tool});
-                if let Some(c) = content {
-                    rule_json["ruleContent"] = json!(c);
-                }
                 let mut req = json!({
                     "subtype": "can_use_tool",
                     "tool_name": a.tool_name,
                     "display_name": a.tool_name,
                     "input": a.input,
-                    "permission_suggestions": [
-                        {"type": "addRules", "rules": [rule_json], "behavior": "allow", "destination": "localSettings"},
-                    ],
+                    "permission_suggestions": suggestions,
                     "tool_use_id": a.tool_use_id,
                 });
                 // As Claude Code: edits and commands may also switch the session to acceptEdits;

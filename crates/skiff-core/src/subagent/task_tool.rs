@@ -204,12 +204,8 @@ async fn run_subagent(
         &live.model,
         input.model.map(TaskModel::alias).or(agent.model.as_deref()),
     );
-    let mode = match (live.mode, agent.permission_mode) {
-        // Nothing a subagent says takes the user's bypass away or adds one.
-        (crate::PermissionMode::BypassPermissions, _) => live.mode,
-        (_, Some(crate::PermissionMode::BypassPermissions)) | (_, None) => live.mode,
-        (_, Some(m)) => m,
-    };
+    // An agent definition can narrow the mode, never widen it: plan stays plan.
+    let mode = live.mode.for_child(agent.permission_mode);
     let tools = child_tools(env, agent);
     let tool_count = tools.len();
     let store: Arc<dyn SessionStore> = env

@@ -89,6 +89,7 @@ pub struct Parts {
 struct Asked {
     request: ApprovalRequest,
     rule: String,
+    rules: Vec<String>,
     cancel: RequestCancellationHandle,
 }
 
@@ -346,7 +347,19 @@ impl Pump {
 
     /// Ask the editor about a call, on a task of its own.
     fn ask(&mut self, id: RequestId, request: ApprovalRequest) {
-        let rule = crate::front::approval::suggested_rule(&request, &self.parts.cwd);
+        let rules = self.parts.engine.suggest_rules(
+            &request.tool_name,
+            &request.input,
+            PermissionMode::Default,
+        );
+        // Shown as one choice; "always" saves each rule.
+        let rule = if request.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
+            skiff_core::permissions::network::domain_entry(&request.input)
+        } else if rules.is_empty() {
+            request.tool_name.clone()
+        } else {
+            rules.join(", ")
+        };
         let call = tools::asked(
             &request.tool_use_id,
             &request.tool_name,
@@ -380,6 +393,7 @@ impl Pump {
             Asked {
                 request,
                 rule,
+                rules,
                 cancel,
             },
         );
@@ -392,7 +406,11 @@ impl Pump {
         let (answer, effect) = permission::answer(&asked.request, &asked.rule, outcome);
         match effect {
             Effect::None => {}
-            Effect::Rule(kind, text) => self.add_rule(kind, &text),
+            Effect::Rule(kind, _) => {
+                for rule in &asked.rules {
+                    self.add_rule(kind, rule);
+                }
+            }
             Effect::Mode(mode) => self.mode_changed(mode),
             Effect::Domain(entry) => {
                 if let Err(e) =
