@@ -442,26 +442,50 @@ pub(crate) fn apply_event(
     Ok(true)
 }
 
-/// The message of an OpenAI-style error body (`{"error": {"message": …}}`, or Ollama's
-/// `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or of AWS's
-/// (`{"message": …}` / `{"Message": …}`).
-fn openai_error_message(text: &str) -> Option<String> {
+/// The type and message of an OpenAI-style error body (`{"error": {"type": …, "message": …}}`,
+/// or Ollama's `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or
+/// of AWS's (`{"message": …}` / `{"Message": …}`). llama.cpp's context-size error carries its
+/// figures beside the message (`n_prompt_tokens`, `n_ctx`): they are added to it.
+fn openai_error_message(text: &str) -> Option<(Option<String>, String)> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let v = match v {
         serde_json::Value::Array(mut items) if items.len() == 1 => items.pop()?,
         v => v,
     };
     if let Some(err) = v.get("error") {
-        return err
+        let message = err
             .get("message")
             .and_then(serde_json::Value::as_str)
-            .or_else(|| err.as_str())
+            .or_else(|| err.as_str())?
+            .to_owned();
+        let message = with_figures(message, |k| err.get(k));
+        let kind = err
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        return Some((kind, message));
     }
     v.get("message")
         .or_else(|| v.get("Message"))
         .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
+        .map(|m| (None, m.to_owned()))
+}
+
+/// `message` with llama.cpp's context figures (`n_prompt_tokens`, `n_ctx`) added when the error
+/// object has them.
+fn with_figures<'a>(
+    mut message: String,
+    get: impl Fn(&str) -> Option<&'a serde_json::Value>,
+) -> String {
+    let figures: Vec<String> = ["n_prompt_tokens", "n_ctx"]
+        .iter()
+        .filter_map(|k| Some(format!("{k} {}", get(k)?.as_u64()?)))
+        .collect();
+    if !figures.is_empty() {
+        message.push_str(&format!(" ({})", figures.join(", ")));
+    }
+    message
 }
 
 /// Parse one SSE event's data as a stream event.
@@ -549,8 +573,13 @@ pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> Attem
         _ => String::new(),
     };
     let (kind, message) = match serde_json::from_str::<ErrorResponse>(&text) {
-        Ok(er) => (er.error.kind, er.error.message),
-        Err(_) if let Some(m) = openai_error_message(&text) => ("http_error".to_owned(), m),
+        Ok(er) => {
+            let message = with_figures(er.error.message, |k| er.error.extra.get(k));
+            (er.error.kind, message)
+        }
+        Err(_) if let Some((kind, m)) = openai_error_message(&text) => {
+            (kind.unwrap_or_else(|| "http_error".to_owned()), m)
+        }
         Err(_) => {
             let excerpt: String = text.trim().chars().take(300).collect();
             let message = if excerpt.is_empty() {

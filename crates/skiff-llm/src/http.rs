@@ -8,6 +8,12 @@ use std::time::Duration;
 
 use crate::LlmError;
 
+/// How long an idle pooled connection is kept: below the keep-alive timeout servers commonly
+/// close idle connections after (llama.cpp's `llama-server` and Node's HTTP server: 5 s), so a
+/// turn never sends its request down a connection the server is closing and pays a retry.
+/// Node's own HTTP client (undici, which Claude Code uses) keeps idle connections 4 s too.
+pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// A client for `base_url` with skiff's connection settings (redirects: only same-origin).
 pub(crate) fn client(
     base_url: &str,
@@ -17,7 +23,7 @@ pub(crate) fn client(
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
         .redirect(redirect);
     if base_url.starts_with("http://")
@@ -40,4 +46,16 @@ fn no_roots() -> Option<rustls::ClientConfig> {
             b.with_root_certificates(rustls::RootCertStore::empty())
                 .with_no_client_auth()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_connections_go_before_the_usual_server_keep_alive() {
+        // llama-server (cpp-httplib) and Node close idle connections after 5 s.
+        assert!(POOL_IDLE_TIMEOUT < Duration::from_secs(5));
+        assert!(POOL_IDLE_TIMEOUT >= Duration::from_secs(1));
+    }
 }

@@ -11,6 +11,7 @@ mod credential;
 mod error;
 mod http;
 pub mod openai;
+mod overflow;
 mod pricing;
 mod provider;
 mod retry;
@@ -24,6 +25,7 @@ pub use anthropic::{
 pub use credential::Credential;
 pub use error::LlmError;
 pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use overflow::ContextOverflow;
 pub use pricing::{
     DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, ServedModel, cost_at, cost_usd,
     custom_price, known_models, model_info, resolve_alias,
