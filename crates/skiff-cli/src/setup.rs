@@ -255,7 +255,14 @@ pub fn build_with_files(
         (None, Some(f)) => Some(read_text(f, "--append-system-prompt-file")?),
         (None, None) => None,
     };
-    let env = EnvironmentInfo::detect(&cwd, &model);
+    // The model in use, as `system/init` names it (a preset's or a cloud's id, not the default).
+    let env_model =
+        crate::provider::default_model(&backend, &settings)?.unwrap_or_else(|| model.clone());
+    let env_model = built
+        .cloud
+        .as_ref()
+        .map_or_else(|| env_model.clone(), |c| c.map_model(&env_model));
+    let env = EnvironmentInfo::detect(&cwd, &env_model);
     let compact = settings.compact_prompt.value;
     let system_prompt = build_system_prompt(
         &SystemPromptOptions {

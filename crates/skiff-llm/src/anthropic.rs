@@ -57,6 +57,14 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// Extra request headers (ANTHROPIC_CUSTOM_HEADERS).
     pub extra_headers: Vec<(String, String)>,
+    /// Treat a tool call written as text (JSON, a ```json fence, `<tool_call>`) as a call, as
+    /// the OpenAI-compatible provider does. `None`: on for any server but the Anthropic API's
+    /// own (a local model behind llama.cpp's, Ollama's or LM Studio's `/v1/messages`).
+    pub text_tool_calls: Option<bool>,
+    /// Ask a server that is not the Anthropic API about the model (context window, max output
+    /// tokens: llama.cpp's `/props`, Ollama's `/api/show`, `/v1/models`), in the background,
+    /// with the first call for it.
+    pub server_metadata: bool,
 }
 
 impl AnthropicConfig {
@@ -70,7 +78,21 @@ impl AnthropicConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             extra_headers: Vec::new(),
+            text_tool_calls: None,
+            server_metadata: true,
         }
+    }
+
+    /// Whether the base URL is the Anthropic API's own (whose models neither write calls as
+    /// text nor need their window asked for).
+    pub fn is_anthropic_api(&self) -> bool {
+        reqwest::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| h == "api.anthropic.com" || h.ends_with(".anthropic.com"))
+            })
+            .unwrap_or(false)
     }
 
     /// Configuration from the process environment (see [`AnthropicConfig::from_lookup`]).
@@ -183,6 +205,8 @@ struct Inner {
     messages_url: String,
     count_tokens_url: String,
     config: AnthropicConfig,
+    /// What a non-Anthropic server said about each model asked about.
+    served: crate::openai::metadata::ServedCache,
 }
 
 /// The Anthropic Messages API provider. Cheap to clone; all clones share one HTTP client.
@@ -245,6 +269,7 @@ impl AnthropicProvider {
                 headers,
                 messages_url: format!("{}/v1/messages", config.base_url),
                 count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
+                served: Default::default(),
                 config,
             }),
         })
@@ -291,9 +316,52 @@ impl AnthropicProvider {
     }
 }
 
+impl AnthropicProvider {
+    /// Where a server that is not the Anthropic API says things about its models (the same
+    /// places as the OpenAI-compatible servers': it is usually one of them).
+    fn metadata_source(&self) -> crate::openai::metadata::MetadataSource {
+        let mut headers = self.inner.headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let base_url = format!("{}/v1", self.inner.config.base_url.trim_end_matches('/'));
+        crate::openai::metadata::MetadataSource {
+            client: self.inner.client.clone(),
+            headers,
+            kind: crate::openai::metadata::ServerKind::of(None, &base_url),
+            base_url,
+        }
+    }
+
+    /// Start asking a non-Anthropic server about `model` in the background, once.
+    fn start_lookup(&self, model: &str) {
+        let config = &self.inner.config;
+        if !config.server_metadata || config.is_anthropic_api() {
+            return;
+        }
+        self.inner.served.start(|| self.metadata_source(), model);
+    }
+
+    /// Whether calls written as text become calls.
+    fn text_tool_calls(&self) -> bool {
+        let config = &self.inner.config;
+        config.text_tool_calls.unwrap_or(!config.is_anthropic_api())
+    }
+}
+
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn prepare(&self, model: &str) {
+        self.start_lookup(model);
+    }
+
+    fn served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        self.inner.served.get(model)
+    }
+
+    fn is_local(&self) -> bool {
+        crate::http::is_local_url(&self.inner.config.base_url)
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
@@ -308,6 +376,13 @@ impl Provider for AnthropicProvider {
             Ok(b) => b,
             Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
         };
+        // In the background: this call goes out at once.
+        self.start_lookup(request.model);
+        let tools: Arc<[String]> = if self.text_tool_calls() {
+            request.tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Arc::from([])
+        };
         let retry = Retrying {
             policy: inner.config.retry.clone(),
             target: inner.messages_url.clone(),
@@ -315,10 +390,12 @@ impl Provider for AnthropicProvider {
         };
         let attempt_cancel = cancel.clone();
         retrying(retry, cancel, move || {
-            Ok(
-                Box::pin(attempt(inner.clone(), body.clone(), attempt_cancel.clone()))
-                    as AttemptStream,
-            )
+            Ok(Box::pin(attempt(
+                inner.clone(),
+                body.clone(),
+                MessagesSse::with_text_calls(tools.to_vec()),
+                attempt_cancel.clone(),
+            )) as AttemptStream)
         })
     }
 }
@@ -360,6 +437,7 @@ impl Body {
 fn attempt(
     inner: Arc<Inner>,
     body: Body,
+    handler: MessagesSse,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     let request = inner
@@ -368,21 +446,52 @@ fn attempt(
         .headers(inner.headers.clone())
         .header(reqwest::header::CONTENT_LENGTH, body.len)
         .body(body.to_reqwest());
-    sse_attempt(
-        request,
-        inner.config.idle_timeout,
-        cancel,
-        MessagesSse(StreamAccumulator::new()),
-    )
+    sse_attempt(request, inner.config.idle_timeout, cancel, handler)
 }
 
-/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry).
-pub(crate) struct MessagesSse(StreamAccumulator);
+/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry),
+/// through the text-call fallback when it is on.
+pub(crate) struct MessagesSse {
+    acc: StreamAccumulator,
+    filter: Option<crate::text_call_filter::TextCallFilter>,
+}
 
 impl MessagesSse {
     /// A handler for one attempt.
     pub(crate) fn new() -> Self {
-        Self(StreamAccumulator::new())
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: None,
+        }
+    }
+
+    /// A handler that turns calls to the tools `known` written as text into calls (none: off).
+    pub(crate) fn with_text_calls(known: Vec<String>) -> Self {
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: (!known.is_empty())
+                .then(|| crate::text_call_filter::TextCallFilter::new(known)),
+        }
+    }
+
+    /// Apply one SSE event; `Ok(true)` once the message is done.
+    fn handle(
+        &mut self,
+        raw: &SseEvent,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<bool, AttemptError> {
+        let event = parse_event(raw).map_err(AttemptError::Stream)?;
+        let Some(filter) = &mut self.filter else {
+            return apply_event(&mut self.acc, event, out);
+        };
+        let mut events = Vec::new();
+        filter.push(event, &mut events);
+        for event in events {
+            if apply_event(&mut self.acc, event, out)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -393,7 +502,7 @@ impl SseHandler for MessagesSse {
         at_eof: bool,
         out: &mut Vec<ProviderEvent>,
     ) -> Result<Flow, AttemptError> {
-        match handle_event(&mut self.0, raw, out) {
+        match self.handle(raw, out) {
             Ok(true) => Ok(Flow::Done),
             Ok(false) => Ok(Flow::Continue),
             // Cut-off data at EOF is a dropped connection, not a malformed stream.
@@ -401,16 +510,6 @@ impl SseHandler for MessagesSse {
             Err(e) => Err(e),
         }
     }
-}
-
-/// Apply one SSE event: queue the events to report on `out`; `Ok(true)` once the message is done.
-fn handle_event(
-    acc: &mut StreamAccumulator,
-    raw: &SseEvent,
-    out: &mut Vec<ProviderEvent>,
-) -> Result<bool, AttemptError> {
-    let event = parse_event(raw).map_err(AttemptError::Stream)?;
-    apply_event(acc, event, out)
 }
 
 /// Apply one parsed stream event (an `error` event fails the attempt): queue the event, with

@@ -17,6 +17,7 @@ mod provider;
 mod retry;
 mod scripted;
 pub mod sse;
+mod text_call_filter;
 
 pub use accumulator::{StreamAccumulator, StreamError};
 pub use anthropic::{
