@@ -21,7 +21,8 @@
 #   CTX               the server's context size (16384)
 #   MAX_TURNS         --max-turns of each run (30)
 #   RUN_TIMEOUT       seconds a run may take before it counts as failed (600)
-#   SKIFF_FLAGS       extra skiff flags (e.g. --compact-prompt)
+#   SKIFF_FLAGS       extra skiff flags (default: --compact-prompt, as the README runs local
+#                     models; SKIFF_FLAGS= for the full prompt)
 # Not run in CI: it downloads 1.1 GB and takes minutes per run on 2 cores.
 set -euo pipefail
 
@@ -33,6 +34,7 @@ CTX=${CTX:-16384}
 ENDPOINT=${ENDPOINT:-openai}
 MAX_TURNS=${MAX_TURNS:-30}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+SKIFF_FLAGS=${SKIFF_FLAGS---compact-prompt}
 LLAMA_VERSION=11434.0.0
 MODEL_VERSION=0.2.0
 MODEL_PARTS=22
@@ -155,7 +157,7 @@ for run in $(seq 1 "$RUNS"); do
     # shellcheck disable=SC2086
     start=$(date +%s.%N)
     (cd "$work/project" && env SKIFF_HOME="$home" "${env_args[@]}" \
-        timeout "$RUN_TIMEOUT" "$BIN" "${args[@]}" ${SKIFF_FLAGS:-} \
+        timeout "$RUN_TIMEOUT" "$BIN" "${args[@]}" $SKIFF_FLAGS \
         >"$DIR/run$run.json" 2>"$DIR/run$run.stderr") || true
     end=$(date +%s.%N)
     wall=$(echo "$end - $start" | bc)
@@ -174,4 +176,4 @@ except Exception: print("no result")' "$DIR/run$run.json")
     cp "$work/project/calc.sh" "$DIR/run$run.calc.sh" 2>/dev/null || true
     rm -rf "$work"
 done
-echo "fixed $fixed of $RUNS (endpoint: $ENDPOINT; logs in $DIR)"
+echo "fixed $fixed of $RUNS (endpoint: $ENDPOINT, flags: ${SKIFF_FLAGS:-none}; logs in $DIR)"

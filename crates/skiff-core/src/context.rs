@@ -135,12 +135,13 @@ async fn manage(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
                 max_messages,
                 max_tokens: trim_to,
             },
+            limits.hard,
         );
     }
 }
 
-/// Trim the history to `limits` and say so.
-fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits) {
+/// Trim the history to `limits` and say so; `hard` is the most input a request may carry.
+fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits, hard: u64) {
     let fixed_estimate = env.fixed_tokens();
     let scale = conv.calibration(fixed_estimate);
     let fixed = (fixed_estimate as f64 * scale) as u64;
@@ -172,7 +173,8 @@ fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits)
          (about {} tokens)",
         outcome.dropped, outcome.messages_after, outcome.tokens_after
     );
-    if !outcome.within_limits {
+    // Short of the trim target is no news while the request fits the window.
+    if !outcome.within_limits && (limits.max_tokens.is_none() || outcome.tokens_after > hard) {
         message.push_str("; even the shortest valid history exceeds that limit");
     }
     env.sink.notice("trim", "warning", message);

@@ -331,6 +331,20 @@ impl AnthropicProvider {
         }
     }
 
+    /// Ask a server that is not the Anthropic API about `model` now (context window, max
+    /// output tokens) and keep the answer for [`Provider::served_model`]; `None` for the
+    /// Anthropic API itself, or when the server says nothing. Calls do this in the background
+    /// by themselves.
+    pub async fn fetch_served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        if self.inner.config.is_anthropic_api() {
+            return None;
+        }
+        self.inner
+            .served
+            .fetch(&self.metadata_source(), model)
+            .await
+    }
+
     /// Start asking a non-Anthropic server about `model` in the background, once.
     fn start_lookup(&self, model: &str) {
         let config = &self.inner.config;
@@ -699,5 +713,46 @@ pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> Attem
         message,
         retry_after,
         should_retry,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_cpp_context_errors_keep_their_type_and_figures() {
+        let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":17321,"n_ctx":16384}}"#;
+        let (kind, message) = match serde_json::from_str::<ErrorResponse>(body) {
+            Ok(er) => (
+                er.error.kind.clone(),
+                with_figures(er.error.message.clone(), |k| er.error.extra.get(k)),
+            ),
+            Err(_) => {
+                let (kind, message) = openai_error_message(body).unwrap();
+                (kind.unwrap(), message)
+            }
+        };
+        assert_eq!(kind, "exceed_context_size_error");
+        assert!(
+            message.ends_with("(n_prompt_tokens 17321, n_ctx 16384)"),
+            "{message}"
+        );
+        let e = LlmError::InvalidRequest {
+            status: 400,
+            kind,
+            message,
+        };
+        let o = e.context_overflow().unwrap();
+        assert_eq!((o.window, o.prompt_tokens), (Some(16_384), Some(17_321)));
+        // Ollama's bare string and OpenAI's typed error.
+        assert_eq!(
+            openai_error_message(r#"{"error":"model not found"}"#),
+            Some((None, "model not found".to_owned()))
+        );
+        assert_eq!(
+            openai_error_message(r#"{"error":{"message":"m","type":"invalid_request_error"}}"#),
+            Some((Some("invalid_request_error".to_owned()), "m".to_owned()))
+        );
     }
 }
