@@ -343,6 +343,13 @@ fn agent_config(
     warnings: &mut Vec<String>,
 ) -> Result<AgentConfig> {
     let model = skiff_llm::resolve_alias(&settings.model.value);
+    // The model in use, as `system/init` and the prompt's environment name it (a preset's or
+    // a cloud's id, not the default).
+    let env_model = crate::provider::default_model(backend, settings)?.unwrap_or(model);
+    let env_model = built
+        .cloud
+        .as_ref()
+        .map_or_else(|| env_model.clone(), |c| c.map_model(&env_model));
     let compact = settings.compact_prompt.value;
     let system_prompt = build_system_prompt(
         &SystemPromptOptions {
@@ -350,7 +357,7 @@ fn agent_config(
             append: appended_prompt_text(o)?,
             compact,
         },
-        &EnvironmentInfo::detect(cwd, &model),
+        &EnvironmentInfo::detect(cwd, &env_model),
     );
     let mut config = AgentConfig {
         system_prompt,

@@ -305,6 +305,9 @@ fn anthropic_config(settings: &Settings) -> Result<AnthropicConfig> {
     if let Some(r) = &settings.retries {
         cfg.retry.max_retries = r.value;
     }
+    // Set: as said; by default on for any server but the Anthropic API (a local model).
+    cfg.text_tool_calls = (!matches!(settings.text_tool_calls.source, Source::Default))
+        .then_some(settings.text_tool_calls.value);
     if let Some(src) = settings.lookup.source("ANTHROPIC_BASE_URL") {
         tracing::info!(base_url = %crate::settings::redact_url(&cfg.base_url), source = %src, "API base URL");
     }

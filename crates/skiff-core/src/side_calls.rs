@@ -135,7 +135,7 @@ pub(crate) fn absorb(
     for call in side.take_usage() {
         let served = provider.served_model(&call.model);
         let (_, unknown) = costs.add(&call.model, &call.usage, served.as_ref());
-        if unknown {
+        if unknown && !provider.is_local() {
             sink.notice(
                 "pricing",
                 "warning",

@@ -65,6 +65,10 @@ struct RunState {
     stop_continuations: u32,
     /// What a slash command changed for this turn (grants, model).
     command: crate::commands::turn::TurnCommand,
+    /// Failing calls sent again and again ([`crate::loop_guard`]).
+    loop_guard: crate::loop_guard::LoopGuard,
+    /// One retry after a server's context-size error ([`crate::overflow`]).
+    overflow: crate::overflow::OverflowRetry,
 }
 
 /// How a run ended (before it becomes a result frame).
@@ -72,9 +76,13 @@ enum End {
     Completed(String),
     MaxTurns,
     Budget(f64),
-    Interrupted { during_tools: bool },
+    Interrupted {
+        during_tools: bool,
+    },
     ApiError(skiff_llm::LlmError),
     Failed(String),
+    /// The same failing call again and again ([`crate::loop_guard`]).
+    Loop(crate::loop_guard::Repeated),
 }
 
 /// Run one user message through the loop; emits the frames and returns the `result` frame
@@ -95,6 +103,8 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         stop_hook_active: false,
         stop_continuations: 0,
         command: Default::default(),
+        loop_guard: Default::default(),
+        overflow: Default::default(),
     };
     core.prompt_id = Some(new_uuid());
     let before = prompt_hooks(core, &input, io).await;
@@ -212,30 +222,32 @@ async fn run_loop(
                 during_tools: false,
             };
         }
-        st.num_turns += 1;
+        // Checked before counting: `num_turns` never exceeds `--max-turns`.
         if let Some(max) = core.config.max_turns
-            && st.num_turns > max
+            && st.num_turns >= max
         {
             return End::MaxTurns;
         }
+        st.num_turns += 1;
         if let Some(budget) = core.config.max_budget_usd
             && core.costs.total_cost_usd >= budget
         {
             return End::Budget(budget);
         }
         core.sync(&io.live.borrow());
-        {
+        // The output the window has room for: a small window gets a smaller max_tokens.
+        let room = {
             let (conv, mut env) = core.context_parts(sink, cancel);
-            crate::context::prepare(conv, &mut env).await;
-        }
+            crate::context::prepare(conv, &mut env).await
+        };
         core.conversation.repair();
         let conv = &mut core.conversation;
         let prefix = conv
             .request_prefix(core.provider.history_encoding())
             .cloned();
-        let request = core
-            .template
-            .build(conv.messages(), prefix.as_ref(), st.max_tokens);
+        let request =
+            core.template
+                .build(conv.messages(), prefix.as_ref(), st.max_tokens.min(room));
         let reply = match call_model(core.provider.as_ref(), &request, sink, cancel).await {
             Ok(r) => r,
             Err((skiff_llm::LlmError::Cancelled, ms)) => {
@@ -246,10 +258,17 @@ async fn run_loop(
             }
             Err((e, ms)) => {
                 st.api_ms += ms;
+                // [hook: overflow] A context-size error: make the history fit and send again,
+                // once, without counting a turn.
+                if st.overflow.recover(core, &e, sink, cancel).await {
+                    st.num_turns -= 1;
+                    continue;
+                }
                 sink.emit(api_error_frame(&e, sink));
                 return End::ApiError(e);
             }
         };
+        st.overflow.succeeded();
         st.api_ms += reply.api_ms;
         let msg = reply.message;
         core.conversation
@@ -259,7 +278,8 @@ async fn run_loop(
         let (_, unknown) = core
             .costs
             .add(&core.config.model, &msg.usage, served.as_ref());
-        if unknown {
+        // A local server's models cost nothing: no news there.
+        if unknown && !core.provider.is_local() {
             sink.notice(
                 "pricing",
                 "warning",
@@ -372,6 +392,11 @@ async fn run_loop(
                 st.command
                     .after_tools(core, io, &tool_uses, &mut results)
                     .await;
+                // [hook: loop guard] The same failing call again: a note, then the end.
+                let repeated = st
+                    .loop_guard
+                    .observe(&tool_uses, &mut results, &core.ctx)
+                    .await;
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {
@@ -393,6 +418,18 @@ async fn run_loop(
                 core.conversation.push_user(blocks, &structured);
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
+                }
+                if let Some(repeated) = repeated {
+                    let go_on = crate::loop_guard::client_lets_it_go_on(
+                        core.approver.as_ref(),
+                        io.requester,
+                        &repeated,
+                    )
+                    .await;
+                    if !go_on {
+                        return End::Loop(repeated);
+                    }
+                    st.loop_guard.forgive(&repeated);
                 }
                 if let Some(reason) = hook_stop {
                     sink.notice(
@@ -628,17 +665,31 @@ fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> R
                 None,
             )
         }
+        // Never `success`: a run that ends on an error says so in its subtype.
         End::ApiError(e) => {
             let text = e.to_string();
+            let terminal = if e.context_overflow().is_some() {
+                "prompt_too_long"
+            } else {
+                "api_error"
+            };
             (
-                ResultSubtype::Success,
+                ResultSubtype::ErrorDuringExecution,
                 true,
                 Some(text.clone()),
                 vec![text],
-                "api_error",
+                terminal,
                 e.status(),
             )
         }
+        End::Loop(repeated) => (
+            ResultSubtype::ErrorLoopDetected,
+            true,
+            None,
+            vec![repeated.message()],
+            "loop_detected",
+            None,
+        ),
         End::Failed(text) => (
             ResultSubtype::ErrorDuringExecution,
             true,

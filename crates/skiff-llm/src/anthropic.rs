@@ -57,6 +57,14 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// Extra request headers (ANTHROPIC_CUSTOM_HEADERS).
     pub extra_headers: Vec<(String, String)>,
+    /// Treat a tool call written as text (JSON, a ```json fence, `<tool_call>`) as a call, as
+    /// the OpenAI-compatible provider does. `None`: on for any server but the Anthropic API's
+    /// own (a local model behind llama.cpp's, Ollama's or LM Studio's `/v1/messages`).
+    pub text_tool_calls: Option<bool>,
+    /// Ask a server that is not the Anthropic API about the model (context window, max output
+    /// tokens: llama.cpp's `/props`, Ollama's `/api/show`, `/v1/models`), in the background,
+    /// with the first call for it.
+    pub server_metadata: bool,
 }
 
 impl AnthropicConfig {
@@ -70,7 +78,21 @@ impl AnthropicConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             extra_headers: Vec::new(),
+            text_tool_calls: None,
+            server_metadata: true,
         }
+    }
+
+    /// Whether the base URL is the Anthropic API's own (whose models neither write calls as
+    /// text nor need their window asked for).
+    pub fn is_anthropic_api(&self) -> bool {
+        reqwest::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| h == "api.anthropic.com" || h.ends_with(".anthropic.com"))
+            })
+            .unwrap_or(false)
     }
 
     /// Configuration from the process environment (see [`AnthropicConfig::from_lookup`]).
@@ -183,6 +205,8 @@ struct Inner {
     messages_url: String,
     count_tokens_url: String,
     config: AnthropicConfig,
+    /// What a non-Anthropic server said about each model asked about.
+    served: crate::openai::metadata::ServedCache,
 }
 
 /// The Anthropic Messages API provider. Cheap to clone; all clones share one HTTP client.
@@ -245,6 +269,7 @@ impl AnthropicProvider {
                 headers,
                 messages_url: format!("{}/v1/messages", config.base_url),
                 count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
+                served: Default::default(),
                 config,
             }),
         })
@@ -291,9 +316,66 @@ impl AnthropicProvider {
     }
 }
 
+impl AnthropicProvider {
+    /// Where a server that is not the Anthropic API says things about its models (the same
+    /// places as the OpenAI-compatible servers': it is usually one of them).
+    fn metadata_source(&self) -> crate::openai::metadata::MetadataSource {
+        let mut headers = self.inner.headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let base_url = format!("{}/v1", self.inner.config.base_url.trim_end_matches('/'));
+        crate::openai::metadata::MetadataSource {
+            client: self.inner.client.clone(),
+            headers,
+            kind: crate::openai::metadata::ServerKind::of(None, &base_url),
+            base_url,
+        }
+    }
+
+    /// Ask a server that is not the Anthropic API about `model` now (context window, max
+    /// output tokens) and keep the answer for [`Provider::served_model`]; `None` for the
+    /// Anthropic API itself, or when the server says nothing. Calls do this in the background
+    /// by themselves.
+    pub async fn fetch_served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        if self.inner.config.is_anthropic_api() {
+            return None;
+        }
+        self.inner
+            .served
+            .fetch(&self.metadata_source(), model)
+            .await
+    }
+
+    /// Start asking a non-Anthropic server about `model` in the background, once.
+    fn start_lookup(&self, model: &str) {
+        let config = &self.inner.config;
+        if !config.server_metadata || config.is_anthropic_api() {
+            return;
+        }
+        self.inner.served.start(|| self.metadata_source(), model);
+    }
+
+    /// Whether calls written as text become calls.
+    fn text_tool_calls(&self) -> bool {
+        let config = &self.inner.config;
+        config.text_tool_calls.unwrap_or(!config.is_anthropic_api())
+    }
+}
+
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn prepare(&self, model: &str) {
+        self.start_lookup(model);
+    }
+
+    fn served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        self.inner.served.get(model)
+    }
+
+    fn is_local(&self) -> bool {
+        crate::http::is_local_url(&self.inner.config.base_url)
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
@@ -308,6 +390,13 @@ impl Provider for AnthropicProvider {
             Ok(b) => b,
             Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
         };
+        // In the background: this call goes out at once.
+        self.start_lookup(request.model);
+        let tools: Arc<[String]> = if self.text_tool_calls() {
+            request.tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Arc::from([])
+        };
         let retry = Retrying {
             policy: inner.config.retry.clone(),
             target: inner.messages_url.clone(),
@@ -315,10 +404,12 @@ impl Provider for AnthropicProvider {
         };
         let attempt_cancel = cancel.clone();
         retrying(retry, cancel, move || {
-            Ok(
-                Box::pin(attempt(inner.clone(), body.clone(), attempt_cancel.clone()))
-                    as AttemptStream,
-            )
+            Ok(Box::pin(attempt(
+                inner.clone(),
+                body.clone(),
+                MessagesSse::with_text_calls(tools.to_vec()),
+                attempt_cancel.clone(),
+            )) as AttemptStream)
         })
     }
 }
@@ -360,6 +451,7 @@ impl Body {
 fn attempt(
     inner: Arc<Inner>,
     body: Body,
+    handler: MessagesSse,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     let request = inner
@@ -368,21 +460,52 @@ fn attempt(
         .headers(inner.headers.clone())
         .header(reqwest::header::CONTENT_LENGTH, body.len)
         .body(body.to_reqwest());
-    sse_attempt(
-        request,
-        inner.config.idle_timeout,
-        cancel,
-        MessagesSse(StreamAccumulator::new()),
-    )
+    sse_attempt(request, inner.config.idle_timeout, cancel, handler)
 }
 
-/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry).
-pub(crate) struct MessagesSse(StreamAccumulator);
+/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry),
+/// through the text-call fallback when it is on.
+pub(crate) struct MessagesSse {
+    acc: StreamAccumulator,
+    filter: Option<crate::text_call_filter::TextCallFilter>,
+}
 
 impl MessagesSse {
     /// A handler for one attempt.
     pub(crate) fn new() -> Self {
-        Self(StreamAccumulator::new())
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: None,
+        }
+    }
+
+    /// A handler that turns calls to the tools `known` written as text into calls (none: off).
+    pub(crate) fn with_text_calls(known: Vec<String>) -> Self {
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: (!known.is_empty())
+                .then(|| crate::text_call_filter::TextCallFilter::new(known)),
+        }
+    }
+
+    /// Apply one SSE event; `Ok(true)` once the message is done.
+    fn handle(
+        &mut self,
+        raw: &SseEvent,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<bool, AttemptError> {
+        let event = parse_event(raw).map_err(AttemptError::Stream)?;
+        let Some(filter) = &mut self.filter else {
+            return apply_event(&mut self.acc, event, out);
+        };
+        let mut events = Vec::new();
+        filter.push(event, &mut events);
+        for event in events {
+            if apply_event(&mut self.acc, event, out)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -393,7 +516,7 @@ impl SseHandler for MessagesSse {
         at_eof: bool,
         out: &mut Vec<ProviderEvent>,
     ) -> Result<Flow, AttemptError> {
-        match handle_event(&mut self.0, raw, out) {
+        match self.handle(raw, out) {
             Ok(true) => Ok(Flow::Done),
             Ok(false) => Ok(Flow::Continue),
             // Cut-off data at EOF is a dropped connection, not a malformed stream.
@@ -401,16 +524,6 @@ impl SseHandler for MessagesSse {
             Err(e) => Err(e),
         }
     }
-}
-
-/// Apply one SSE event: queue the events to report on `out`; `Ok(true)` once the message is done.
-fn handle_event(
-    acc: &mut StreamAccumulator,
-    raw: &SseEvent,
-    out: &mut Vec<ProviderEvent>,
-) -> Result<bool, AttemptError> {
-    let event = parse_event(raw).map_err(AttemptError::Stream)?;
-    apply_event(acc, event, out)
 }
 
 /// Apply one parsed stream event (an `error` event fails the attempt): queue the event, with
@@ -442,26 +555,50 @@ pub(crate) fn apply_event(
     Ok(true)
 }
 
-/// The message of an OpenAI-style error body (`{"error": {"message": …}}`, or Ollama's
-/// `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or of AWS's
-/// (`{"message": …}` / `{"Message": …}`).
-fn openai_error_message(text: &str) -> Option<String> {
+/// The type and message of an OpenAI-style error body (`{"error": {"type": …, "message": …}}`,
+/// or Ollama's `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or
+/// of AWS's (`{"message": …}` / `{"Message": …}`). llama.cpp's context-size error carries its
+/// figures beside the message (`n_prompt_tokens`, `n_ctx`): they are added to it.
+fn openai_error_message(text: &str) -> Option<(Option<String>, String)> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let v = match v {
         serde_json::Value::Array(mut items) if items.len() == 1 => items.pop()?,
         v => v,
     };
     if let Some(err) = v.get("error") {
-        return err
+        let message = err
             .get("message")
             .and_then(serde_json::Value::as_str)
-            .or_else(|| err.as_str())
+            .or_else(|| err.as_str())?
+            .to_owned();
+        let message = with_figures(message, |k| err.get(k));
+        let kind = err
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        return Some((kind, message));
     }
     v.get("message")
         .or_else(|| v.get("Message"))
         .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
+        .map(|m| (None, m.to_owned()))
+}
+
+/// `message` with llama.cpp's context figures (`n_prompt_tokens`, `n_ctx`) added when the error
+/// object has them.
+fn with_figures<'a>(
+    mut message: String,
+    get: impl Fn(&str) -> Option<&'a serde_json::Value>,
+) -> String {
+    let figures: Vec<String> = ["n_prompt_tokens", "n_ctx"]
+        .iter()
+        .filter_map(|k| Some(format!("{k} {}", get(k)?.as_u64()?)))
+        .collect();
+    if !figures.is_empty() {
+        message.push_str(&format!(" ({})", figures.join(", ")));
+    }
+    message
 }
 
 /// Parse one SSE event's data as a stream event.
@@ -549,8 +686,13 @@ pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> Attem
         _ => String::new(),
     };
     let (kind, message) = match serde_json::from_str::<ErrorResponse>(&text) {
-        Ok(er) => (er.error.kind, er.error.message),
-        Err(_) if let Some(m) = openai_error_message(&text) => ("http_error".to_owned(), m),
+        Ok(er) => {
+            let message = with_figures(er.error.message, |k| er.error.extra.get(k));
+            (er.error.kind, message)
+        }
+        Err(_) if let Some((kind, m)) = openai_error_message(&text) => {
+            (kind.unwrap_or_else(|| "http_error".to_owned()), m)
+        }
         Err(_) => {
             let excerpt: String = text.trim().chars().take(300).collect();
             let message = if excerpt.is_empty() {
@@ -571,5 +713,46 @@ pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> Attem
         message,
         retry_after,
         should_retry,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_cpp_context_errors_keep_their_type_and_figures() {
+        let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":17321,"n_ctx":16384}}"#;
+        let (kind, message) = match serde_json::from_str::<ErrorResponse>(body) {
+            Ok(er) => (
+                er.error.kind.clone(),
+                with_figures(er.error.message.clone(), |k| er.error.extra.get(k)),
+            ),
+            Err(_) => {
+                let (kind, message) = openai_error_message(body).unwrap();
+                (kind.unwrap(), message)
+            }
+        };
+        assert_eq!(kind, "exceed_context_size_error");
+        assert!(
+            message.ends_with("(n_prompt_tokens 17321, n_ctx 16384)"),
+            "{message}"
+        );
+        let e = LlmError::InvalidRequest {
+            status: 400,
+            kind,
+            message,
+        };
+        let o = e.context_overflow().unwrap();
+        assert_eq!((o.window, o.prompt_tokens), (Some(16_384), Some(17_321)));
+        // Ollama's bare string and OpenAI's typed error.
+        assert_eq!(
+            openai_error_message(r#"{"error":"model not found"}"#),
+            Some((None, "model not found".to_owned()))
+        );
+        assert_eq!(
+            openai_error_message(r#"{"error":{"message":"m","type":"invalid_request_error"}}"#),
+            Some((Some("invalid_request_error".to_owned()), "m".to_owned()))
+        );
     }
 }

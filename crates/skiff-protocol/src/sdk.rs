@@ -277,7 +277,7 @@ pub struct ToolProgressMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultSubtype {
-    /// The turn completed (API errors too, with `is_error`).
+    /// The turn completed.
     Success,
     /// `--max-turns` reached.
     ErrorMaxTurns,
@@ -285,6 +285,8 @@ pub enum ResultSubtype {
     ErrorDuringExecution,
     /// `--max-budget-usd` reached.
     ErrorMaxBudgetUsd,
+    /// skiff: the model sent the same failing call again and again (loop detection).
+    ErrorLoopDetected,
     /// A subtype this version does not know.
     #[serde(untagged)]
     Other(String),

@@ -8,9 +8,9 @@ use serde_json::json;
 
 use crate::context::ToolContext;
 use crate::patch::structured_patch;
-use crate::read::missing_file;
+use crate::read::missing_file_help;
 use crate::tool::{ToolOutput, TypedTool};
-use crate::write::{Existing, commit_change, load_for_change};
+use crate::write::{Existing, OnRefusal, commit_change, load_for_change};
 
 /// Input of the Edit tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -96,9 +96,16 @@ async fn prepare(
         .guard
         .resolve(&input.file_path)
         .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
-    let original = match load_for_change(&path, &input.file_path, ctx).await? {
+    let original = match load_for_change(
+        &path,
+        &input.file_path,
+        OnRefusal::Show(Some(input.old_string.as_str()).filter(|s| !s.is_empty())),
+        ctx,
+    )
+    .await?
+    {
         Existing::Missing if input.old_string.is_empty() => None,
-        Existing::Missing => return Err(ToolOutput::error(missing_file(ctx))),
+        Existing::Missing => return Err(ToolOutput::error(missing_file_help(ctx, &path).await)),
         Existing::File(s) => Some(s),
     };
     let updated = match &original {

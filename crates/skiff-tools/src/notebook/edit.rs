@@ -103,9 +103,14 @@ impl TypedTool for NotebookEditTool {
         if !path.exists() {
             return Err(ToolOutput::tool_use_error("Notebook file does not exist."));
         }
-        load_for_change(&path, &input.notebook_path, ctx)
-            .await
-            .map(|_| ())
+        load_for_change(
+            &path,
+            &input.notebook_path,
+            crate::write::OnRefusal::Plain,
+            ctx,
+        )
+        .await
+        .map(|_| ())
     }
 
     async fn run(&self, input: NotebookEditInput, ctx: &ToolContext) -> ToolOutput {
@@ -128,7 +133,14 @@ impl TypedTool for NotebookEditTool {
                 "Cell type is required when using edit_mode=insert.",
             );
         }
-        let original = match load_for_change(&path, &input.notebook_path, ctx).await {
+        let original = match load_for_change(
+            &path,
+            &input.notebook_path,
+            crate::write::OnRefusal::Plain,
+            ctx,
+        )
+        .await
+        {
             Ok(Existing::File(text)) => text,
             Ok(Existing::Missing) => {
                 return ToolOutput::tool_use_error("Notebook file does not exist.");
