@@ -74,6 +74,7 @@ pub fn start(
     cwd: &Path,
     removed: impl Fn(&str) -> bool + Send + 'static,
     sdk: Option<std::sync::Arc<dyn skiff_mcp::SdkChannel>>,
+    env: skiff_tools::ExtraEnv,
 ) -> (Option<LateTools>, McpHandle) {
     let handle = McpHandle {
         reports: Arc::default(),
@@ -89,6 +90,7 @@ pub fn start(
     }
     let mut options = McpOptions::new(cwd, |k| std::env::var(k).ok());
     options.sdk = sdk;
+    options.env = env.vars().iter().cloned().collect();
     let reports = Arc::clone(&handle.reports);
     let future = async move {
         let connected = skiff_mcp::connect_all(servers, problems, options).await;

@@ -200,9 +200,11 @@ pub fn build_with_files(
     let mut add_dirs = extra_dirs(&settings);
     // The model may Read/Grep the oversized tool results saved there.
     add_dirs.extend(session.tool_results_dir.clone());
+    let extra_env = settings_env(&settings);
     let tool_config = ToolConfig {
         sandbox: sandbox_config,
         web_fetch: web_fetch_config(&settings, &rules),
+        env: extra_env.clone(),
         ..ToolConfig::default()
     };
     let mut ctx = ToolContext::with_dirs(&cwd, &add_dirs, tool_config)
@@ -238,6 +240,7 @@ pub fn build_with_files(
             &cwd,
             move |tool| engine.removes_tool(tool),
             sdk,
+            extra_env.clone(),
         )
     };
 
@@ -369,7 +372,7 @@ pub fn build_with_files(
         .with_session(session.store)
         .with_history(session.history)
         .with_permissions(checker);
-    if let Some(hooks) = command_hooks(&settings, &cwd) {
+    if let Some(hooks) = command_hooks(&settings, &cwd, extra_env) {
         agent = agent.with_hooks(hooks);
     }
     if let Some(late) = late_tools {
@@ -648,7 +651,11 @@ pub use crate::provider::UnconfirmedBaseUrl;
 
 /// The settings' command hooks (every trusted layer's, merged; an untrusted workspace's were
 /// dropped when the settings loaded). `None` when there are none: no hook work at all.
-fn command_hooks(settings: &Settings, cwd: &Path) -> Option<Arc<skiff_core::hooks::CommandHooks>> {
+fn command_hooks(
+    settings: &Settings,
+    cwd: &Path,
+    env: skiff_tools::ExtraEnv,
+) -> Option<Arc<skiff_core::hooks::CommandHooks>> {
     let groups = settings
         .hooks
         .iter()
@@ -657,7 +664,20 @@ fn command_hooks(settings: &Settings, cwd: &Path) -> Option<Arc<skiff_core::hook
     for e in errors {
         eprintln!("Warning: ignoring a hook: {e}");
     }
-    (!hooks.is_empty()).then(|| Arc::new(hooks))
+    (!hooks.is_empty()).then(|| Arc::new(hooks.with_env(env)))
+}
+
+/// The settings' `env` (every trusted layer's; an untrusted workspace's was dropped when the
+/// settings loaded) for the commands skiff runs: Bash, hooks, MCP stdio servers. The secrets
+/// skiff keeps out of tools are left out.
+fn settings_env(settings: &Settings) -> skiff_tools::ExtraEnv {
+    skiff_tools::ExtraEnv::new(
+        settings
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone())),
+        &ToolConfig::default().bash_env_remove,
+    )
 }
 
 /// A mistake on the command line: exit code 2.

@@ -599,6 +599,8 @@ impl Driver {
             &self.cwd,
             move |tool| engine.removes_tool(tool),
             Some(Arc::clone(&self.sdk) as Arc<dyn skiff_mcp::SdkChannel>),
+            // In-process servers: no environment of their own.
+            skiff_tools::ExtraEnv::default(),
         );
         self.mcp.push(handle);
         late

@@ -10,6 +10,7 @@ pub mod changes;
 pub mod context;
 pub mod edit;
 pub mod exit_plan;
+pub mod extra_env;
 pub mod file_access;
 pub mod file_state;
 pub mod fs_safe;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 
 pub use changes::{ChangeKind, ChangeLog, CodeChange};
 pub use context::{ToolConfig, ToolContext};
+pub use extra_env::ExtraEnv;
 pub use file_access::FileAccess;
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
