@@ -241,6 +241,7 @@ pub fn build_with_files(
             move |tool| engine.removes_tool(tool),
             sdk,
             extra_env.clone(),
+            commands.mcp(),
         )
     };
 

@@ -215,6 +215,7 @@ impl Agent {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
             provider: self.provider,
+            base_tools: Arc::new(tools.clone()),
             tools: Arc::new(tools),
             ctx,
             permissions: self.permissions,
@@ -226,6 +227,8 @@ impl Agent {
             session_source: Some(if resumed { "resume" } else { "startup" }),
             session_started: false,
             late_tools: self.late_tools,
+            mcp: Vec::new(),
+            mcp_generation: Some(0),
             mcp_servers: Vec::new(),
             subagents,
         };

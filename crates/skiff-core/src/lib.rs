@@ -66,6 +66,7 @@ pub mod event;
 pub mod frames;
 pub mod hooks;
 pub mod late_tools;
+pub mod mcp;
 pub mod memory;
 mod model_call;
 pub mod permissions;
