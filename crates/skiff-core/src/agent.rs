@@ -58,9 +58,16 @@ impl Agent {
     pub fn new(
         config: AgentConfig,
         provider: Arc<dyn Provider>,
-        tools: ToolRegistry,
+        mut tools: ToolRegistry,
         ctx: ToolContext,
     ) -> Self {
+        // WebSearch runs on the provider's side: not offered where the provider has no search
+        // (unless the context brings a side model that searches).
+        let searches = provider.server_web_search()
+            || ctx.side_model.as_ref().is_some_and(|s| s.has_web_search());
+        if !searches {
+            tools.disable(skiff_tools::web_search::NAME);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         let requester = Requester::new(EventSink::with_deltas(
             tx.clone(),

@@ -81,6 +81,7 @@ pub mod tokens;
 pub mod transcript;
 pub mod trim;
 mod turn_loop;
+pub mod web_search;
 
 pub use agent::Agent;
 pub use compaction::{

@@ -296,6 +296,11 @@ impl Provider for AnthropicProvider {
         "anthropic"
     }
 
+    /// The Messages API runs web searches (as Claude Code assumes of any Anthropic endpoint).
+    fn server_web_search(&self) -> bool {
+        true
+    }
+
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let inner = self.inner.clone();
         let mut request = *request;

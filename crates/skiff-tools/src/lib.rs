@@ -35,6 +35,7 @@ pub mod tool;
 pub mod truncate;
 pub mod validate;
 pub mod web_fetch;
+pub mod web_search;
 pub mod write;
 
 use std::sync::Arc;
@@ -47,7 +48,7 @@ pub use mcp_catalog::{McpCatalog, McpInstructions, McpPrompt, McpPromptArgument}
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use sandbox::{SandboxConfig, SandboxStatus};
-pub use side_model::{SideModel, SideModelError, SideUsage};
+pub use side_model::{SideModel, SideModelError, SideUsage, WebSearchQuery};
 pub use tool::{Tool, ToolOutput, Typed, TypedTool};
 pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 
@@ -66,6 +67,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(Typed::new(task_output::TaskStopTool)),
         Arc::new(Typed::new(todo::TodoWriteTool)),
         Arc::new(Typed::new(web_fetch::WebFetchTool)),
+        Arc::new(Typed::new(web_search::WebSearchTool)),
         Arc::new(Typed::new(write::WriteTool)),
     ]
 }
