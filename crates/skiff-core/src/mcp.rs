@@ -17,6 +17,8 @@ use crate::frames::EventSink;
 pub const MAX_SERVER_INSTRUCTIONS: usize = 4_096;
 /// Longest instructions section, in characters (servers past it are named, not included).
 pub const MAX_INSTRUCTIONS: usize = 16_384;
+/// Most resources one prompt's mentions attach.
+pub const MAX_MENTIONS: usize = 10;
 
 /// Heading of the instructions section (Claude Code's).
 const HEADING: &str = "# MCP Server Instructions\n\nThe following MCP servers have provided \
@@ -146,7 +148,18 @@ impl Core {
         if self.mcp.is_empty() || !text.contains('@') {
             return Vec::new();
         }
-        let found = mentions(text, |s| self.mcp.iter().any(|c| c.has_resources(s)));
+        let mut found = mentions(text, |s| self.mcp.iter().any(|c| c.has_resources(s)));
+        if found.len() > MAX_MENTIONS {
+            sink.notice(
+                "mcp",
+                "warning",
+                format!(
+                    "only the first {MAX_MENTIONS} of {} mentioned resources are attached",
+                    found.len()
+                ),
+            );
+            found.truncate(MAX_MENTIONS);
+        }
         let mut blocks = Vec::new();
         for (server, uri) in found {
             let Some(catalog) = self.mcp.iter().find(|c| c.has_resources(&server)) else {

@@ -83,8 +83,12 @@ pub(crate) fn item(item: &Value) -> ContentBlock {
     }
 }
 
+/// Most text one prompt brings, in characters (a server's prompt is cut past it).
+pub(crate) const MAX_PROMPT_CHARS: usize = 200_000;
+
 /// A `prompts/get` result (wire JSON) as content for the model: every message's content in
-/// order, whatever its role (as Claude Code sends a prompt: one user turn).
+/// order, whatever its role (as Claude Code sends a prompt: one user turn); its text cut at
+/// [`MAX_PROMPT_CHARS`] in all.
 pub(crate) fn prompt_blocks(result: &Value) -> Vec<ContentBlock> {
     let empty = Vec::new();
     let messages = result
@@ -97,6 +101,16 @@ pub(crate) fn prompt_blocks(result: &Value) -> Vec<ContentBlock> {
             Some(Value::Array(items)) => blocks.extend(items.iter().map(item)),
             Some(c) => blocks.push(item(c)),
             None => {}
+        }
+    }
+    let mut left = MAX_PROMPT_CHARS;
+    for b in &mut blocks {
+        if let ContentBlock::Text(t) = b {
+            let n = t.text.chars().count();
+            if n > left {
+                t.text = bounded(&t.text, left);
+            }
+            left = left.saturating_sub(n);
         }
     }
     blocks
@@ -215,6 +229,24 @@ mod tests {
             texts(&blocks),
             ["Look:", "<image>", "[Resource from memo://n]\nnotes"]
         );
+    }
+
+    #[test]
+    fn a_prompt_brings_a_bounded_amount_of_text() {
+        let long = "z".repeat(MAX_PROMPT_CHARS);
+        let blocks = prompt_blocks(&json!({"messages": [
+            {"role": "user", "content": {"type": "text", "text": "abc"}},
+            {"role": "user", "content": {"type": "text", "text": long}},
+            {"role": "user", "content": {"type": "text", "text": "more"}},
+        ]}));
+        let t = texts(&blocks);
+        assert_eq!(t[0], "abc");
+        assert!(
+            t[1].ends_with("… [3 more characters not shown]"),
+            "{}",
+            &t[1][t[1].len() - 60..]
+        );
+        assert_eq!(t[2], "\n… [4 more characters not shown]");
     }
 
     #[test]
