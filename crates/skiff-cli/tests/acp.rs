@@ -852,3 +852,68 @@ fn a_finished_plan_asks_which_mode_to_go_on_in() {
     assert_eq!(asks, 1, "accept-edits writes without asking");
     ed.finish();
 }
+
+#[test]
+fn an_editor_is_offered_the_mcp_servers_prompts_once_they_connect_and_they_run() {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node {
+        assert!(
+            std::env::var_os("SKIFF_REQUIRE_MCP_SERVERS").is_none(),
+            "node is needed for the MCP tests (.ci/run installs it)"
+        );
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../skiff-mcp/tests/fixtures/rich-server.js")
+        .canonicalize()
+        .unwrap();
+    let (_ws, home, cwd) = dirs();
+    let script = json!({"turns": [text("Reviewed.")]});
+    let mut ed = Editor::start(&cwd, home.path(), &script, &[]);
+    ed.initialize(json!({}));
+    let id = ed.request(
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [
+            {"name": "rich", "command": "node", "args": [server], "env": []}]}),
+    );
+    let sid = ed.response(id)["sessionId"].as_str().unwrap().to_owned();
+    let offered = ed.until("the MCP prompts offered", |v| {
+        v["method"] == "session/update"
+            && v["params"]["update"]["sessionUpdate"] == "available_commands_update"
+            && v["params"]["update"]["availableCommands"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|c| c["name"] == "mcp__rich__review"))
+    });
+    let review = offered["params"]["update"]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mcp__rich__review")
+        .cloned()
+        .unwrap();
+    assert_eq!(review["description"], "Review someone's work (MCP)");
+    assert_eq!(review["input"]["hint"], "<name> [focus]");
+
+    let p = ed.prompt(&sid, "/help");
+    let help = ed.update("agent_message_chunk")["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        help.contains("MCP prompts:") && help.contains("`/mcp__rich__review <name> [focus]`"),
+        "{help}"
+    );
+    assert_eq!(ed.response(p)["stopReason"], "end_turn");
+
+    let p = ed.prompt(&sid, "/mcp__rich__review Ada");
+    assert_eq!(
+        ed.update("agent_message_chunk")["content"]["text"],
+        "Reviewed."
+    );
+    assert_eq!(ed.response(p)["stopReason"], "end_turn");
+    ed.finish();
+}

@@ -167,6 +167,7 @@ impl SessionBuilder {
         )?;
         let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         warnings.extend(servers.warnings.iter().cloned());
+        let extra_env = crate::rules::settings_env(&settings);
         let (late_tools, mcp) = {
             let engine = Arc::clone(&engine);
             crate::mcp::session::start(
@@ -175,6 +176,8 @@ impl SessionBuilder {
                 &cwd,
                 move |tool| engine.removes_tool(tool),
                 self.sdk,
+                extra_env.clone(),
+                commands.mcp(),
             )
         };
         let mut config = agent_config(
@@ -201,7 +204,7 @@ impl SessionBuilder {
             .with_session(session.store)
             .with_history(session.history)
             .with_permissions(checker);
-        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, warnings) {
+        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, extra_env, warnings) {
             agent = agent.with_hooks(hooks);
         }
         if let Some(late) = late_tools {
@@ -307,6 +310,7 @@ fn tool_context(
     let tool_config = ToolConfig {
         sandbox: sandbox.config.clone(),
         web_fetch: crate::rules::web_fetch_config(settings, &rules),
+        env: crate::rules::settings_env(settings),
         ..ToolConfig::default()
     };
     let mut ctx = ToolContext::with_dirs(cwd, &add_dirs, tool_config)

@@ -58,9 +58,16 @@ impl Agent {
     pub fn new(
         config: AgentConfig,
         provider: Arc<dyn Provider>,
-        tools: ToolRegistry,
+        mut tools: ToolRegistry,
         ctx: ToolContext,
     ) -> Self {
+        // WebSearch runs on the provider's side: not offered where the provider has no search
+        // (unless the context brings a side model that searches).
+        let searches = provider.server_web_search()
+            || ctx.side_model.as_ref().is_some_and(|s| s.has_web_search());
+        if !searches {
+            tools.disable(skiff_tools::web_search::NAME);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         let requester = Requester::new(EventSink::with_deltas(
             tx.clone(),
@@ -215,6 +222,7 @@ impl Agent {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
             provider: self.provider,
+            base_tools: Arc::new(tools.clone()),
             tools: Arc::new(tools),
             ctx,
             permissions: self.permissions,
@@ -226,6 +234,8 @@ impl Agent {
             session_source: Some(if resumed { "resume" } else { "startup" }),
             session_started: false,
             late_tools: self.late_tools,
+            mcp: Vec::new(),
+            mcp_generation: Some(0),
             mcp_servers: Vec::new(),
             subagents,
         };

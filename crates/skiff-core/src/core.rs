@@ -77,6 +77,12 @@ pub(crate) struct Core {
     pub session_started: bool,
     /// Tools still on their way (MCP servers connecting).
     pub late_tools: Vec<crate::late_tools::LateTools>,
+    /// The session's own tools, without its MCP servers' (`tools` adds theirs).
+    pub base_tools: Arc<ToolRegistry>,
+    /// The MCP servers (their tools, instructions, prompts and resources change).
+    pub mcp: Vec<Arc<dyn skiff_tools::McpCatalog>>,
+    /// The servers' generation the tools and instructions were last taken at.
+    pub mcp_generation: Option<u64>,
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
@@ -89,25 +95,22 @@ impl Core {
         if self.late_tools.is_empty() {
             return;
         }
-        let mut registry = (*self.tools).clone();
+        let mut base = (*self.base_tools).clone();
         for late in std::mem::take(&mut self.late_tools) {
             let arrived = late.arrive().await;
             self.mcp_servers.extend(arrived.servers);
             for tool in arrived.tools {
-                if let Err(e) = registry.register(tool) {
+                if let Err(e) = base.register(tool) {
                     tracing::warn!(error = %e, "an MCP tool was left out");
                 }
             }
+            if let Some(catalog) = arrived.catalog {
+                self.add_catalog(catalog);
+            }
         }
-        let mut definitions = registry.definitions();
-        if self.config.compact_tools {
-            crate::request::compact_descriptions(&mut definitions);
-        }
-        self.template.set_tools(definitions);
-        if let Some(env) = &self.subagents {
-            env.set_tools(&registry);
-        }
-        self.tools = Arc::new(registry);
+        self.base_tools = Arc::new(base);
+        self.mcp_generation = None;
+        self.refresh_mcp().await;
     }
 
     /// Add the costs of subagents that finished to the session's (and to `usage`, the run's).

@@ -67,6 +67,7 @@ pub mod frames;
 pub mod hooks;
 pub mod late_tools;
 pub mod loop_guard;
+pub mod mcp;
 pub mod memory;
 mod model_call;
 mod overflow;
@@ -82,6 +83,7 @@ pub mod tokens;
 pub mod transcript;
 pub mod trim;
 mod turn_loop;
+pub mod web_search;
 
 pub use agent::Agent;
 pub use compaction::{

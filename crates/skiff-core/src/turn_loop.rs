@@ -107,12 +107,42 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         overflow: Default::default(),
     };
     core.prompt_id = Some(new_uuid());
-    let before = prompt_hooks(core, &input, io).await;
+    let mut before = prompt_hooks(core, &input, io).await;
     core.receive_late_tools().await;
+    core.refresh_mcp().await;
     io.sink.emit(init_frame(core));
+    // The user's prompt (not a subagent's): `/mcp__server__prompt args` is the server's prompt.
+    let users = before.is_ok() && core.config.subagent.is_none();
+    let input = if users {
+        let prompts = core.config.commands.mcp().clone();
+        match crate::commands::mcp_prompt::apply(&prompts, input, io.cancel).await {
+            Ok(input) => input,
+            Err(e) => {
+                before = Err(End::Failed(e));
+                UserInput::Text(String::new())
+            }
+        }
+    } else {
+        input
+    };
     let (input, command) =
         crate::commands::turn::TurnCommand::begin(core, input, before.is_ok(), io).await;
     st.command = command;
+    // `@server:uri` mentions attach the resources after the prompt.
+    let input = if users && before.is_ok() {
+        let attached = core
+            .mentioned_resources(&input.text(), io.sink, io.cancel)
+            .await;
+        if attached.is_empty() {
+            input
+        } else {
+            let mut blocks = input.into_blocks();
+            blocks.extend(attached);
+            UserInput::Blocks(blocks)
+        }
+    } else {
+        input
+    };
     let end = match before {
         Ok(blocks) => run_loop(core, input, blocks, io, &mut st).await,
         Err(end) => end,
@@ -235,6 +265,8 @@ async fn run_loop(
             return End::Budget(budget);
         }
         core.sync(&io.live.borrow());
+        // The MCP servers' tools as they are now (a call may have changed them).
+        core.refresh_mcp().await;
         // The output the window has room for: a small window gets a smaller max_tokens.
         let room = {
             let (conv, mut env) = core.context_parts(sink, cancel);

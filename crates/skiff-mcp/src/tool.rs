@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skiff_protocol::{ContentBlock, ImageBlock, ImageSource, ToolResultContent};
+use skiff_protocol::{ContentBlock, ToolResultContent};
 use skiff_tools::{Tool, ToolContext, ToolOutput};
 
 use crate::client::{CallError, ListedTool, Server};
@@ -162,71 +162,7 @@ pub fn map_result(result: &Value) -> ToolOutput {
         .get("content")
         .and_then(Value::as_array)
         .unwrap_or(&empty);
-    let mut blocks = Vec::new();
-    for item in items {
-        match item.get("type").and_then(Value::as_str).unwrap_or("") {
-            "text" => {
-                let text = item.get("text").and_then(Value::as_str).unwrap_or("");
-                blocks.push(ContentBlock::text(text));
-            }
-            "image" => {
-                let data = item.get("data").and_then(Value::as_str);
-                let mime = item.get("mimeType").and_then(Value::as_str);
-                match (data, mime) {
-                    (Some(data), Some(mime)) if is_api_image(mime) => {
-                        blocks.push(ContentBlock::Image(ImageBlock {
-                            source: ImageSource::Base64 {
-                                media_type: mime.to_owned(),
-                                data: data.to_owned(),
-                            },
-                            cache_control: None,
-                        }));
-                    }
-                    (_, mime) => blocks.push(ContentBlock::text(format!(
-                        "[image of type {} not shown: the model accepts PNG, JPEG, GIF and WebP]",
-                        mime.unwrap_or("unknown")
-                    ))),
-                }
-            }
-            "audio" => {
-                let mime = item
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .unwrap_or("audio");
-                blocks.push(ContentBlock::text(format!("[audio ({mime}) not shown]")));
-            }
-            "resource" => {
-                let r = item.get("resource").unwrap_or(&Value::Null);
-                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
-                match r.get("text").and_then(Value::as_str) {
-                    Some(text) => {
-                        blocks.push(ContentBlock::text(format!("[Resource from {uri}]\n{text}")))
-                    }
-                    None => {
-                        let mime = r
-                            .get("mimeType")
-                            .and_then(Value::as_str)
-                            .unwrap_or("application/octet-stream");
-                        blocks.push(ContentBlock::text(format!(
-                            "[Binary resource {uri} ({mime}) not shown]"
-                        )));
-                    }
-                }
-            }
-            "resource_link" => {
-                let uri = item.get("uri").and_then(Value::as_str).unwrap_or("");
-                let name = item.get("name").and_then(Value::as_str).unwrap_or(uri);
-                let mut text = format!("[Resource link: {name}] {uri}");
-                if let Some(d) = item.get("description").and_then(Value::as_str) {
-                    text.push_str(&format!(" — {d}"));
-                }
-                blocks.push(ContentBlock::text(text));
-            }
-            other => blocks.push(ContentBlock::text(format!(
-                "[content of type {other:?} not shown]"
-            ))),
-        }
-    }
+    let mut blocks: Vec<ContentBlock> = items.iter().map(crate::content::item).collect();
     if blocks.is_empty() {
         let text = match result.get("structuredContent") {
             Some(v) if !v.is_null() => v.to_string(),
@@ -249,13 +185,6 @@ pub fn map_result(result: &Value) -> ToolOutput {
         is_error,
         structured: Some(structured),
     }
-}
-
-fn is_api_image(mime: &str) -> bool {
-    matches!(
-        mime,
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-    )
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ pub struct ToolConfig {
     pub bash_max_output_chars: usize,
     /// Environment variables never passed to commands (API keys and tokens).
     pub bash_env_remove: Vec<String>,
+    /// The settings' `env`: set for commands under what skiff sets or removes itself.
+    pub env: crate::extra_env::ExtraEnv,
     /// Read: default number of lines (2,000).
     pub read_max_lines: usize,
     /// Read: largest file read whole without offset/limit, in bytes (100 KB).
@@ -56,6 +58,7 @@ impl Default for ToolConfig {
             ]
             .map(String::from)
             .to_vec(),
+            env: crate::extra_env::ExtraEnv::default(),
             read_max_lines: 2_000,
             read_max_bytes: 100 * 1024,
             glob_max_results: 100,

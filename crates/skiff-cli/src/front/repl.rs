@@ -234,6 +234,10 @@ pub fn run_repl(
                 return Ok(ExitCode::FAILURE);
             }
         };
+        if commands::needs_mcp(prompt) && !mcp.is_connected() {
+            renderer.say("(waiting for the MCP servers to connect…)");
+            rt.block_on(mcp.connected());
+        }
         match commands::dispatch_with(&status, prompt, &custom) {
             None => run_turn(
                 rt,

@@ -546,6 +546,10 @@ impl Driver {
                 json!({"name": c.name, "description": c.description,
                     "argumentHint": c.argument_hint.as_deref().unwrap_or("")})
             })
+            .chain(self.commands.mcp().list().into_iter().map(|p| {
+                json!({"name": p.command, "description": format!("{} (MCP)", p.description).trim_start(),
+                    "argumentHint": p.usage()})
+            }))
             .collect();
         self.out.success(
             id,
@@ -600,6 +604,9 @@ impl Driver {
             &self.cwd,
             move |tool| engine.removes_tool(tool),
             Some(Arc::clone(&self.sdk) as Arc<dyn skiff_mcp::SdkChannel>),
+            // In-process servers: no environment of their own.
+            skiff_tools::ExtraEnv::default(),
+            self.commands.mcp(),
         );
         self.mcp.push(handle);
         late

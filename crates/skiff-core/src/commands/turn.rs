@@ -201,7 +201,7 @@ impl TurnCommand {
 }
 
 /// Claude Code's tags for a command the user ran.
-fn tags(name: &str, args: &str) -> String {
+pub(crate) fn tags(name: &str, args: &str) -> String {
     format!(
         "<command-message>{name} is running…</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>"
     )

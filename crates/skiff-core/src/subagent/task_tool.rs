@@ -253,6 +253,7 @@ async fn run_subagent(
         conversation: Conversation::with_history(store, Vec::new()),
         config,
         provider: Arc::clone(&env.provider),
+        base_tools: Arc::new(tools.clone()),
         tools: Arc::new(tools),
         ctx: child_ctx,
         permissions: Arc::clone(&env.permissions),
@@ -264,6 +265,8 @@ async fn run_subagent(
         session_source: None,
         session_started: false,
         late_tools: Vec::new(),
+        mcp: Vec::new(),
+        mcp_generation: Some(0),
         mcp_servers: Vec::new(),
         subagents: None,
     };

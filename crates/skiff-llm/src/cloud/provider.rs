@@ -174,6 +174,11 @@ impl Provider for CloudProvider {
         self.inner.summary.cloud.name()
     }
 
+    /// Vertex AI and Foundry run Anthropic's web search; Bedrock does not.
+    fn server_web_search(&self) -> bool {
+        !matches!(self.inner.config.kind, CloudKind::Bedrock(_))
+    }
+
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
         let inner = Arc::clone(&self.inner);
         let model = inner.config.map_model(request.model);

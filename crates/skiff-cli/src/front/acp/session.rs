@@ -119,6 +119,10 @@ struct Pump {
     queue: VecDeque<(Prompted, oneshot::Sender<Outcome>)>,
     active: Option<Active>,
     asked: HashMap<RequestId, Asked>,
+    /// The MCP prompts the editor was last told of (their commands).
+    advertised: Vec<String>,
+    /// The MCP servers have connected (their prompts were offered then).
+    mcp_ready: bool,
 }
 
 /// Start serving `session`; commands go to the returned sender, and the task ends (shutting
@@ -138,6 +142,8 @@ pub fn spawn(
         queue: VecDeque::new(),
         active: None,
         asked: HashMap::new(),
+        advertised: Vec::new(),
+        mcp_ready: false,
     };
     (tx, tokio::spawn(pump.run()))
 }
@@ -184,6 +190,7 @@ impl Pump {
                 };
                 self.start(what, done).await;
             }
+            let mcp = self.parts.mcp.clone();
             tokio::select! {
                 cmd = self.rx.recv() => match cmd {
                     Some(Cmd::Close) | None => break,
@@ -193,6 +200,10 @@ impl Pump {
                     Some(ev) => self.event(ev),
                     None => break,
                 },
+                () = mcp.connected(), if !self.mcp_ready => {
+                    self.mcp_ready = true;
+                    self.offer_mcp_prompts();
+                }
             }
         }
         self.handle.interrupt();
@@ -313,10 +324,27 @@ impl Pump {
         }
     }
 
+    /// Tell the editor the commands again when the MCP servers' prompts changed.
+    fn offer_mcp_prompts(&mut self) {
+        let now: Vec<String> = self
+            .parts
+            .custom
+            .mcp()
+            .list()
+            .into_iter()
+            .map(|p| p.command)
+            .collect();
+        if now != self.advertised {
+            self.advertised = now;
+            self.notify(super::slash::available_commands(&self.parts.custom));
+        }
+    }
+
     fn turn_ended(&mut self, r: &ResultMessage) {
         if let Some(update) = self.translator.usage_update(r, &self.state().model) {
             self.notify(update);
         }
+        self.offer_mcp_prompts();
         let Some(active) = self.active.take_if(|a| a.running == Running::Turn) else {
             return;
         };
@@ -446,6 +474,9 @@ impl Pump {
 
     /// A slash command (the session is idle, so its status is answered at once).
     async fn slash(&mut self, line: String, done: oneshot::Sender<Outcome>) {
+        if commands::needs_mcp(&line) {
+            self.parts.mcp.connected().await;
+        }
         if line.trim() == "/help" {
             self.notify(agent_text(&super::slash::help(&self.parts.custom)));
             let _ = done.send(Ok(StopReason::EndTurn));
