@@ -13,8 +13,9 @@ use skiff_tools::{McpCatalog, McpInstructions, McpPrompt, Tool, Typed};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{CallError, Connected, Server};
+use crate::naming::tool_name;
 use crate::resource_tools::{ListResources, ReadResource};
-use crate::tool::{McpTool, tool_name};
+use crate::tool::McpTool;
 
 /// Decides which tools are left out (deny rules): true for a name that must not be offered.
 pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;

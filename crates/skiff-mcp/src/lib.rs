@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod client;
 pub mod config;
 mod content;
+mod naming;
 pub mod offer;
 pub mod resource_tools;
 mod sdk;
@@ -23,8 +24,10 @@ mod watch;
 
 pub use catalog::{Catalog, ToolFilter};
 pub use client::{
-    CallError, Connected, ListedTool, McpOptions, SdkChannel, Server, ServerReport, ServerStatus,
-    connect_all, probe,
+    CallError, Connected, McpOptions, SdkChannel, Server, ServerReport, ServerStatus, connect_all,
+    probe,
 };
 pub use config::{ConfigProblem, Scope, ServerConfig, Transport};
-pub use tool::{McpTool, tool_name};
+pub use naming::tool_name;
+pub use offer::ListedTool;
+pub use tool::McpTool;
