@@ -5,7 +5,6 @@
 //! `..` after a symlink climbing from the link's target as the kernel does — and everything that
 //! cannot be known before the command runs marked as such.
 
-
 use skiff_tools::commands::{self, Effects, Kind, wrappers};
 use skiff_tools::shell::{self, RedirectOp, Shell, SimpleCommand, Word};
 
