@@ -200,10 +200,13 @@ impl SessionBuilder {
         );
         let checker = permission_checker(&settings, &sandbox, &engine, &cwd);
         let sandbox_text = sandbox.text(&settings, &cwd);
+        let store =
+            crate::settings_writer::SettingsStore::new(Arc::clone(&engine), &cwd, self.env.home());
         let mut agent = Agent::new(config, built.provider, tools, ctx)
             .with_session(session.store)
             .with_history(session.history)
-            .with_permissions(checker);
+            .with_permissions(checker)
+            .with_permission_store(Arc::new(store));
         if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, extra_env, warnings) {
             agent = agent.with_hooks(hooks);
         }

@@ -397,9 +397,13 @@ async fn run_loop(
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 core.collect_subagent_costs(&mut st.usage);
+                // The client may have chosen the next mode while approving; otherwise default.
+                let switched =
+                    switched.filter(|_| io.live.borrow().mode == crate::PermissionMode::Plan);
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
+                    sink.mode_changed(mode);
                     sink.notice(
                         "permission_mode",
                         "info",
