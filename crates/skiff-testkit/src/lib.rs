@@ -24,6 +24,7 @@
 //! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
 mod canned;
+pub mod cli;
 pub mod cloud;
 pub mod event_stream;
 pub mod faults;
