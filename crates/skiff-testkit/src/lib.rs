@@ -28,7 +28,10 @@ pub mod cli;
 pub mod cloud;
 pub mod event_stream;
 pub mod faults;
-pub mod invariants;
+/// The request rules the mock checks (in `skiff-protocol`, shared with the scripted provider).
+pub mod invariants {
+    pub use skiff_protocol::request_checks::*;
+}
 pub mod openai;
 pub mod process;
 mod recording;
