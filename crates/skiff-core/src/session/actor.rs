@@ -187,12 +187,14 @@ impl Actor {
             return;
         };
         match store.apply(update) {
-            Ok(Some(path)) => self.sink.notice(
-                "permissions",
-                "info",
-                format!("{} saved in {}.", describe(update), path.display()),
-            ),
-            Ok(None) => tracing::info!(update = %describe(update), "permissions changed"),
+            Ok(Some(path)) => {
+                self.sink.notice(
+                    "permissions",
+                    "info",
+                    saved(update, &path.display().to_string()),
+                );
+            }
+            Ok(None) => tracing::info!(update = ?update, "permissions changed"),
             Err(e) => self.sink.notice("permissions", "warning", e),
         }
     }
@@ -292,19 +294,25 @@ impl Actor {
     }
 }
 
-/// A change in words: `allow rule Bash(npm test:*)`, `mode acceptEdits`.
-fn describe(update: &PermissionUpdate) -> String {
+/// What was saved where: `Added Bash(npm test:*) to …/settings.local.json.`
+fn saved(update: &PermissionUpdate, path: &str) -> String {
     match update {
         PermissionUpdate::AddRules {
             rules, behavior, ..
-        } => format!("The {} rule(s) {}", behavior.as_str(), rules.join(", ")),
+        } => format!(
+            "Added {} to permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
         PermissionUpdate::RemoveRules {
             rules, behavior, ..
         } => format!(
-            "The removal of the {} rule(s) {}",
-            behavior.as_str(),
-            rules.join(", ")
+            "Removed {} from permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
         ),
-        PermissionUpdate::SetMode { mode, .. } => format!("The default mode {mode}"),
+        PermissionUpdate::SetMode { mode, .. } => {
+            format!("Set permissions.defaultMode to {mode} in {path}.")
+        }
     }
 }
