@@ -52,6 +52,8 @@ impl std::fmt::Debug for HiddenPaths {
 pub struct PathGuard {
     root: PathBuf,
     allowed: Vec<PathBuf>,
+    /// Other spellings of allowed directories (a symlink the session was started through).
+    aliases: Vec<PathBuf>,
     hidden: Option<HiddenPaths>,
 }
 
@@ -71,8 +73,27 @@ impl PathGuard {
         Ok(Self {
             root,
             allowed,
+            aliases: Vec::new(),
             hidden: None,
         })
+    }
+
+    /// Also accept paths spelled through these directories (`ws_link` when the session was
+    /// started from a symlink to the workspace): each one that resolves to an allowed directory
+    /// is kept; paths through it are then resolved and checked as any other.
+    pub fn with_aliases(mut self, spellings: &[PathBuf]) -> Self {
+        for spelling in spellings {
+            let Some(lexical) = normalize(spelling).filter(|p| p.is_absolute()) else {
+                continue;
+            };
+            if self.is_allowed(&lexical) || self.aliases.contains(&lexical) {
+                continue;
+            }
+            if std::fs::canonicalize(&lexical).is_ok_and(|real| self.allowed.contains(&real)) {
+                self.aliases.push(lexical);
+            }
+        }
+        self
     }
 
     /// Leave the paths `hidden` covers out of the search tools' walks.
@@ -115,7 +136,7 @@ impl PathGuard {
             self.root.join(input)
         };
         let lexical = normalize(&joined).ok_or_else(outside)?;
-        if !self.is_allowed(&lexical) {
+        if !self.is_allowed(&lexical) && !self.aliases.iter().any(|a| lexical.starts_with(a)) {
             return Err(outside());
         }
         let real = resolve_links(&lexical, 0).map_err(|e| match e {
