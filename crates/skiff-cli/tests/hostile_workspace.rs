@@ -206,17 +206,15 @@ async fn arguments_in_bang_expansions_are_quoted() {
     std::fs::create_dir_all(ws.join(".claude/commands")).unwrap();
     std::fs::write(
         ws.join(".claude/commands/show.md"),
-        "---\nallowed-tools: Bash(printf:*)\n---\nWords: !`printf '[%s]' $ARGUMENTS`\nQuoted: !`printf '[%s]' \"$ARGUMENTS\"`\nFirst: !`printf '[%s]' $0`\nPlain text: $ARGUMENTS\n",
+        "---\nallowed-tools: Bash\n---\nWords: !`printf '[%s]' $ARGUMENTS`\nQuoted: !`printf '[%s]' \"$ARGUMENTS\"`\nFirst: !`printf '[%s]' $0`\nPlain text: $ARGUMENTS\n",
     )
     .unwrap();
     let server = text_server(1).await;
     let marker = ws.join("pwned");
-    let hostile = format!(
-        "a; touch {m} $(touch {m}) `touch {m}` \"b c\"",
-        m = marker.display()
-    );
+    let hostile = "a; touch pwned $(touch pwned) `touch pwned` \"b c\"";
+    // The repository is trusted (its command is the user's own); the arguments are not.
     let out = skiff(&l.home(), &ws, &server)
-        .args(["-p", &format!("/show {hostile}")])
+        .args(["--trust", "-p", &format!("/show {hostile}")])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -225,17 +223,11 @@ async fn arguments_in_bang_expansions_are_quoted() {
     let body = sent(&server);
     // Each argument is one word (shell-split as typed), nothing of it ran.
     assert!(
-        body.contains(&format!(
-            "Words: [a;][touch][{m}][$(touch][{m})][`touch][{m}`][b c]",
-            m = marker.display()
-        )),
+        body.contains("Words: [a;][touch][pwned][$(touch][pwned)][`touch][pwned`][b c]"),
         "{body}"
     );
     assert!(
-        body.contains(&format!(
-            "Quoted: [a; touch {m} $(touch {m}) `touch {m}` \\\"b c\\\"]",
-            m = marker.display()
-        )),
+        body.contains("Quoted: [a; touch pwned $(touch pwned) `touch pwned` \\\"b c\\\"]"),
         "{body}"
     );
     assert!(body.contains("First: [a;]"), "{body}");
