@@ -744,21 +744,47 @@ async fn connect_http(
         .build()
         .map_err(|e| ServerStatus::Failed(format!("cannot build the HTTP client: {e}")))?;
     let transport = StreamableHttpClientTransport::with_client(http, config);
+    // Messages name the server without its query and user info (where credentials go; the
+    // transport's own errors quote the whole URL).
+    let shown = url_for_messages(url);
     client.serve(Watched::new(transport, stale)).await.map_err(|e| {
         if e.is_authorization_required() {
             return ServerStatus::NeedsAuth(format!(
-                "the server at {url} requires authorization (set an Authorization header in its entry)"
+                "the server at {shown} requires authorization (set an Authorization header in its entry)"
             ));
         }
-        let reason = describe_init_error(&e);
+        let reason = describe_init_error(&e).replace(url, &shown);
         if sse {
             ServerStatus::Failed(format!(
-                "SSE servers are not supported; tried {url} as streamable HTTP: {reason}"
+                "SSE servers are not supported; tried {shown} as streamable HTTP: {reason}"
             ))
         } else {
-            ServerStatus::Failed(format!("cannot connect to {url}: {reason}"))
+            ServerStatus::Failed(format!("cannot connect to {shown}: {reason}"))
         }
     })
+}
+
+/// `url` without user info, query and fragment (`https://h/mcp?…`), for messages.
+fn url_for_messages(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (authority_path, tail) = rest.split_at(end);
+    let authority_path = match authority_path.split_once('/') {
+        Some((auth, path)) => {
+            let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+            format!("{host}/{path}")
+        }
+        None => authority_path
+            .rsplit_once('@')
+            .map_or(authority_path, |(_, h)| h)
+            .to_owned(),
+    };
+    let elided = if tail.is_empty() { "" } else { "?…" };
+    if scheme.is_empty() {
+        format!("{authority_path}{elided}")
+    } else {
+        format!("{scheme}://{authority_path}{elided}")
+    }
 }
 
 /// An initialize error with its causes (rmcp's top-level text is terse).
@@ -822,6 +848,15 @@ fn file_uri(path: &std::path::Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_in_messages_lose_credentials() {
+        assert_eq!(
+            url_for_messages("https://u:p@h:8/mcp?key=s#f"),
+            "https://h:8/mcp?…"
+        );
+        assert_eq!(url_for_messages("http://h"), "http://h");
+    }
 
     #[test]
     fn file_uris_escape_what_needs_it() {

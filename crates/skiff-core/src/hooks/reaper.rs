@@ -132,7 +132,9 @@ unsafe fn kill_below(shell: libc::pid_t) {
             }
             for &b in &buf[..n as usize] {
                 if b.is_ascii_digit() {
-                    pid = pid.saturating_mul(10).saturating_add(libc::pid_t::from(b - b'0'));
+                    pid = pid
+                        .saturating_mul(10)
+                        .saturating_add(libc::pid_t::from(b - b'0'));
                     digits = true;
                 } else {
                     if digits && pid > 1 {
