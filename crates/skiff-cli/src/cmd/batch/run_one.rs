@@ -124,15 +124,6 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
         if let Some(sid) = frame.get("session_id").and_then(|s| s.as_str()) {
             r.session_id = Some(sid.to_owned());
         }
-        r.permission_denials = frame
-            .get("permission_denials")
-            .and_then(serde_json::Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if r.status == Status::Success && !r.permission_denials.is_empty() {
-            r.status = Status::PermissionDenied;
-            r.error = Some(denied_calls(&r.permission_denials));
-        }
         if r.status != Status::Success {
             r.error = frame
                 .get("errors")
@@ -145,6 +136,16 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
                 })
                 .filter(|m| !m.is_empty())
                 .or_else(|| r.result.clone());
+        }
+        // Finished, but not as asked: what it needed was refused.
+        r.permission_denials = frame
+            .get("permission_denials")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if r.status == Status::Success && !r.permission_denials.is_empty() {
+            r.status = Status::PermissionDenied;
+            r.error = Some(denied_calls(&r.permission_denials));
         }
     } else {
         r.status = Status::Error;
