@@ -66,6 +66,7 @@ pub mod event;
 pub mod frames;
 pub mod hooks;
 pub mod late_tools;
+mod live;
 pub mod loop_guard;
 pub mod mcp;
 pub mod memory;
@@ -82,6 +83,7 @@ pub mod subagent;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;
+mod turn_io;
 mod turn_loop;
 pub mod web_search;
 

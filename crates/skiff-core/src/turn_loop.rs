@@ -10,16 +10,14 @@ use skiff_protocol::sdk::{
     UserMessage,
 };
 use skiff_protocol::{ContentBlock, JsonMap, Message, Role, StopReason, ToolUseBlock, Usage};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::dispatch::Dispatcher;
 use crate::event::UserInput;
 use crate::frames::{EventSink, new_uuid, now_iso};
 use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
-use crate::requests::Requester;
+pub(crate) use crate::turn_io::TurnIo;
 
 /// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
 pub const COMPAT_VERSION: &str = "2.1.0";
@@ -33,19 +31,6 @@ pub const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:\n";
 
 /// Sent with each prompt while the session is in plan mode.
 const PLAN_MODE_REMINDER: &str = "<system-reminder>\nPlan mode is active. The user indicated that they do not want you to execute yet -- you MUST NOT make any edits, run any non-readonly tools (including changing configs or making commits), or otherwise make any changes to the system. Research with read-only tools, then present your plan by calling the ExitPlanMode tool; the user approves it before anything is changed.\n</system-reminder>";
-
-/// What a turn talks through besides its core.
-pub(crate) struct TurnIo<'a> {
-    /// Events out.
-    pub sink: &'a EventSink,
-    /// Cancelled by an interrupt.
-    pub cancel: &'a CancellationToken,
-    /// Questions to the client.
-    pub requester: &'a Requester,
-    /// Settings changed while the turn runs (by the client, or by the turn itself when an
-    /// approved plan leaves plan mode).
-    pub live: &'a watch::Sender<Live>,
-}
 
 /// Per-run counters.
 struct RunState {

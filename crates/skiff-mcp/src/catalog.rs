@@ -13,8 +13,9 @@ use skiff_tools::{McpCatalog, McpInstructions, McpPrompt, Tool, Typed};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{CallError, Connected, Server};
+use crate::naming::tool_name;
 use crate::resource_tools::{ListResources, ReadResource};
-use crate::tool::{McpTool, tool_name};
+use crate::tool::McpTool;
 
 /// Decides which tools are left out (deny rules): true for a name that must not be offered.
 pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
@@ -64,7 +65,7 @@ impl Catalog {
         for server in self.servers.iter() {
             for listed in server.offer().tools {
                 let name = tool_name(server.name(), &listed.name);
-                let full_len = crate::tool::uncut_len(server.name(), &listed.name);
+                let full_len = crate::naming::uncut_len(server.name(), &listed.name);
                 if let Some((s, t)) = seen.get(&name) {
                     out.push(format!(
                         "Warning: MCP tool \"{}\" of server \"{}\" is left out: its name for the \
@@ -74,13 +75,13 @@ impl Catalog {
                     ));
                     continue;
                 }
-                if full_len > crate::tool::MAX_TOOL_NAME {
+                if full_len > crate::naming::MAX_TOOL_NAME {
                     out.push(format!(
                         "Warning: MCP tool \"{}\" of server \"{}\" is offered as {name}: \
                          mcp__<server>__<tool> is longer than the {} characters the API accepts",
                         listed.name,
                         server.name(),
-                        crate::tool::MAX_TOOL_NAME
+                        crate::naming::MAX_TOOL_NAME
                     ));
                 }
                 seen.insert(name, (server.name().to_owned(), listed.name.clone()));

@@ -26,7 +26,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigProblem, Scope, ServerConfig, Transport};
-use crate::offer::{Offer, ServerState, fetch_offer};
+use crate::offer::{ListedTool, Offer, ServerState, fetch_offer};
 pub use crate::sdk::SdkChannel;
 use crate::sdk::SdkTransport;
 use crate::stdio::StdioTransport;
@@ -138,19 +138,6 @@ pub struct ServerReport {
     pub server_info: Option<(String, String)>,
     /// The skiff names of its tools (`mcp__server__tool`).
     pub tools: Vec<String>,
-}
-
-/// One tool a server offers, as listed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListedTool {
-    /// The server's name for it.
-    pub name: String,
-    /// Its description.
-    pub description: Option<String>,
-    /// Its input schema.
-    pub input_schema: serde_json::Value,
-    /// The server says it only reads (`annotations.readOnlyHint`).
-    pub read_only_hint: bool,
 }
 
 /// A failed tool call.
@@ -609,7 +596,7 @@ async fn start(
         server_info,
         tools: tools
             .iter()
-            .map(|t| crate::tool::tool_name(&name, &t.name))
+            .map(|t| crate::naming::tool_name(&name, &t.name))
             .collect(),
     };
     let server = Arc::new(Server {

@@ -18,6 +18,7 @@ pub mod client;
 pub mod config;
 mod content;
 mod line_limit;
+mod naming;
 pub mod offer;
 pub mod resource_tools;
 mod sdk;
@@ -27,8 +28,10 @@ mod watch;
 
 pub use catalog::{Catalog, ToolFilter};
 pub use client::{
-    CallError, Connected, ListedTool, McpOptions, SdkChannel, Server, ServerReport, ServerStatus,
-    connect_all, probe,
+    CallError, Connected, McpOptions, SdkChannel, Server, ServerReport, ServerStatus, connect_all,
+    probe,
 };
 pub use config::{ConfigProblem, Scope, ServerConfig, Transport};
-pub use tool::{McpTool, tool_name};
+pub use naming::{MAX_TOOL_NAME, is_valid_tool_name, tool_name};
+pub use offer::ListedTool;
+pub use tool::McpTool;

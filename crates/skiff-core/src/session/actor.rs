@@ -13,11 +13,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{Op, Status};
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::event::Event;
 use crate::frames::EventSink;
+use crate::live::Live;
 use crate::requests::Requester;
-use crate::turn_loop::{TurnIo, run_turn};
+use crate::turn_io::TurnIo;
+use crate::turn_loop::run_turn;
 use skiff_tools::changes::RewindReport;
 
 /// What the handle sends: an op, or a question about the state.
