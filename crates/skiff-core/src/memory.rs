@@ -891,6 +891,32 @@ mod import_safety {
     }
 
     #[test]
+    fn project_files_that_link_out_of_an_untrusted_workspace_are_skipped() {
+        let (_dir, ws) = setup();
+        std::fs::remove_file(ws.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("../outside/secret", ws.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", ws.join("CLAUDE.local.md")).unwrap();
+        std::fs::create_dir_all(ws.join(".claude/rules")).unwrap();
+        std::os::unix::fs::symlink("../../inside.md", ws.join(".claude/rules/ok.md")).unwrap();
+        let (files, skipped) = load_memory_checked(&ws, &opts(Some(vec![ws.clone()])));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(
+            !text.contains("TOP SECRET") && !text.contains("PATH="),
+            "{text}"
+        );
+        assert!(text.contains("inside text"), "{text}");
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        // Trusted: the link out is followed, /proc never.
+        let (files, skipped) = load_memory_checked(&ws, &opts(None));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(
+            text.contains("TOP SECRET") && !text.contains("PATH="),
+            "{text}"
+        );
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+    }
+
+    #[test]
     fn a_fifo_claude_md_does_not_block() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("CLAUDE.md");

@@ -417,4 +417,33 @@ mod tests {
         symlink(g.root().join("loop_a"), g.root().join("loop_b")).unwrap();
         assert!(g.resolve("loop_a/x").is_err());
     }
+
+    #[test]
+    fn a_symlink_to_the_workspace_is_another_spelling_of_it() {
+        let (d, g, outside) = farm();
+        let link = d.path().join("ws_link");
+        symlink(g.root(), &link).unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        symlink(&outside, &elsewhere).unwrap();
+        let through = link.join("src/a.rs");
+        assert!(g.resolve(through.to_str().unwrap()).is_err());
+        let g = g.with_aliases(&[link.clone(), elsewhere.clone(), PathBuf::from("relative")]);
+        assert_eq!(
+            g.resolve(through.to_str().unwrap()).unwrap(),
+            g.root().join("src/a.rs")
+        );
+        // A link to elsewhere is no alias, and a path through the alias still may not leave.
+        assert!(
+            g.resolve(elsewhere.join("secret").to_str().unwrap())
+                .is_err()
+        );
+        assert!(
+            g.resolve(link.join("out_link/secret").to_str().unwrap())
+                .is_err()
+        );
+        assert!(
+            g.resolve(link.join("../outside/secret").to_str().unwrap())
+                .is_err()
+        );
+    }
 }
