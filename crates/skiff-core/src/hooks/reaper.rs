@@ -12,6 +12,7 @@
 //! `unsafe` is needed for `pre_exec` and the raw system calls. The closure runs in the forked
 //! child of a multi-threaded process, so it must only make async-signal-safe calls: it uses
 //! `prctl`, `fork`, `setpgid`, `sigaction`, `waitpid`, `kill`, `open`, `read`, `close`,
+//! `close_range`,
 //! `raise` and `_exit` directly from `libc`, on stack buffers, and allocates nothing.
 #![allow(unsafe_code)]
 
@@ -66,10 +67,14 @@ fn start_reaper() {
 unsafe fn reap(shell: libc::pid_t) -> ! {
     // SAFETY: as above.
     unsafe {
-        // The hook's input and output stay with the shell; the reaper holds none of them.
-        libc::close(0);
-        libc::close(1);
-        libc::close(2);
+        // The reaper never execs, so it still has every descriptor skiff had (close-on-exec
+        // ones too, such as the write end of the hook's stdin): it closes them all, so that
+        // nothing waits on a descriptor only the reaper holds.
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+            for fd in 0..65_536 {
+                libc::close(fd);
+            }
+        }
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_term as *const () as usize;
         libc::sigemptyset(&mut action.sa_mask);
