@@ -111,12 +111,18 @@ pub struct ReplayArgs {
     /// Print one machine-readable JSON report instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Use this permission mode instead of the recorded one.
+    /// The permission mode of the replay (default: `default`; a recording's own mode is
+    /// never taken, since someone else may have written it).
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
     /// Offer these tools instead of the recorded set (comma list, as `--tools`).
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
+    /// Replay in the current directory as it is (its files may be changed). Without it (and
+    /// without `--cwd DIR`), the replay runs in a fresh checkout of the recorded commit in a
+    /// temporary directory.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// `skiff batch …`.

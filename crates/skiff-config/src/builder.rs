@@ -162,9 +162,15 @@ impl SessionBuilder {
             &cwd,
         );
         let session = crate::sessions::plan_session(o, &self.env, &cwd, Some(record), warnings)?;
-        let (ctx, engine, workspace_dirs) = tool_context(
+        let (mut ctx, engine, workspace_dirs) = tool_context(
             &cwd, add_dirs, &session, &settings, rules, &sandbox, self.files, &self.env,
         )?;
+        // Started through a symlink to the workspace: its paths are the workspace's too.
+        ctx.guard = Arc::new(
+            (*ctx.guard)
+                .clone()
+                .with_aliases(&workspace_spellings(o, &self.env)),
+        );
         let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         warnings.extend(servers.warnings.iter().cloned());
         let extra_env = crate::rules::settings_env(&settings);
@@ -222,6 +228,17 @@ impl SessionBuilder {
             mcp,
             warnings: Vec::new(),
         })
+    }
+}
+
+/// How the user spelled the workspace, when it may differ from its canonical path: `--cwd` as
+/// given, else the shell's `PWD` (the directory skiff was started from, symlinks kept).
+fn workspace_spellings(o: &Overrides, env: &Environment) -> Vec<PathBuf> {
+    let here = std::env::current_dir().ok();
+    match &o.cwd {
+        Some(d) if d.is_absolute() => vec![d.clone()],
+        Some(d) => here.map(|h| h.join(d)).into_iter().collect(),
+        None => env.get("PWD").map(PathBuf::from).into_iter().collect(),
     }
 }
 

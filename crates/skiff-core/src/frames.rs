@@ -96,11 +96,11 @@ impl EventSink {
     }
 
     /// The permission mode changed: `system/status` with the new mode (SDK hosts follow it).
-    pub fn mode_changed(&self, mode: crate::permissions::PermissionMode) {
+    pub fn mode_changed(&self, mode: &str) {
         self.emit(SdkMessage::System(SystemMessage::Status(
             skiff_protocol::sdk::StatusFrame {
                 status: None,
-                permission_mode: Some(mode.as_str().to_owned()),
+                permission_mode: Some(mode.to_owned()),
                 uuid: new_uuid(),
                 session_id: self.session_id.clone(),
             },

@@ -403,7 +403,7 @@ async fn run_loop(
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
-                    sink.mode_changed(mode);
+                    sink.mode_changed(mode.as_str());
                     sink.notice(
                         "permission_mode",
                         "info",

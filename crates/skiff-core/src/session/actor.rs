@@ -167,7 +167,7 @@ impl Actor {
     /// Claude Code after every `set_permission_mode`.
     fn set_mode(&mut self, mode: PermissionMode) {
         self.live.send_modify(|l| l.mode = mode);
-        self.sink.mode_changed(mode);
+        self.sink.mode_changed(mode.as_str());
     }
 
     /// One permission change: the mode here, rules (and saved modes) through the store.
