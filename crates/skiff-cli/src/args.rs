@@ -364,9 +364,9 @@ pub struct Args {
     #[arg(long, value_name = "MODEL", hide = true)]
     pub fallback_model: Option<String>,
 
-    /// Plugin directories (accepted for the Agent SDKs; skiff has no plugins).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub plugin_dir: Vec<String>,
+    /// Load the plugin in DIR for this session too (repeatable; the Agent SDKs' `plugins`).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
 
     /// JSON schema for structured output (accepted for the Agent SDKs).
     #[arg(long, value_name = "SCHEMA", hide = true)]
@@ -496,7 +496,6 @@ pub const PARSED_BUT_IGNORED: &[&str] = &[
     "--fallback-model",
     "--json-schema",
     "--max-thinking-tokens",
-    "--plugin-dir",
 ];
 
 impl Args {

@@ -66,6 +66,7 @@ pub fn overrides(args: &Args) -> Overrides {
         mcp_servers: Vec::new(),
         strict_mcp_config: args.strict_mcp_config,
         agents: args.agents.clone(),
+        plugin_dirs: args.plugin_dir.clone(),
         system_prompt: args.system_prompt.clone(),
         system_prompt_file: args.system_prompt_file.clone(),
         append_system_prompt: args.append_system_prompt.clone(),

@@ -43,6 +43,8 @@ pub struct Assembled {
     pub sandbox: SandboxText,
     /// The MCP servers (`/mcp`).
     pub mcp: McpHandle,
+    /// The plugins loaded (`/plugin`).
+    pub plugins: crate::plugins::SessionPlugins,
     /// What the user should be told (settings ignored in an untrusted workspace, unsupported
     /// sandbox layers, rules and hooks that do not parse, a resumed transcript's repairs, …).
     pub warnings: Vec<String>,
@@ -126,7 +128,16 @@ impl SessionBuilder {
         let sandbox =
             SessionSandbox::new(&settings, &cwd, roots, self.helper.as_deref(), warnings)?;
         let mut tools = ToolRegistry::with_builtins();
-        let commands = crate::commands::load(o, &settings, &cwd, &self.builtins, warnings);
+        let plugins =
+            crate::plugins::session_plugins(&settings, &o.plugin_dirs, &self.env, &cwd, warnings)?;
+        let commands = crate::commands::load(
+            o,
+            &settings,
+            &cwd,
+            &self.builtins,
+            plugins.commands(),
+            warnings,
+        );
         if let Some(skill) = skiff_core::commands::SkillTool::for_commands(Arc::clone(&commands)) {
             let _ = tools.register(skill);
         }
@@ -147,6 +158,7 @@ impl SessionBuilder {
                 &cwd,
                 settings.trusted,
                 &self.env,
+                plugins.agents(),
                 warnings,
             )?
         } else {
@@ -165,7 +177,24 @@ impl SessionBuilder {
         let (ctx, engine, workspace_dirs) = tool_context(
             &cwd, add_dirs, &session, &settings, rules, &sandbox, self.files, &self.env,
         )?;
-        let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
+        let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
+        if !o.strict_mcp_config {
+            let lookup = |k: &str| {
+                settings
+                    .lookup
+                    .get(k)
+                    .or_else(|| self.env.vars().get(k).cloned())
+            };
+            let of_plugins = plugins.mcp_servers(&lookup);
+            servers.servers.extend(of_plugins.servers);
+            servers.problems.extend(of_plugins.problems);
+            servers.warnings.extend(
+                of_plugins
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("Warning: {w}")),
+            );
+        }
         warnings.extend(servers.warnings.iter().cloned());
         let extra_env = crate::rules::settings_env(&settings);
         let (late_tools, mcp) = {
@@ -189,6 +218,14 @@ impl SessionBuilder {
         config
             .init_extra
             .insert("sandbox".into(), sandbox.probed_status(warnings).to_json());
+        config
+            .init_extra
+            .insert("plugins".into(), plugins.init_json());
+        if !plugins.errors.is_empty() {
+            config
+                .init_extra
+                .insert("plugin_errors".into(), plugins.errors_json());
+        }
         tracing::info!(
             model = %config.model,
             provider = %backend.name(),
@@ -204,7 +241,9 @@ impl SessionBuilder {
             .with_session(session.store)
             .with_history(session.history)
             .with_permissions(checker);
-        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, extra_env, warnings) {
+        if let Some(hooks) =
+            crate::rules::command_hooks(&settings, &cwd, extra_env, &plugins, warnings)
+        {
             agent = agent.with_hooks(hooks);
         }
         if let Some(late) = late_tools {
@@ -217,6 +256,7 @@ impl SessionBuilder {
             local: backend.is_local(),
             sandbox: sandbox_text,
             mcp,
+            plugins,
             warnings: Vec::new(),
         })
     }

@@ -26,6 +26,7 @@ pub mod error;
 pub mod json_doc;
 pub mod mcp;
 pub mod overrides;
+pub mod plugins;
 pub mod provider;
 pub mod rules;
 pub mod sandbox_gate;

@@ -158,6 +158,7 @@ fn scope_text(scope: Scope) -> &'static str {
         Scope::Project => "Project config (shared via .mcp.json)",
         Scope::User => "User config (available in all your projects)",
         Scope::Dynamic => "Dynamic config (from --mcp-config)",
+        Scope::Plugin => "Plugin (from an enabled plugin; `skiff plugin` manages it)",
     }
 }
 
@@ -267,7 +268,7 @@ fn editable_scope(scope: Scope) -> Option<McpScope> {
         Scope::Local => Some(McpScope::Local),
         Scope::Project => Some(McpScope::Project),
         Scope::User => Some(McpScope::User),
-        Scope::Dynamic => None,
+        Scope::Dynamic | Scope::Plugin => None,
     }
 }
 
