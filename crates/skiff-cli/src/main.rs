@@ -72,6 +72,9 @@ fn main() -> ExitCode {
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(run_models(&args)),
         Some(Command::Mcp { action }) => return report(cmd::mcp::run_mcp(&args, action)),
+        Some(Command::Plugin { action }) => {
+            return report(cmd::plugin::run_plugin(&args, action));
+        }
         Some(Command::Acp { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()

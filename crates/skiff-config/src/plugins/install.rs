@@ -219,7 +219,13 @@ fn version_dir(version: Option<&str>, commit: Option<&str>) -> String {
     let v = v.trim_start_matches('.');
     let v = if v.is_empty() { "0.0.0" } else { v };
     match commit {
-        Some(c) => format!("{v}-{}", &c[..c.len().min(12)]),
+        Some(c) => format!(
+            "{v}-{}",
+            c.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(12)
+                .collect::<String>()
+        ),
         None => format!(
             "{v}-local-{}",
             &uuid::Uuid::new_v4().simple().to_string()[..8]

@@ -19,6 +19,7 @@ pub mod marketplace;
 pub mod registry;
 pub mod source;
 pub mod store;
+pub mod summary;
 
 use std::fmt;
 
