@@ -342,6 +342,18 @@ pub enum McpCommand {
         #[arg(short, long, value_enum)]
         scope: Option<McpScope>,
     },
+    /// Serve skiff's own tools (Bash, Read, Write, Edit, Glob, Grep, LS, …) over MCP on
+    /// stdin/stdout, under this workspace's settings, permission rules and sandbox: `skiff mcp
+    /// serve --permission-mode acceptEdits`. Calls that would need approval are refused.
+    Serve {
+        /// Any of skiff's flags (--cwd, --permission-mode, --allowedTools, --settings, …).
+        #[arg(
+            value_name = "FLAGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        flags: Vec<String>,
+    },
 }
 
 /// skiff: an agentic coding assistant.

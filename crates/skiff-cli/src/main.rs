@@ -71,6 +71,19 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(run_models(&args)),
+        Some(Command::Mcp {
+            action: args::McpCommand::Serve { flags },
+        }) => {
+            let raw = std::env::args_os().collect();
+            let argv = Args::without_command_token(
+                Args::without_command_token(raw, "serve", flags.len()),
+                "mcp",
+                flags.len(),
+            );
+            let mut serve_args = Args::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+            serve_args.normalize();
+            return report(cmd::mcp_serve::run_serve(&serve_args));
+        }
         Some(Command::Mcp { action }) => return report(cmd::mcp::run_mcp(&args, action)),
         Some(Command::Plugin { action }) => {
             return report(cmd::plugin::run_plugin(&args, action));

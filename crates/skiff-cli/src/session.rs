@@ -83,7 +83,7 @@ pub fn overrides(args: &Args) -> Overrides {
 }
 
 /// The session builder for these overrides (the command line's, or an editor's session).
-fn builder_for(overrides: Overrides) -> SessionBuilder {
+pub(crate) fn builder_for(overrides: Overrides) -> SessionBuilder {
     let builder = SessionBuilder::new(overrides, environment()).reserved_commands(
         crate::front::commands::COMMANDS
             .iter()

@@ -107,6 +107,11 @@ impl SessionBuilder {
         self
     }
 
+    /// The overrides, the environment and the sandbox helper (for the tool server).
+    pub(crate) fn into_parts(self) -> (Overrides, Environment, Option<PathBuf>) {
+        (self.overrides, self.env, self.helper)
+    }
+
     /// Build the session; its warnings are in [`Assembled::warnings`].
     pub fn build(self) -> Result<Assembled> {
         let mut warnings = Vec::new();
@@ -175,7 +180,14 @@ impl SessionBuilder {
         );
         let session = crate::sessions::plan_session(o, &self.env, &cwd, Some(record), warnings)?;
         let (ctx, engine, workspace_dirs) = tool_context(
-            &cwd, add_dirs, &session, &settings, rules, &sandbox, self.files, &self.env,
+            &cwd,
+            add_dirs,
+            session.tool_results_dir.clone(),
+            &settings,
+            rules,
+            &sandbox,
+            self.files,
+            &self.env,
         )?;
         let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         if !o.strict_mcp_config {
@@ -263,7 +275,7 @@ impl SessionBuilder {
 }
 
 /// The workspace, canonical and a directory; every `--add-dir` must exist.
-fn workspace(o: &Overrides) -> Result<PathBuf> {
+pub(crate) fn workspace(o: &Overrides) -> Result<PathBuf> {
     let cwd = match &o.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir()
@@ -335,10 +347,10 @@ fn choose_tools(o: &Overrides, tools: &mut ToolRegistry) -> Result<bool> {
 /// The tools' context (workspace, extra directories, sandbox, WebFetch's hosts, an editor's
 /// buffers, checkpoints) and the permission engine over the same directories.
 #[allow(clippy::too_many_arguments)]
-fn tool_context(
+pub(crate) fn tool_context(
     cwd: &Path,
     mut add_dirs: Vec<PathBuf>,
-    session: &SessionPlan,
+    tool_results_dir: Option<PathBuf>,
     settings: &Settings,
     rules: RuleSet,
     sandbox: &SessionSandbox,
@@ -346,7 +358,7 @@ fn tool_context(
     env: &Environment,
 ) -> Result<(ToolContext, Arc<PermissionEngine>, Vec<PathBuf>)> {
     // The model may Read/Grep the oversized tool results saved there.
-    add_dirs.extend(session.tool_results_dir.clone());
+    add_dirs.extend(tool_results_dir);
     let tool_config = ToolConfig {
         sandbox: sandbox.config.clone(),
         web_fetch: crate::rules::web_fetch_config(settings, &rules),
@@ -501,7 +513,7 @@ fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option
 /// As Claude Code's sandbox mode: commands run without approval while the sandbox contains
 /// them — known once the namespace probe answers (it runs in the background; the first Bash
 /// call waits for it). Deny and ask rules (and plan mode) still apply.
-fn permission_checker(
+pub(crate) fn permission_checker(
     settings: &Settings,
     sandbox: &SessionSandbox,
     engine: &Arc<PermissionEngine>,
@@ -523,7 +535,7 @@ fn permission_checker(
 
 /// Extra directories: `--add-dir` ones must exist (checked with the workspace); settings ones
 /// that don't exist are skipped with a warning so one stale entry does not block every run.
-fn extra_dirs(settings: &Settings, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+pub(crate) fn extra_dirs(settings: &Settings, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in &settings.permissions.additional_directories {
         if matches!(dir.source, Source::Flag(_)) || dir.value.is_dir() {

@@ -35,6 +35,7 @@ pub mod sessions;
 pub mod settings;
 #[cfg(test)]
 mod test_argv;
+pub mod tool_host;
 pub mod trust;
 
 pub use builder::{Assembled, DEFAULT_MAX_TURNS, DEFAULT_MODEL, SandboxText, SessionBuilder};

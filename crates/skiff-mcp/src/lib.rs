@@ -10,6 +10,7 @@
 //! - [`catalog`]: the session's servers as one [`skiff_tools::McpCatalog`] (tools that change,
 //!   instructions, prompts as slash commands, resources for `@server:uri` mentions), with
 //!   [`resource_tools`]: `ListMcpResourcesTool` and `ReadMcpResourceTool`.
+//! - [`serve`]: skiff's own tools served over MCP (`skiff mcp serve`).
 
 pub mod catalog;
 pub mod client;
@@ -18,6 +19,7 @@ mod content;
 pub mod offer;
 pub mod resource_tools;
 mod sdk;
+pub mod serve;
 pub mod tool;
 mod watch;
 

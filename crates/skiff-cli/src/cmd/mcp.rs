@@ -51,6 +51,8 @@ pub fn run_mcp(args: &Args, command: &McpCommand) -> anyhow::Result<ExitCode> {
             add(&cwd, &env, *scope, &server)?
         }
         McpCommand::Remove { name, scope } => remove(&cwd, &env, name, *scope)?,
+        // Dispatched before this (its flags are a run's).
+        McpCommand::Serve { .. } => return crate::cmd::mcp_serve::run_serve(args),
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod config;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod plugin;
 pub mod replay;
 pub mod sessions;
