@@ -122,11 +122,13 @@ pub fn prepare(home: &PluginHome, id: &PluginId) -> Result<Prepared> {
     };
     apply_entry(&copy, &entry)?;
     let plugin = load_plugin(&copy, &entry.name, &id.to_string()).map_err(|e| {
-        ConfigError::invalid(format!(
-            "plugin {id} cannot be installed: {}",
-            e.to_string()
-                .replace(&copy.display().to_string(), &format!("<{}>", id.name))
-        ))
+        // Errors name the plugin's files as `<plugin>/…`, not the staging directory.
+        let mut text = e.to_string();
+        let real = std::fs::canonicalize(&copy).unwrap_or_else(|_| copy.clone());
+        for dir in [&real, &copy] {
+            text = text.replace(&dir.display().to_string(), &format!("<{}>", id.name));
+        }
+        ConfigError::invalid(format!("plugin {id} cannot be installed: {text}"))
     })?;
     let version = plugin
         .manifest
