@@ -612,6 +612,33 @@ fn a_git_marketplace_installs_plugins_pinned_to_their_commits() {
     // Removing a git marketplace deletes its clone.
     env.plugin(&["marketplace", "remove", "gitmkt"]);
     assert!(!clone.exists());
+
+    // A team's settings suggest it (`extraKnownMarketplaces`): listed, and installing from it
+    // says how to add it.
+    write(
+        &env.ws(),
+        ".claude/settings.json",
+        &json!({"extraKnownMarketplaces": {"gitmkt": {"source": {"source": "git", "url": mkt_url}}}})
+            .to_string(),
+    );
+    let out = env
+        .skiff()
+        .args(["--trust", "plugin", "marketplace", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("gitmkt  suggested by project:"), "{listed}");
+    let out = env
+        .skiff()
+        .args(["--trust", "plugin", "install", "inrepo@gitmkt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("skiff plugin marketplace add {mkt_url}")),
+        "{stderr}"
+    );
 }
 
 #[test]

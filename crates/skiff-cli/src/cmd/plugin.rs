@@ -100,6 +100,7 @@ fn execute(
     let text = match command {
         PluginCommand::Marketplace { action } => marketplace(args, cwd, &home, env, action)?,
         PluginCommand::Install { plugin, scope, yes } => {
+            suggest_marketplace(args, cwd, &home, plugin)?;
             let mut always = |_: &str| Ok(true);
             let confirm: Confirm<'_> = if *yes { &mut always } else { confirm };
             install_plugin(&home, cwd, env, plugin, (*scope).into(), confirm)?
@@ -169,6 +170,41 @@ fn execute(
         PluginCommand::Validate { .. } => String::new(),
     };
     Ok((text, true))
+}
+
+/// A marketplace that is not added but that the settings suggest (`extraKnownMarketplaces`,
+/// as a team's `.claude/settings.json` does): an error saying how to add it.
+fn suggest_marketplace(
+    args: &Args,
+    cwd: &Path,
+    home: &PluginHome,
+    plugin: &str,
+) -> anyhow::Result<()> {
+    let Some((_, marketplace)) = plugin.rsplit_once('@') else {
+        return Ok(());
+    };
+    if home.known()?.contains_key(marketplace) {
+        return Ok(());
+    }
+    let Ok(settings) = crate::session::settings(args, cwd) else {
+        return Ok(());
+    };
+    let Some(entry) = settings.extra_marketplaces.get(marketplace) else {
+        return Ok(());
+    };
+    let source = &entry.value["source"];
+    let text = |k: &str| source.get(k).and_then(serde_json::Value::as_str);
+    let to_add = text("repo")
+        .or_else(|| text("url"))
+        .or_else(|| text("path"))
+        .map_or_else(|| "SOURCE".to_owned(), str::to_owned);
+    Err(anyhow::Error::new(skiff_config::ConfigError::usage(
+        format!(
+            "marketplace {marketplace:?} is not added; {} suggests it: add it with `skiff plugin \
+         marketplace add {to_add}`, then install {plugin}",
+            entry.source
+        ),
+    )))
 }
 
 /// Whether Claude Code has a copy of `id` (`~/.claude/plugins/installed_plugins.json`).
