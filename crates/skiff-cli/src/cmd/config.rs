@@ -382,6 +382,14 @@ pub fn render(s: &Settings) -> String {
             );
         }
     }
+    for (id, on) in &s.enabled_plugins {
+        line(
+            &format!("enabledPlugins.{id}"),
+            on.value.to_string(),
+            &on.source,
+            "",
+        );
+    }
     if let Some(h) = &s.api_key_helper {
         line(
             "apiKeyHelper",

@@ -244,6 +244,11 @@ pub fn finish(
     env: &Environment,
 ) -> Result<Done> {
     let id = prepared.id.to_string();
+    // The settings file must take the entry: checked before anything is kept.
+    let settings_file = scope.file(cwd, env)?;
+    crate::mcp::config::read_doc(&settings_file).map_err(|e| {
+        ConfigError::invalid(format!("{e}; {id} was not installed (fix the file first)"))
+    })?;
     let cache = home.cache_dir(&prepared.id);
     std::fs::create_dir_all(&cache)
         .map_err(|e| ConfigError::io(format!("cannot create {}", cache.display()), e))?;
