@@ -74,6 +74,15 @@ fn main() -> ExitCode {
         Some(Command::Mcp {
             action: args::McpCommand::Serve { flags },
         }) => {
+            if flags.iter().any(|f| f == "--help" || f == "-h") {
+                let mut help = Args::command();
+                let text = help
+                    .find_subcommand_mut("mcp")
+                    .and_then(|m| m.find_subcommand_mut("serve"))
+                    .map(|c| c.render_help().to_string())
+                    .unwrap_or_default();
+                return report(write_stdout(text.as_bytes()));
+            }
             let raw = std::env::args_os().collect();
             let argv = Args::without_command_token(
                 Args::without_command_token(raw, "serve", flags.len()),
