@@ -601,7 +601,7 @@ fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink
 }
 
 fn init_frame(core: &Core) -> SdkMessage {
-    // The TypeScript SDK's type has these arrays; skiff has no plugins yet.
+    // The TypeScript SDK's type has these arrays (`plugins` is set when plugins are loaded).
     let mut extra = core.config.init_extra.clone();
     extra.insert(
         "skills".into(),

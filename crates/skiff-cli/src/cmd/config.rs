@@ -386,6 +386,14 @@ fn environment_entries(e: &mut Entries, s: &Settings) {
             );
         }
     }
+    for (id, on) in &s.enabled_plugins {
+        e.add(
+            &format!("enabledPlugins.{id}"),
+            on.value.to_string(),
+            &on.source,
+            "",
+        );
+    }
     if let Some(h) = &s.api_key_helper {
         e.add(
             "apiKeyHelper",
