@@ -80,6 +80,7 @@ pub mod tokens;
 pub mod transcript;
 pub mod trim;
 mod turn_loop;
+mod user_shell;
 
 pub use agent::Agent;
 pub use compaction::{
