@@ -57,6 +57,7 @@ pub struct SessionBuilder {
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
     helper: Option<PathBuf>,
     builtins: Vec<String>,
+    checkpoints: bool,
 }
 
 impl SessionBuilder {
@@ -70,7 +71,16 @@ impl SessionBuilder {
             files: None,
             helper: None,
             builtins: Vec::new(),
+            checkpoints: false,
         }
+    }
+
+    /// Keep a journal of what Write and Edit change, so that the files can be rewound to a
+    /// checkpoint (the terminal UI's rewind; the Agent SDKs turn it on with
+    /// `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING`).
+    pub fn file_checkpoints(mut self, on: bool) -> Self {
+        self.checkpoints = on;
+        self
     }
 
     /// The front end's own slash command names (`/help`, `/clear`, …): custom commands and
@@ -165,6 +175,9 @@ impl SessionBuilder {
         let (ctx, engine, workspace_dirs) = tool_context(
             &cwd, add_dirs, &session, &settings, rules, &sandbox, self.files, &self.env,
         )?;
+        if self.checkpoints {
+            ctx.changes.enable_checkpoints();
+        }
         let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         warnings.extend(servers.warnings.iter().cloned());
         let (late_tools, mcp) = {
