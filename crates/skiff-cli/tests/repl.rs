@@ -18,6 +18,8 @@ fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Sessio
         .env("HOME", home)
         .env("SKIFF_HOME", home.join(".skiff"))
         .env("TERM", "xterm")
+        // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+        .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)

@@ -28,6 +28,8 @@ pub enum Action {
     Sandbox,
     /// Show the MCP servers.
     Mcp,
+    /// Show the model's todo list.
+    Todos,
 }
 
 /// One slash command.
@@ -103,6 +105,12 @@ pub const COMMANDS: &[Command] = &[
         args: "[stop ID]",
         help: "list the background commands (output file, status); stop one",
         run: bashes,
+    },
+    Command {
+        name: "todos",
+        args: "",
+        help: "show the model's todo list",
+        run: |_, _| Action::Todos,
     },
     Command {
         name: "mode",

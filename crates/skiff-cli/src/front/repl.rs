@@ -264,6 +264,7 @@ pub fn run_repl(
             }
             Some(Action::Sandbox) => renderer.say(&sandbox.to_string()),
             Some(Action::Mcp) => renderer.say(&mcp.describe()),
+            Some(Action::Todos) => renderer.say("The todo list is shown as the model updates it."),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
                 if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {

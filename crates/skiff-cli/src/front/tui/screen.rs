@@ -1,0 +1,490 @@
+//! The inline viewport: the bottom rows of the terminal that the UI redraws in place (the live
+//! answer, running tools, the composer, the status line), with everything finished written
+//! above it into the terminal's own scrollback, as codex-rs's TUI does.
+//!
+//! Only what changed is written: each frame is diffed cell by cell against the last one. Lines
+//! are committed to the scrollback by limiting the terminal's scroll region to the rows above
+//! the viewport and writing them at its bottom, so the viewport itself is not rewritten and the
+//! scrollback receives every line exactly once. The screen and the scrollback are never
+//! cleared, except by `/clear`. Each update is wrapped in a synchronized-output block, so
+//! terminals that support it show it at once.
+
+use std::io::Write;
+
+use ratatui_core::buffer::Buffer;
+use ratatui_core::layout::{Position, Rect};
+use ratatui_core::text::Line;
+
+use crate::term::ansi::{Painter, Pen};
+
+/// Begin / end a synchronized update (terminals that do not know it ignore it).
+const SYNC_BEGIN: &[u8] = b"\x1b[?2026h";
+const SYNC_END: &[u8] = b"\x1b[?2026l";
+
+/// The terminal below the scrollback: a viewport of `area` that is redrawn in place.
+pub struct Screen<W: Write> {
+    out: W,
+    color: bool,
+    cols: u16,
+    rows: u16,
+    /// Where the viewport is on the screen.
+    area: Rect,
+    /// What the terminal shows in the viewport now.
+    shown: Buffer,
+    /// Where the cursor was left (None: hidden).
+    cursor: Option<Position>,
+    /// Bytes written to the terminal so far.
+    written: u64,
+}
+
+impl<W: Write> Screen<W> {
+    /// A viewport starting at row `top` of a `cols`×`rows` screen, empty until drawn.
+    pub fn new(out: W, color: bool, (cols, rows): (u16, u16), top: u16) -> Self {
+        let cols = cols.max(1);
+        let rows = rows.max(1);
+        let area = Rect::new(0, top.min(rows - 1), cols, 0);
+        Self {
+            out,
+            color,
+            cols,
+            rows,
+            area,
+            shown: Buffer::empty(area),
+            cursor: None,
+            written: 0,
+        }
+    }
+
+    /// The viewport's place on the screen.
+    pub fn area(&self) -> Rect {
+        self.area
+    }
+
+    /// The screen's width.
+    pub fn cols(&self) -> u16 {
+        self.cols
+    }
+
+    /// The screen's height.
+    pub fn rows(&self) -> u16 {
+        self.rows
+    }
+
+    /// Bytes written to the terminal so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// The writer (tests read what was written).
+    #[cfg(test)]
+    pub fn output(&self) -> &W {
+        &self.out
+    }
+
+    /// The most rows the viewport may take: one row always stays for the scrollback.
+    pub fn max_height(&self) -> u16 {
+        self.rows.saturating_sub(1).max(1)
+    }
+
+    /// The terminal was resized. The viewport stays at the bottom if it was there (or no longer
+    /// fits) and is drawn again from scratch on the next frame; the scrollback is left alone.
+    pub fn resize(&mut self, cols: u16, rows: u16) -> std::io::Result<()> {
+        let was_bottom = self.area.bottom() >= self.rows;
+        self.cols = cols.max(1);
+        self.rows = rows.max(1);
+        let height = self.area.height.min(self.max_height());
+        let mut area = Rect::new(0, self.area.y, self.cols, height);
+        if was_bottom || area.bottom() > self.rows {
+            area.y = self.rows - height;
+        }
+        self.area = area;
+        let mut buf = Vec::new();
+        move_to(&mut buf, 0, area.y);
+        buf.extend_from_slice(b"\x1b[J");
+        self.shown = Buffer::empty(area);
+        self.write(&buf)
+    }
+
+    /// Forget what the viewport shows and clear it, so the next frame draws all of it (Ctrl-L).
+    pub fn invalidate(&mut self) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        move_to(&mut buf, 0, self.area.y);
+        buf.extend_from_slice(b"\x1b[J");
+        self.shown = Buffer::empty(self.area);
+        self.write(&buf)
+    }
+
+    /// Clear the screen and the scrollback (`/clear`); the viewport starts at the top again.
+    pub fn clear_all(&mut self) -> std::io::Result<()> {
+        self.area = Rect::new(0, 0, self.cols, 0);
+        self.shown = Buffer::empty(self.area);
+        self.write(b"\x1b[H\x1b[2J\x1b[3J")
+    }
+
+    /// Commit lines to the scrollback above the viewport. Lines should fit the screen's width
+    /// (see [`crate::term::wrap`]); a longer one is wrapped by the terminal.
+    pub fn insert_history(&mut self, lines: &[Line<'_>]) -> std::io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let cols = usize::from(self.cols);
+        let rows: usize = lines
+            .iter()
+            .map(|l| crate::term::wrap::line_width(l).div_ceil(cols).max(1))
+            .sum();
+        let n = u16::try_from(rows).unwrap_or(u16::MAX);
+        let mut buf = Vec::new();
+        let old_top = self.area.y;
+        // Room below the viewport: move it down first (the rows below it are empty).
+        if self.area.bottom() < self.rows && self.area.height > 0 {
+            let shift = n.min(self.rows - self.area.bottom());
+            set_region(&mut buf, self.area.y, self.rows);
+            move_to(&mut buf, 0, self.area.y);
+            for _ in 0..shift {
+                buf.extend_from_slice(b"\x1bM");
+            }
+            buf.extend_from_slice(b"\x1b[r");
+            self.area.y += shift;
+        } else if self.area.height == 0 {
+            self.area.y = (self.area.y + n).min(self.rows - 1);
+        }
+        let mut painter = Painter::new(self.color);
+        if self.area.y >= 2 {
+            // Write at the bottom of the scroll region above the viewport; what scrolls off
+            // its top goes to the scrollback.
+            set_region(&mut buf, 0, self.area.y);
+            let mut first = true;
+            if old_top == 0 {
+                move_to(&mut buf, 0, 0);
+            } else {
+                move_to(&mut buf, 0, old_top - 1);
+            }
+            for line in lines {
+                if !(first && old_top == 0) {
+                    buf.extend_from_slice(b"\r\n");
+                }
+                first = false;
+                buf.extend_from_slice(b"\x1b[K");
+                painter.line(&mut buf, line);
+            }
+            buf.extend_from_slice(b"\x1b[r");
+        } else {
+            // Too little room for a scroll region: write the lines where the viewport was and
+            // draw it again below them.
+            move_to(&mut buf, 0, old_top);
+            buf.extend_from_slice(b"\x1b[J");
+            let mut row = old_top;
+            for line in lines {
+                painter.line(&mut buf, line);
+                buf.extend_from_slice(b"\r\n");
+                let taken = crate::term::wrap::line_width(line).div_ceil(cols).max(1);
+                row = (row + u16::try_from(taken).unwrap_or(u16::MAX)).min(self.rows - 1);
+            }
+            self.area.y = row;
+            self.area.height = 0;
+            self.shown = Buffer::empty(self.area);
+        }
+        if let Some(p) = self.cursor {
+            move_to(&mut buf, p.x, p.y);
+        }
+        self.write(&buf)
+    }
+
+    /// Draw a frame `height` rows high: `render` fills the buffer (whose area is where the
+    /// viewport is on the screen) and says where the cursor goes (None hides it). Only the
+    /// cells that changed are written.
+    pub fn draw(
+        &mut self,
+        height: u16,
+        render: impl FnOnce(&mut Buffer) -> Option<Position>,
+    ) -> std::io::Result<()> {
+        let height = height.clamp(1, self.max_height());
+        let mut buf = Vec::new();
+        self.fit(height, &mut buf);
+        let mut next = Buffer::empty(self.area);
+        let cursor = render(&mut next);
+        let mut painter = Painter::new(self.color);
+        let mut at: Option<(u16, u16)> = None;
+        for (x, y, cell) in self.shown.diff(&next) {
+            if at != Some((x, y)) {
+                painter.reset(&mut buf);
+                move_to(&mut buf, x, y);
+            }
+            painter.set(
+                &mut buf,
+                Pen {
+                    fg: Some(cell.fg).filter(|c| *c != ratatui_core::style::Color::Reset),
+                    bg: Some(cell.bg).filter(|c| *c != ratatui_core::style::Color::Reset),
+                    modifier: cell.modifier,
+                },
+            );
+            let symbol = crate::term::ansi::sanitize(cell.symbol());
+            buf.extend_from_slice(symbol.as_bytes());
+            let w = u16::try_from(crate::term::wrap::width(&symbol).max(1)).unwrap_or(1);
+            at = Some((x + w, y));
+        }
+        painter.reset(&mut buf);
+        let cursor = cursor.filter(|p| self.area.contains(*p));
+        match cursor {
+            Some(p) => {
+                if at != Some((p.x, p.y)) || buf.is_empty() {
+                    move_to(&mut buf, p.x, p.y);
+                }
+                if self.cursor.is_none() {
+                    buf.extend_from_slice(b"\x1b[?25h");
+                }
+            }
+            None if self.cursor.is_some() => buf.extend_from_slice(b"\x1b[?25l"),
+            None => {}
+        }
+        // Nothing moved and nothing changed: nothing to write.
+        if buf.is_empty() || (cursor == self.cursor && only_moves(&buf, cursor)) {
+            self.shown = next;
+            return Ok(());
+        }
+        self.cursor = cursor;
+        self.shown = next;
+        self.write(&buf)
+    }
+
+    /// Make the viewport `height` rows high, scrolling the screen when it grows past the
+    /// bottom and clearing the rows it leaves when it shrinks.
+    fn fit(&mut self, height: u16, buf: &mut Vec<u8>) {
+        let old = self.area;
+        if old.height == height && old.width == self.cols {
+            return;
+        }
+        let mut area = Rect::new(0, old.y, self.cols, height);
+        if area.bottom() > self.rows {
+            // Scroll the whole screen up: the lines above the viewport go to the scrollback
+            // and the viewport's rows move up with them.
+            let up = area.bottom() - self.rows;
+            move_to(buf, 0, self.rows - 1);
+            for _ in 0..up {
+                buf.push(b'\n');
+            }
+            area.y -= up;
+        }
+        if area.height < old.height {
+            move_to(buf, 0, area.bottom());
+            buf.extend_from_slice(b"\x1b[J");
+        }
+        // What the terminal shows now in the new area: the old rows, moved with it.
+        let mut shown = Buffer::empty(area);
+        if old.width == area.width {
+            let shift = old.y - area.y.min(old.y);
+            for row in 0..area.height.min(old.height.saturating_sub(shift)) {
+                for col in 0..area.width {
+                    let from = (old.x + col, old.y + row + shift);
+                    let to = (area.x + col, area.y + row);
+                    if let (Some(src), Some(dst)) = (self.shown.cell(from), shown.cell_mut(to)) {
+                        *dst = src.clone();
+                    }
+                }
+            }
+        } else {
+            move_to(buf, 0, area.y);
+            buf.extend_from_slice(b"\x1b[J");
+        }
+        self.area = area;
+        self.shown = shown;
+    }
+
+    /// Leave the terminal clean: the viewport cleared, the cursor shown where it was.
+    pub fn leave(&mut self) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        move_to(&mut buf, 0, self.area.y);
+        buf.extend_from_slice(b"\x1b[J\x1b[0m\x1b[?25h");
+        self.area.height = 0;
+        self.shown = Buffer::empty(self.area);
+        self.cursor = None;
+        self.write(&buf)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.out.write_all(SYNC_BEGIN)?;
+        self.out.write_all(bytes)?;
+        self.out.write_all(SYNC_END)?;
+        self.out.flush()?;
+        self.written += (bytes.len() + SYNC_BEGIN.len() + SYNC_END.len()) as u64;
+        Ok(())
+    }
+}
+
+/// Whether `buf` only moves the cursor to where it already is.
+fn only_moves(buf: &[u8], cursor: Option<Position>) -> bool {
+    let mut expected = Vec::new();
+    if let Some(p) = cursor {
+        move_to(&mut expected, p.x, p.y);
+    }
+    buf == expected.as_slice()
+}
+
+/// `CUP`: move the cursor to a 0-based column and row.
+fn move_to(buf: &mut Vec<u8>, x: u16, y: u16) {
+    buf.extend_from_slice(format!("\x1b[{};{}H", y + 1, x + 1).as_bytes());
+}
+
+/// `DECSTBM`: scroll only rows `top..bottom` (0-based, bottom exclusive).
+fn set_region(buf: &mut Vec<u8>, top: u16, bottom: u16) {
+    buf.extend_from_slice(format!("\x1b[{};{}r", top + 1, bottom).as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui_core::text::Line;
+
+    fn nz(n: u16) -> std::num::NonZeroU16 {
+        std::num::NonZeroU16::new(n).unwrap()
+    }
+
+    /// A screen over an in-memory terminal emulator.
+    struct Term {
+        screen: Screen<Vec<u8>>,
+        parser: vt100::Parser,
+        fed: usize,
+    }
+
+    impl Term {
+        fn new(cols: u16, rows: u16, top: u16) -> Self {
+            let mut parser = vt100::Parser::new(nz(rows), nz(cols), 1000);
+            parser.process(format!("\x1b[{};1H", top + 1).as_bytes());
+            Self {
+                screen: Screen::new(Vec::new(), true, (cols, rows), top),
+                parser,
+                fed: 0,
+            }
+        }
+
+        fn sync(&mut self) {
+            let out = self.screen.output();
+            self.parser.process(&out[self.fed..]);
+            self.fed = out.len();
+        }
+
+        fn draw(&mut self, lines: &[&str]) {
+            let lines: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+            self.screen
+                .draw(lines.len() as u16, |buf| {
+                    let area = *buf.area();
+                    for (i, l) in lines.iter().enumerate() {
+                        buf.set_string(
+                            area.x,
+                            area.y + i as u16,
+                            l,
+                            ratatui_core::style::Style::new(),
+                        );
+                    }
+                    None
+                })
+                .unwrap();
+            self.sync();
+        }
+
+        fn commit(&mut self, lines: &[&str]) {
+            let lines: Vec<Line> = lines.iter().map(|s| Line::from(*s)).collect();
+            self.screen.insert_history(&lines).unwrap();
+            self.sync();
+        }
+
+        /// Every row: the scrollback, then the screen.
+        fn all_rows(&mut self) -> Vec<String> {
+            let rows = self.parser.screen().size().0;
+            let mut out = Vec::new();
+            let max = 1000;
+            self.parser.screen_mut().set_scrollback(max);
+            let back = self.parser.screen().scrollback();
+            for i in (1..=back).rev() {
+                self.parser.screen_mut().set_scrollback(i);
+                out.push(
+                    self.parser
+                        .screen()
+                        .rows(0, 200)
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_owned(),
+                );
+            }
+            self.parser.screen_mut().set_scrollback(0);
+            for r in self
+                .parser
+                .screen()
+                .rows(0, 200)
+                .take(usize::from(rows.get()))
+            {
+                out.push(r.trim_end().to_owned());
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn history_goes_above_the_viewport_once_and_in_order() {
+        let mut t = Term::new(20, 6, 0);
+        t.draw(&["> composer", "status"]);
+        for i in 0..10 {
+            t.commit(&[&format!("line {i}")]);
+            t.draw(&[&format!("> typing {i}"), "status"]);
+        }
+        let rows = t.all_rows();
+        let lines: Vec<&String> = rows.iter().filter(|r| r.starts_with("line ")).collect();
+        assert_eq!(
+            lines,
+            (0..10)
+                .map(|i| format!("line {i}"))
+                .collect::<Vec<_>>()
+                .iter()
+                .collect::<Vec<_>>()
+        );
+        let n = rows.len();
+        assert_eq!(rows[n - 2], "> typing 9");
+        assert_eq!(rows[n - 1], "status");
+    }
+
+    #[test]
+    fn a_viewport_that_grows_and_shrinks_leaves_no_trace() {
+        let mut t = Term::new(20, 8, 2);
+        t.draw(&["a"]);
+        t.draw(&["a", "b", "c", "d", "e", "f", "g"]);
+        t.draw(&["x"]);
+        t.commit(&["done"]);
+        t.draw(&["y"]);
+        let rows: Vec<String> = t.all_rows().into_iter().filter(|r| !r.is_empty()).collect();
+        assert_eq!(rows, ["done", "y"]);
+    }
+
+    #[test]
+    fn an_unchanged_frame_writes_nothing() {
+        let mut t = Term::new(20, 6, 0);
+        t.draw(&["same", "status"]);
+        let before = t.screen.written();
+        t.draw(&["same", "status"]);
+        assert_eq!(t.screen.written(), before);
+        t.draw(&["samE", "status"]);
+        let delta = t.screen.written() - before;
+        assert!(delta < 40, "{delta} bytes for one changed cell");
+    }
+
+    #[test]
+    fn resizing_keeps_the_history_and_redraws_the_viewport() {
+        let mut t = Term::new(30, 8, 0);
+        t.draw(&["view", "status"]);
+        for i in 0..12 {
+            t.commit(&[&format!("line {i}")]);
+        }
+        t.parser.set_size(nz(6), nz(24));
+        t.screen.resize(24, 6).unwrap();
+        t.sync();
+        t.draw(&["view", "status"]);
+        let rows = t.all_rows();
+        let lines: Vec<&String> = rows.iter().filter(|r| r.starts_with("line ")).collect();
+        assert_eq!(lines.len(), 12, "{rows:?}");
+        let n = rows.len();
+        assert_eq!(rows[n - 1], "status");
+    }
+}
