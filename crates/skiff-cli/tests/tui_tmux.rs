@@ -146,10 +146,24 @@ impl Pane {
             "-p",
             "-t",
             "t",
-            "#{pane_dead} #{pane_dead_status}",
+            "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
         ]);
-        let mut parts = out.split_whitespace();
-        (parts.next() == Some("1")).then(|| parts.next().and_then(|s| s.parse().ok()).unwrap_or(-1))
+        // tmux marks the pane dead when its terminal closes, and knows the exit status once
+        // it has reaped the process: a dead pane without a status yet is still waited for.
+        let mut parts = out.trim().split(':');
+        if parts.next() != Some("1") {
+            return None;
+        }
+        match (parts.next(), parts.next()) {
+            (Some(status), _) if !status.is_empty() => status.parse().ok(),
+            (_, Some(signal)) if !signal.is_empty() => {
+                panic!(
+                    "skiff was killed by signal {signal}:\n{}",
+                    self.everything()
+                )
+            }
+            _ => None,
+        }
     }
 
     fn wait_exit(&self) -> i32 {

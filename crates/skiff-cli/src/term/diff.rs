@@ -125,13 +125,8 @@ pub fn preview(tool: &str, input: &Value, cwd: &Path) -> Option<FileDiff> {
             match &before {
                 None if old.is_empty() => new.to_owned(),
                 None => return None,
-                Some(content) if old.is_empty() => {
-                    if content.is_empty() {
-                        new.to_owned()
-                    } else {
-                        return None;
-                    }
-                }
+                Some(content) if old.is_empty() && content.is_empty() => new.to_owned(),
+                Some(_) if old.is_empty() => return None,
                 Some(content) => {
                     let (old, new) = if content.contains("\r\n") && !old.contains('\r') {
                         (old.replace('\n', "\r\n"), new.replace('\n', "\r\n"))
@@ -172,15 +167,18 @@ pub fn preview(tool: &str, input: &Value, cwd: &Path) -> Option<FileDiff> {
 /// The diff as lines: a line number, the sign and the text, removed lines red and added green;
 /// at most `max` lines, the rest folded into a count.
 pub fn diff_lines(diff: &FileDiff, indent: &str, max: usize) -> Vec<Line<'static>> {
+    // As wide as the largest line number shown.
     let width = diff
         .hunks
         .iter()
         .map(|h| {
-            let n = h.lines.len();
-            (h.old_start + n).max(h.new_start + n)
+            let old = h.lines.iter().filter(|l| !l.starts_with('+')).count();
+            let new = h.lines.iter().filter(|l| !l.starts_with('-')).count();
+            (h.old_start + old).max(h.new_start + new).saturating_sub(1)
         })
         .max()
         .unwrap_or(1)
+        .max(1)
         .to_string()
         .len();
     let mut out = Vec::new();

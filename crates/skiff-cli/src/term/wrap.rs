@@ -164,14 +164,6 @@ pub fn wrap_line(line: &Line<'_>, width: usize, indent: &[Span<'static>]) -> Vec
     rows.rows
 }
 
-/// Wrap every line; see [`wrap_line`].
-pub fn wrap_lines(lines: &[Line<'_>], width: usize) -> Vec<Line<'static>> {
-    lines
-        .iter()
-        .flat_map(|l| wrap_line(l, width, &[]))
-        .collect()
-}
-
 /// The plain text of a line (tests, searches).
 pub fn plain(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()

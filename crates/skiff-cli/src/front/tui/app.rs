@@ -20,6 +20,7 @@ use skiff_core::permissions::{AskClient, PermissionEngine};
 use skiff_core::{Agent, Answer, Event, Op, PermissionMode, RequestKind, Session, SessionHandle};
 use tokio::sync::mpsc;
 
+use super::Input;
 use super::approve::ApprovalMenu;
 use super::input::Intent;
 use super::picker::{Item, Picker, PickerKind};
@@ -146,16 +147,10 @@ impl<W: Write> App<W> {
         }
     }
 
-    /// The UI (tests).
-    #[cfg(test)]
-    pub fn ui(&mut self) -> &mut Ui {
-        &mut self.ui
-    }
-
     /// Run until the user leaves; `keys` are the terminal's events.
     pub async fn run(
         mut self,
-        mut keys: mpsc::UnboundedReceiver<TermEvent>,
+        mut keys: mpsc::UnboundedReceiver<Input>,
         first_prompt: Option<String>,
     ) -> anyhow::Result<ExitCode> {
         self.refresh_status_line();
@@ -259,7 +254,17 @@ impl<W: Write> App<W> {
         self.screen.draw(frame.height(), |buf| frame.paint(buf))
     }
 
-    async fn terminal_event(&mut self, ev: TermEvent) {
+    async fn terminal_event(&mut self, ev: Input) {
+        let ev = match ev {
+            Input::Term(ev) => ev,
+            Input::Resized { cols, rows, cursor } => {
+                if let Err(e) = self.screen.resize(cols, rows, cursor) {
+                    tracing::warn!(error = %e, "cannot redraw after a resize");
+                }
+                self.ui.resize(cols);
+                return;
+            }
+        };
         match ev {
             TermEvent::Key(key) => {
                 let intents = self.ui.key(key, &self.parts.engine, &self.parts.cwd);
@@ -273,12 +278,6 @@ impl<W: Write> App<W> {
                 for intent in intents {
                     self.intent(intent).await;
                 }
-            }
-            TermEvent::Resize(cols, rows) => {
-                if let Err(e) = self.screen.resize(cols, rows) {
-                    tracing::warn!(error = %e, "cannot redraw after a resize");
-                }
-                self.ui.resize(cols);
             }
             _ => {}
         }

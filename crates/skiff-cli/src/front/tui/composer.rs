@@ -21,6 +21,9 @@ pub struct Composer {
     pastes: Vec<(String, String)>,
     /// What Ctrl-K / Ctrl-U / Ctrl-W cut last (Ctrl-Y puts it back).
     killed: String,
+    /// The column Up and Down aim for, and where the cursor was left by them: moving through a
+    /// shorter line keeps the column of the line the moves started from.
+    goal: Option<(usize, usize)>,
 }
 
 impl Composer {
@@ -186,15 +189,25 @@ impl Composer {
         !self.text[self.cursor..].contains('\n')
     }
 
+    /// The column a vertical move aims for: the one the last vertical move aimed for if the
+    /// cursor has not moved since, else the cursor's.
+    fn goal_column(&self) -> usize {
+        match self.goal {
+            Some((at, col)) if at == self.cursor => col,
+            _ => width(&self.text[self.line_start()..self.cursor]),
+        }
+    }
+
     /// Cursor to the same column of the line above.
     pub fn up(&mut self) {
         let start = self.line_start();
         if start == 0 {
             return;
         }
-        let col = width(&self.text[start..self.cursor]);
+        let col = self.goal_column();
         let prev_start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
         self.cursor = at_column(&self.text, prev_start, start - 1, col);
+        self.goal = Some((self.cursor, col));
     }
 
     /// Cursor to the same column of the line below.
@@ -203,12 +216,13 @@ impl Composer {
         if end == self.text.len() {
             return;
         }
-        let col = width(&self.text[self.line_start()..self.cursor]);
+        let col = self.goal_column();
         let next_start = end + 1;
         let next_end = self.text[next_start..]
             .find('\n')
             .map_or(self.text.len(), |i| next_start + i);
         self.cursor = at_column(&self.text, next_start, next_end, col);
+        self.goal = Some((self.cursor, col));
     }
 
     /// Cut from the cursor to the end of the line (or the newline at its end).

@@ -80,7 +80,7 @@ impl Ui {
         }
         for r in &self.running {
             let indent = if r.nested { "    " } else { "" };
-            let dot = if self.frame % 2 == 0 {
+            let dot = if self.frame.is_multiple_of(2) {
                 Color::Green
             } else {
                 Color::DarkGray
@@ -240,7 +240,7 @@ impl Ui {
         lines.drain(..cut);
         let cursor = cursor.and_then(|(r, c)| {
             let r = (offset + r).checked_sub(cut)?;
-            Some((u16::try_from(r).ok()?, u16::try_from(c).ok()?))
+            Some((u16::try_from(r).ok()?, c))
         });
         Frame { lines, cursor }
     }

@@ -40,6 +40,22 @@ use self::history::History;
 use self::screen::Screen;
 use self::ui::Ui;
 
+/// What the terminal sends the app.
+pub enum Input {
+    /// A key, a paste, a focus change.
+    Term(crossterm::event::Event),
+    /// The terminal was resized; its cursor (parked at the viewport's top) is now on this row,
+    /// when the terminal answered.
+    Resized {
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+        /// The cursor's row.
+        cursor: Option<u16>,
+    },
+}
+
 /// Whether the terminal can show the UI: `TERM` set and not `dumb`, and the UI not turned off
 /// (`SKIFF_TUI=off`).
 pub fn supported() -> bool {
@@ -67,6 +83,8 @@ impl TerminalGuard {
         terminal::enable_raw_mode()?;
         let mut out = std::io::stdout();
         let _ = execute!(out, EnableBracketedPaste);
+        // The terminal's cursor stays hidden (the composer draws its own; see `screen`).
+        let _ = out.write_all(b"\x1b[?25l");
         // Shift+Enter and Esc told apart where the terminal can (kitty's protocol).
         let enhanced = matches!(terminal::supports_keyboard_enhancement(), Ok(true))
             && execute!(
@@ -124,7 +142,7 @@ pub fn run_tui(
     // Start where the cursor is (the scrollback above stays as it is).
     let top = crossterm::cursor::position().map_or(rows.saturating_sub(1), |(_, y)| y);
     let color = use_color();
-    let mut ui = Ui::new(cols, color, History::load(history));
+    let mut ui = Ui::new(cols, History::load(history));
     ui.note(&format!(
         "skiff {} · {} · {}",
         env!("CARGO_PKG_VERSION"),
@@ -147,13 +165,22 @@ pub fn run_tui(
         local,
         status_command,
     };
-    // The terminal's events, read by a thread of their own (crossterm reads block).
+    // The terminal's events, read by a thread of their own (crossterm reads block). After a
+    // resize the same thread asks the terminal where its cursor is now (the reader is its own
+    // then), which is where the viewport starts.
     let (tx, keys) = mpsc::unbounded_channel();
     std::thread::Builder::new()
         .name("skiff-keys".into())
         .spawn(move || {
             while let Ok(ev) = crossterm::event::read() {
-                if tx.send(ev).is_err() {
+                let input = match ev {
+                    crossterm::event::Event::Resize(cols, rows) => {
+                        let cursor = crossterm::cursor::position().ok().map(|(_, y)| y);
+                        Input::Resized { cols, rows, cursor }
+                    }
+                    ev => Input::Term(ev),
+                };
+                if tx.send(input).is_err() {
                     break;
                 }
             }

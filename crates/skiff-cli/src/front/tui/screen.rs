@@ -8,11 +8,17 @@
 //! scrollback receives every line exactly once. The screen and the scrollback are never
 //! cleared, except by `/clear`. Each update is wrapped in a synchronized-output block, so
 //! terminals that support it show it at once.
+//!
+//! The terminal's own cursor stays hidden, parked at the viewport's top-left corner after every
+//! update; the composer's cursor is drawn as a reversed cell. So after a resize, where the
+//! terminal reports its cursor is where the viewport starts, whatever the terminal did to the
+//! rows (reflowed them, pulled lines back from its scrollback, pushed some into it).
 
 use std::io::Write;
 
 use ratatui_core::buffer::Buffer;
 use ratatui_core::layout::{Position, Rect};
+use ratatui_core::style::{Color, Modifier};
 use ratatui_core::text::Line;
 
 use crate::term::ansi::{Painter, Pen};
@@ -29,10 +35,9 @@ pub struct Screen<W: Write> {
     rows: u16,
     /// Where the viewport is on the screen.
     area: Rect,
-    /// What the terminal shows in the viewport now.
+    /// What the terminal shows in the viewport now, in the viewport's own coordinates (its
+    /// area at 0,0: moving the viewport does not move the buffer).
     shown: Buffer,
-    /// Where the cursor was left (None: hidden).
-    cursor: Option<Position>,
     /// Bytes written to the terminal so far.
     written: u64,
 }
@@ -49,15 +54,9 @@ impl<W: Write> Screen<W> {
             cols,
             rows,
             area,
-            shown: Buffer::empty(area),
-            cursor: None,
+            shown: Buffer::empty(local(area)),
             written: 0,
         }
-    }
-
-    /// The viewport's place on the screen.
-    pub fn area(&self) -> Rect {
-        self.area
     }
 
     /// The screen's width.
@@ -65,12 +64,8 @@ impl<W: Write> Screen<W> {
         self.cols
     }
 
-    /// The screen's height.
-    pub fn rows(&self) -> u16 {
-        self.rows
-    }
-
     /// Bytes written to the terminal so far.
+    #[cfg(test)]
     pub fn written(&self) -> u64 {
         self.written
     }
@@ -86,23 +81,31 @@ impl<W: Write> Screen<W> {
         self.rows.saturating_sub(1).max(1)
     }
 
-    /// The terminal was resized. The viewport stays at the bottom if it was there (or no longer
-    /// fits) and is drawn again from scratch on the next frame; the scrollback is left alone.
-    pub fn resize(&mut self, cols: u16, rows: u16) -> std::io::Result<()> {
+    /// The terminal was resized to `cols`×`rows`; `cursor_row` is where the terminal says its
+    /// cursor is now (the viewport's top, where it was parked), when it could be asked. The
+    /// viewport is cleared there and drawn again from scratch on the next frame; the
+    /// scrollback is left alone.
+    pub fn resize(&mut self, cols: u16, rows: u16, cursor_row: Option<u16>) -> std::io::Result<()> {
         let was_bottom = self.area.bottom() >= self.rows;
         self.cols = cols.max(1);
         self.rows = rows.max(1);
         let height = self.area.height.min(self.max_height());
         let mut area = Rect::new(0, self.area.y, self.cols, height);
-        if was_bottom || area.bottom() > self.rows {
+        match cursor_row {
+            Some(y) => area.y = y,
+            None if was_bottom => area.y = self.rows.saturating_sub(height),
+            None => {}
+        }
+        area.y = area.y.min(self.rows - 1);
+        if area.bottom() > self.rows {
             area.y = self.rows - height;
         }
         self.area = area;
         let mut buf = Vec::new();
         move_to(&mut buf, 0, area.y);
         buf.extend_from_slice(b"\x1b[J");
-        self.shown = Buffer::empty(area);
-        self.write(&buf)
+        self.shown = Buffer::empty(local(area));
+        self.write(buf)
     }
 
     /// Forget what the viewport shows and clear it, so the next frame draws all of it (Ctrl-L).
@@ -110,15 +113,15 @@ impl<W: Write> Screen<W> {
         let mut buf = Vec::new();
         move_to(&mut buf, 0, self.area.y);
         buf.extend_from_slice(b"\x1b[J");
-        self.shown = Buffer::empty(self.area);
-        self.write(&buf)
+        self.shown = Buffer::empty(local(self.area));
+        self.write(buf)
     }
 
     /// Clear the screen and the scrollback (`/clear`); the viewport starts at the top again.
     pub fn clear_all(&mut self) -> std::io::Result<()> {
         self.area = Rect::new(0, 0, self.cols, 0);
-        self.shown = Buffer::empty(self.area);
-        self.write(b"\x1b[H\x1b[2J\x1b[3J")
+        self.shown = Buffer::empty(local(self.area));
+        self.write(b"\x1b[H\x1b[2J\x1b[3J".to_vec())
     }
 
     /// Commit lines to the scrollback above the viewport. Lines should fit the screen's width
@@ -153,17 +156,15 @@ impl<W: Write> Screen<W> {
             // Write at the bottom of the scroll region above the viewport; what scrolls off
             // its top goes to the scrollback.
             set_region(&mut buf, 0, self.area.y);
-            let mut first = true;
             if old_top == 0 {
                 move_to(&mut buf, 0, 0);
             } else {
                 move_to(&mut buf, 0, old_top - 1);
             }
-            for line in lines {
-                if !(first && old_top == 0) {
+            for (i, line) in lines.iter().enumerate() {
+                if !(i == 0 && old_top == 0) {
                     buf.extend_from_slice(b"\r\n");
                 }
-                first = false;
                 buf.extend_from_slice(b"\x1b[K");
                 painter.line(&mut buf, line);
             }
@@ -182,16 +183,13 @@ impl<W: Write> Screen<W> {
             }
             self.area.y = row;
             self.area.height = 0;
-            self.shown = Buffer::empty(self.area);
+            self.shown = Buffer::empty(local(self.area));
         }
-        if let Some(p) = self.cursor {
-            move_to(&mut buf, p.x, p.y);
-        }
-        self.write(&buf)
+        self.write(buf)
     }
 
-    /// Draw a frame `height` rows high: `render` fills the buffer (whose area is where the
-    /// viewport is on the screen) and says where the cursor goes (None hides it). Only the
+    /// Draw a frame `height` rows high: `render` fills the buffer (the viewport's, its area at
+    /// 0,0) and says where the composer's cursor is (drawn reversed; None: no cursor). Only the
     /// cells that changed are written.
     pub fn draw(
         &mut self,
@@ -201,20 +199,27 @@ impl<W: Write> Screen<W> {
         let height = height.clamp(1, self.max_height());
         let mut buf = Vec::new();
         self.fit(height, &mut buf);
-        let mut next = Buffer::empty(self.area);
-        let cursor = render(&mut next);
+        let mut next = Buffer::empty(local(self.area));
+        let cursor = render(&mut next).filter(|p| next.area.contains(*p));
+        if let Some(cell) = cursor.and_then(|p| next.cell_mut(p)) {
+            if cell.symbol().is_empty() {
+                cell.set_symbol(" ");
+            }
+            cell.modifier.insert(Modifier::REVERSED);
+        }
+        let top = self.area.y;
         let mut painter = Painter::new(self.color);
         let mut at: Option<(u16, u16)> = None;
         for (x, y, cell) in self.shown.diff(&next) {
+            let y = y + top;
             if at != Some((x, y)) {
-                painter.reset(&mut buf);
                 move_to(&mut buf, x, y);
             }
             painter.set(
                 &mut buf,
                 Pen {
-                    fg: Some(cell.fg).filter(|c| *c != ratatui_core::style::Color::Reset),
-                    bg: Some(cell.bg).filter(|c| *c != ratatui_core::style::Color::Reset),
+                    fg: Some(cell.fg).filter(|c| *c != Color::Reset),
+                    bg: Some(cell.bg).filter(|c| *c != Color::Reset),
                     modifier: cell.modifier,
                 },
             );
@@ -224,27 +229,8 @@ impl<W: Write> Screen<W> {
             at = Some((x + w, y));
         }
         painter.reset(&mut buf);
-        let cursor = cursor.filter(|p| self.area.contains(*p));
-        match cursor {
-            Some(p) => {
-                if at != Some((p.x, p.y)) || buf.is_empty() {
-                    move_to(&mut buf, p.x, p.y);
-                }
-                if self.cursor.is_none() {
-                    buf.extend_from_slice(b"\x1b[?25h");
-                }
-            }
-            None if self.cursor.is_some() => buf.extend_from_slice(b"\x1b[?25l"),
-            None => {}
-        }
-        // Nothing moved and nothing changed: nothing to write.
-        if buf.is_empty() || (cursor == self.cursor && only_moves(&buf, cursor)) {
-            self.shown = next;
-            return Ok(());
-        }
-        self.cursor = cursor;
         self.shown = next;
-        self.write(&buf)
+        self.write(buf)
     }
 
     /// Make the viewport `height` rows high, scrolling the screen when it grows past the
@@ -269,15 +255,15 @@ impl<W: Write> Screen<W> {
             move_to(buf, 0, area.bottom());
             buf.extend_from_slice(b"\x1b[J");
         }
-        // What the terminal shows now in the new area: the old rows, moved with it.
-        let mut shown = Buffer::empty(area);
+        // What the terminal shows now in the new area: the old rows, which moved with it when
+        // the screen scrolled (so in the viewport's coordinates they stay where they were).
+        let mut shown = Buffer::empty(local(area));
         if old.width == area.width {
-            let shift = old.y - area.y.min(old.y);
-            for row in 0..area.height.min(old.height.saturating_sub(shift)) {
+            for row in 0..area.height.min(old.height) {
                 for col in 0..area.width {
-                    let from = (old.x + col, old.y + row + shift);
-                    let to = (area.x + col, area.y + row);
-                    if let (Some(src), Some(dst)) = (self.shown.cell(from), shown.cell_mut(to)) {
+                    if let (Some(src), Some(dst)) =
+                        (self.shown.cell((col, row)), shown.cell_mut((col, row)))
+                    {
                         *dst = src.clone();
                     }
                 }
@@ -290,23 +276,26 @@ impl<W: Write> Screen<W> {
         self.shown = shown;
     }
 
-    /// Leave the terminal clean: the viewport cleared, the cursor shown where it was.
+    /// Leave the terminal clean: the viewport cleared, the cursor shown where it starts.
     pub fn leave(&mut self) -> std::io::Result<()> {
         let mut buf = Vec::new();
         move_to(&mut buf, 0, self.area.y);
-        buf.extend_from_slice(b"\x1b[J\x1b[0m\x1b[?25h");
+        buf.extend_from_slice(b"\x1b[J\x1b[0m");
         self.area.height = 0;
-        self.shown = Buffer::empty(self.area);
-        self.cursor = None;
-        self.write(&buf)
+        self.shown = Buffer::empty(local(self.area));
+        self.write(buf)?;
+        self.out.write_all(b"\x1b[?25h")?;
+        self.out.flush()
     }
 
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Write an update, the cursor parked (hidden) at the viewport's top-left corner after it.
+    fn write(&mut self, mut bytes: Vec<u8>) -> std::io::Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
+        move_to(&mut bytes, 0, self.area.y);
         self.out.write_all(SYNC_BEGIN)?;
-        self.out.write_all(bytes)?;
+        self.out.write_all(&bytes)?;
         self.out.write_all(SYNC_END)?;
         self.out.flush()?;
         self.written += (bytes.len() + SYNC_BEGIN.len() + SYNC_END.len()) as u64;
@@ -314,13 +303,9 @@ impl<W: Write> Screen<W> {
     }
 }
 
-/// Whether `buf` only moves the cursor to where it already is.
-fn only_moves(buf: &[u8], cursor: Option<Position>) -> bool {
-    let mut expected = Vec::new();
-    if let Some(p) = cursor {
-        move_to(&mut expected, p.x, p.y);
-    }
-    buf == expected.as_slice()
+/// `area` at the origin: the viewport's own coordinates.
+fn local(area: Rect) -> Rect {
+    Rect::new(0, 0, area.width, area.height)
 }
 
 /// `CUP`: move the cursor to a 0-based column and row.
@@ -477,8 +462,9 @@ mod tests {
         for i in 0..12 {
             t.commit(&[&format!("line {i}")]);
         }
-        t.parser.set_size(nz(6), nz(24));
-        t.screen.resize(24, 6).unwrap();
+        t.parser.set_size(nz(10), nz(24));
+        let cursor = t.parser.screen().cursor_position().0;
+        t.screen.resize(24, 10, Some(cursor)).unwrap();
         t.sync();
         t.draw(&["view", "status"]);
         let rows = t.all_rows();

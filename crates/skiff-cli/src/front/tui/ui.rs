@@ -91,8 +91,6 @@ pub enum Overlay {
 
 /// The UI's state.
 pub struct Ui {
-    /// Colours on (not NO_COLOR).
-    pub color: bool,
     /// The screen's width.
     pub width: u16,
     view: View,
@@ -140,9 +138,8 @@ pub struct Ui {
 
 impl Ui {
     /// A UI `width` columns wide.
-    pub fn new(width: u16, color: bool, history: History) -> Self {
+    pub fn new(width: u16, history: History) -> Self {
         Self {
-            color,
             width,
             view: View::new(false),
             pieces: Vec::new(),
