@@ -4,6 +4,7 @@
 pub mod ansi;
 pub mod blocks;
 pub mod diff;
+pub mod live;
 pub mod markdown;
 pub mod output;
 pub mod render;

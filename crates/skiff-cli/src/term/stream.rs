@@ -7,9 +7,10 @@
 //! code block scrolls by as it streams.
 
 use ratatui_core::style::{Modifier, Style};
-use ratatui_core::text::{Line, Span};
+use ratatui_core::text::Line;
 
 use crate::term::blocks::{code_spans, render_markdown};
+use crate::term::live::LiveText;
 use crate::term::markdown::{CodeHighlighter, fence_of};
 
 /// An open code fence.
@@ -26,6 +27,11 @@ pub struct AnswerStream {
     width: usize,
     /// Text not committed yet (complete lines of an unfinished block, then the partial line).
     pending: String,
+    /// Where the first line not looked at yet starts in `pending` (complete lines before it
+    /// are not looked at again).
+    scanned: usize,
+    /// `pending` wrapped for the live view.
+    live: LiveText,
     fence: Option<Fence>,
     /// Something was committed: the next block is separated by a blank line.
     committed: bool,
@@ -37,6 +43,8 @@ impl AnswerStream {
         Self {
             width: width.max(8),
             pending: String::new(),
+            scanned: 0,
+            live: LiveText::new(width.max(8)),
             fence: None,
             committed: false,
         }
@@ -45,6 +53,8 @@ impl AnswerStream {
     /// The width lines are rendered to (a resize changes it for the blocks to come).
     pub fn set_width(&mut self, width: usize) {
         self.width = width.max(8);
+        self.live.set_width(self.width);
+        self.live.update(&self.pending);
     }
 
     /// Whether nothing is pending and nothing was committed.
@@ -53,21 +63,22 @@ impl AnswerStream {
     }
 
     /// The text shown live: what is not committed yet.
+    #[cfg(test)]
     pub fn tail(&self) -> &str {
         &self.pending
     }
 
-    /// Whether the live text is inside a code fence (shown without styling then).
-    pub fn in_code(&self) -> bool {
-        self.fence.is_some()
+    /// The last `max` rows of the text shown live, wrapped.
+    pub fn live_rows(&self, max: usize) -> Vec<Line<'static>> {
+        self.live.tail(max)
     }
 
     /// Add a delta; returns the lines it completes, to be committed.
     pub fn push(&mut self, delta: &str) -> Vec<Line<'static>> {
         self.pending.push_str(delta);
         let mut out = Vec::new();
-        // Look at complete lines only.
-        let mut start = 0;
+        // Look at the complete lines not looked at yet.
+        let mut start = self.scanned;
         let mut block_start = 0;
         while let Some(nl) = self.pending[start..].find('\n') {
             let end = start + nl + 1;
@@ -114,6 +125,11 @@ impl AnswerStream {
             start = end;
         }
         self.pending.drain(..block_start);
+        self.scanned = start - block_start;
+        if block_start > 0 {
+            self.live.reset();
+        }
+        self.live.update(&self.pending);
         out
     }
 
@@ -132,6 +148,8 @@ impl AnswerStream {
             self.commit_block(0, end, &mut out);
             self.pending.clear();
         }
+        self.scanned = 0;
+        self.live.reset();
         self.committed = false;
         out
     }
@@ -139,6 +157,8 @@ impl AnswerStream {
     /// Forget the pending text (a withdrawn answer) and start again.
     pub fn reset(&mut self) {
         self.pending.clear();
+        self.scanned = 0;
+        self.live.reset();
         self.fence = None;
         self.committed = false;
     }
@@ -175,21 +195,6 @@ fn dim() -> Style {
 fn strip_indent(line: &str, indent: usize) -> &str {
     let n = line.bytes().take(indent).take_while(|b| *b == b' ').count();
     line.get(n..).unwrap_or(line)
-}
-
-/// The live text as plain wrapped rows (the last `max` of them).
-pub fn tail_rows(text: &str, width: usize, max: usize) -> Vec<Line<'static>> {
-    let mut rows: Vec<Line<'static>> = Vec::new();
-    for l in text.split('\n') {
-        let line = Line::from(Span::raw(l.to_owned()));
-        rows.extend(crate::term::wrap::wrap_line(&line, width.max(1), &[]));
-    }
-    if text.ends_with('\n') {
-        rows.pop();
-    }
-    let skip = rows.len().saturating_sub(max);
-    rows.drain(..skip);
-    rows
 }
 
 #[cfg(test)]
@@ -245,11 +250,5 @@ mod tests {
             assert_eq!(texts(&out), whole, "chunks of {size}");
         }
         assert!(whole.iter().any(|l| l.starts_with("┌")), "{whole:?}");
-    }
-
-    #[test]
-    fn the_tail_shows_the_last_rows() {
-        let rows = tail_rows("aaa bbb ccc ddd", 4, 2);
-        assert_eq!(texts(&rows), ["ccc", "ddd"]);
     }
 }

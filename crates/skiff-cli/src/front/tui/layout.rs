@@ -11,7 +11,6 @@ use ratatui_core::style::{Color, Modifier, Style};
 use ratatui_core::text::{Line, Span};
 
 use super::ui::{Overlay, Ui, call_line, dim, todo_lines};
-use crate::term::stream::tail_rows;
 use crate::term::wrap::wrap_line;
 
 /// Spinner frames.
@@ -65,19 +64,16 @@ impl Ui {
     pub fn layout(&self, max_height: u16) -> Frame {
         let width = usize::from(self.width.max(1));
         let mut live: Vec<Line<'static>> = Vec::new();
-        if let Some((text, _)) = &self.thinking {
+        if self.thinking.is_some() {
             live.push(Line::styled("✻ Thinking…", dim()));
-            let rows = tail_rows(text, width.saturating_sub(2), 3);
+            let rows = self.thinking_rows(3);
             live.extend(rows.into_iter().map(|r| {
                 let mut spans = vec![Span::raw("  ")];
                 spans.extend(r.spans);
                 Line::from(spans).style(dim().add_modifier(Modifier::ITALIC))
             }));
         }
-        let (answer, _code) = self.live_answer();
-        if !answer.is_empty() {
-            live.extend(tail_rows(answer, width, usize::from(max_height)));
-        }
+        live.extend(self.answer_rows(usize::from(max_height)));
         for r in &self.running {
             let indent = if r.nested { "    " } else { "" };
             let dot = if self.frame.is_multiple_of(2) {

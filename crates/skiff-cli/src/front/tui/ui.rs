@@ -19,6 +19,7 @@ use super::history::{History, Search};
 use super::picker::Picker;
 use super::status::StatusInfo;
 use crate::term::diff::diff_lines;
+use crate::term::live::LiveText;
 use crate::term::stream::AnswerStream;
 use crate::term::view::{Piece, TodoLine, View, result_error};
 
@@ -96,8 +97,10 @@ pub struct Ui {
     view: View,
     pieces: Vec<Piece>,
     stream: AnswerStream,
-    /// The thinking being streamed.
+    /// The thinking being streamed, and since when.
     pub thinking: Option<(String, Instant)>,
+    /// The thinking wrapped for the live view.
+    thinking_live: LiveText,
     /// Thinking is committed in full (Ctrl-O), not folded to one line.
     pub show_thinking: bool,
     /// Tool calls running.
@@ -145,6 +148,7 @@ impl Ui {
             pieces: Vec::new(),
             stream: AnswerStream::new(usize::from(width)),
             thinking: None,
+            thinking_live: LiveText::new(usize::from(width).saturating_sub(2)),
             show_thinking: false,
             running: Vec::new(),
             commit: Vec::new(),
@@ -170,6 +174,11 @@ impl Ui {
     pub fn resize(&mut self, width: u16) {
         self.width = width;
         self.stream.set_width(usize::from(width));
+        self.thinking_live
+            .set_width(usize::from(width).saturating_sub(2));
+        if let Some((text, _)) = &self.thinking {
+            self.thinking_live.update(text);
+        }
         self.dirty = true;
     }
 
@@ -287,10 +296,11 @@ impl Ui {
                 if let Some(b) = &mut self.busy {
                     b.streamed += t.len();
                 }
-                self.thinking
-                    .get_or_insert_with(|| (String::new(), Instant::now()))
-                    .0
-                    .push_str(&t);
+                let (text, _) = self
+                    .thinking
+                    .get_or_insert_with(|| (String::new(), Instant::now()));
+                text.push_str(&t);
+                self.thinking_live.update(text);
             }
             Piece::Withdraw(_) => {
                 let shown = !self.stream.is_empty();
@@ -439,6 +449,7 @@ impl Ui {
         let Some((text, since)) = self.thinking.take() else {
             return;
         };
+        self.thinking_live.reset();
         let secs = since.elapsed().as_secs();
         if self.show_thinking {
             self.commit.push(Line::styled("✻ Thinking…", dim()));
@@ -502,15 +513,21 @@ impl Ui {
         }
     }
 
-    /// The live answer text (not committed yet) and whether it is code.
-    pub fn live_answer(&self) -> (&str, bool) {
-        (self.stream.tail(), self.stream.in_code())
+    /// The last `max` rows of the answer being streamed (not committed yet).
+    pub fn answer_rows(&self, max: usize) -> Vec<Line<'static>> {
+        self.stream.live_rows(max)
+    }
+
+    /// The last `max` rows of the thinking being streamed.
+    pub fn thinking_rows(&self, max: usize) -> Vec<Line<'static>> {
+        self.thinking_live.tail(max)
     }
 
     /// Forget the live state (a new conversation).
     pub fn reset_live(&mut self) {
         self.stream.reset();
         self.thinking = None;
+        self.thinking_live.reset();
         self.running.clear();
         self.todos.clear();
         self.view = View::new(false);
