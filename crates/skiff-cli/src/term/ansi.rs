@@ -3,7 +3,7 @@
 //! colours are left out and bold, dim, italic and reverse kept.
 
 use ratatui_core::style::{Color, Modifier, Style};
-use ratatui_core::text::Line;
+use ratatui_core::text::{Line, Span};
 
 /// A resolved style: what a cell shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,6 +117,142 @@ pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A line of text with SGR escape sequences (colours, bold…) as styled spans, as a
+/// `statusLine` command prints it; other escape sequences and control characters are dropped.
+pub fn parse_sgr(text: &str) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut style = Style::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            match c {
+                '\t' => current.push(' '),
+                c if c.is_control() => {}
+                c => current.push(c),
+            }
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters, then a final byte in @..~.
+            Some('[') => {
+                let mut params = String::new();
+                let mut last = None;
+                for p in chars.by_ref() {
+                    if ('@'..='~').contains(&p) {
+                        last = Some(p);
+                        break;
+                    }
+                    params.push(p);
+                }
+                if last == Some('m') {
+                    if !current.is_empty() {
+                        spans.push(Span::styled(std::mem::take(&mut current), style));
+                    }
+                    style = apply_sgr(style, &params);
+                }
+            }
+            // OSC (a title, a hyperlink): up to BEL or ESC \.
+            Some(']') => {
+                while let Some(p) = chars.next() {
+                    if p == '\x07' {
+                        break;
+                    }
+                    if p == '\x1b' {
+                        chars.next_if_eq(&'\\');
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !current.is_empty() {
+        spans.push(Span::styled(current, style));
+    }
+    Line::from(spans)
+}
+
+/// `style` after the SGR parameters `params` (`1;31`, `38;5;208`, `0`).
+fn apply_sgr(mut style: Style, params: &str) -> Style {
+    let codes: Vec<u32> = params
+        .split([';', ':'])
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    let mut i = 0;
+    while i < codes.len() {
+        let code = codes[i];
+        match code {
+            0 => style = Style::new(),
+            1 => style = style.add_modifier(Modifier::BOLD),
+            2 => style = style.add_modifier(Modifier::DIM),
+            3 => style = style.add_modifier(Modifier::ITALIC),
+            4 => style = style.add_modifier(Modifier::UNDERLINED),
+            7 => style = style.add_modifier(Modifier::REVERSED),
+            9 => style = style.add_modifier(Modifier::CROSSED_OUT),
+            22 => style = style.remove_modifier(Modifier::BOLD | Modifier::DIM),
+            23 => style = style.remove_modifier(Modifier::ITALIC),
+            24 => style = style.remove_modifier(Modifier::UNDERLINED),
+            27 => style = style.remove_modifier(Modifier::REVERSED),
+            29 => style = style.remove_modifier(Modifier::CROSSED_OUT),
+            30..=37 => style = style.fg(basic((code - 30) as u8, false)),
+            90..=97 => style = style.fg(basic((code - 90) as u8, true)),
+            39 => style = style.fg(Color::Reset),
+            40..=47 => style = style.bg(basic((code - 40) as u8, false)),
+            100..=107 => style = style.bg(basic((code - 100) as u8, true)),
+            49 => style = style.bg(Color::Reset),
+            38 | 48 => {
+                let color = match codes.get(i + 1) {
+                    Some(5) => {
+                        let c = codes.get(i + 2).map(|n| Color::Indexed(*n as u8));
+                        i += 2;
+                        c
+                    }
+                    Some(2) => {
+                        let c = match (codes.get(i + 2), codes.get(i + 3), codes.get(i + 4)) {
+                            (Some(r), Some(g), Some(b)) => {
+                                Some(Color::Rgb(*r as u8, *g as u8, *b as u8))
+                            }
+                            _ => None,
+                        };
+                        i += 4;
+                        c
+                    }
+                    _ => None,
+                };
+                if let Some(c) = color {
+                    style = if code == 38 { style.fg(c) } else { style.bg(c) };
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    style
+}
+
+/// One of the 16 basic colours.
+fn basic(n: u8, bright: bool) -> Color {
+    match (n, bright) {
+        (0, false) => Color::Black,
+        (1, false) => Color::Red,
+        (2, false) => Color::Green,
+        (3, false) => Color::Yellow,
+        (4, false) => Color::Blue,
+        (5, false) => Color::Magenta,
+        (6, false) => Color::Cyan,
+        (7, false) => Color::Gray,
+        (0, true) => Color::DarkGray,
+        (1, true) => Color::LightRed,
+        (2, true) => Color::LightGreen,
+        (3, true) => Color::LightYellow,
+        (4, true) => Color::LightBlue,
+        (5, true) => Color::LightMagenta,
+        (6, true) => Color::LightCyan,
+        _ => Color::White,
+    }
+}
+
 /// `;38;…` (or `;48;…` for a background) for a colour.
 fn color_code(c: Color, bg: bool) -> String {
     let base = if bg { 40 } else { 30 };
@@ -147,7 +283,6 @@ fn color_code(c: Color, bg: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui_core::text::Span;
 
     #[test]
     fn styles_are_written_once_and_reset_at_the_end() {
@@ -167,5 +302,21 @@ mod tests {
     #[test]
     fn control_characters_are_neutralised() {
         assert_eq!(sanitize("a\x1b[2Jb\tc"), "a\u{fffd}[2Jb c");
+    }
+
+    #[test]
+    fn sgr_sequences_become_styles_and_the_rest_is_dropped() {
+        let line = parse_sgr(
+            "\x1b[1;32mgreen\x1b[0m plain \x1b[38;5;208morange\x1b[39m\x1b]8;;http://x\x07link\x1b]8;;\x07\x1b[2K\x07",
+        );
+        let texts: Vec<&str> = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(texts, ["green", " plain ", "orange", "link"]);
+        assert_eq!(
+            line.spans[0].style,
+            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD)
+        );
+        assert_eq!(line.spans[1].style, Style::new());
+        assert_eq!(line.spans[2].style.fg, Some(Color::Indexed(208)));
+        assert_eq!(line.spans[3].style.fg, Some(Color::Reset));
     }
 }

@@ -69,6 +69,8 @@ pub struct ApprovalMenu {
     selected: usize,
     /// Typing what to do instead (after choosing no).
     feedback: Option<Composer>,
+    /// The plan (markdown) of an ExitPlanMode request, rendered to the width it is shown at.
+    plan: Option<String>,
 }
 
 impl ApprovalMenu {
@@ -83,8 +85,7 @@ impl ApprovalMenu {
         let s = |k: &str| request.input.get(k).and_then(Value::as_str);
         let (title, body, options) = match kind {
             Kind::Plan => {
-                let plan = s("plan").unwrap_or("(no plan given)");
-                let body = crate::term::blocks::render_markdown(plan, 200);
+                let body = Vec::new();
                 (
                     "Ready to code? Here is the plan:".to_owned(),
                     body,
@@ -157,6 +158,7 @@ impl ApprovalMenu {
                 )
             }
         };
+        let plan = (kind == Kind::Plan).then(|| s("plan").unwrap_or("(no plan given)").to_owned());
         Self {
             id,
             request,
@@ -167,6 +169,7 @@ impl ApprovalMenu {
             options,
             selected: 0,
             feedback: None,
+            plan,
         }
     }
 
@@ -322,9 +325,10 @@ impl ApprovalMenu {
         }
     }
 
-    /// The menu's lines (before wrapping) and, while feedback is typed, the cursor (row,
-    /// column) in them.
+    /// The menu's rows, each fitting `cols` columns (long lines wrap inside the box), and,
+    /// while feedback is typed, the cursor (row, column) in them.
     pub fn lines(&self, cols: usize) -> (Vec<Line<'static>>, Option<(u16, u16)>) {
+        let inner = cols.saturating_sub(2).max(1);
         let mut out = vec![Line::from(vec![
             Span::styled("╭─ ", dim()),
             Span::styled(
@@ -332,26 +336,27 @@ impl ApprovalMenu {
                 Style::new().add_modifier(Modifier::BOLD),
             ),
         ])];
-        for l in &self.body {
-            let mut spans = vec![Span::styled("│ ", dim())];
-            spans.extend(l.spans.iter().cloned());
-            out.push(Line::from(spans));
+        let body = match &self.plan {
+            Some(plan) => crate::term::blocks::render_markdown(plan, inner),
+            None => self.body.clone(),
+        };
+        for l in &body {
+            boxed(&mut out, l, inner, "    ");
         }
         if self.kind == Kind::Tool && !self.request.reason.is_empty() {
-            out.push(Line::from(vec![
-                Span::styled("│ ", dim()),
-                Span::styled(self.request.reason.clone(), dim()),
-            ]));
+            boxed(
+                &mut out,
+                &Line::styled(self.request.reason.clone(), dim()),
+                inner,
+                "",
+            );
         }
         let question = match self.kind {
             Kind::Plan => "Would you like to proceed?",
             Kind::Network => "Allow the connection?",
             Kind::Tool => "Do you want to proceed?",
         };
-        out.push(Line::from(vec![
-            Span::styled("│ ", dim()),
-            Span::raw(question),
-        ]));
+        boxed(&mut out, &Line::from(question), inner, "");
         for (i, (_, label, key)) in self.options.iter().enumerate() {
             let selected = i == self.selected;
             let marker = if selected { "› " } else { "  " };
@@ -360,28 +365,41 @@ impl ApprovalMenu {
             } else {
                 Style::new()
             };
-            out.push(Line::from(vec![
-                Span::styled("│ ", dim()),
+            let line = Line::from(vec![
                 Span::raw(marker),
                 Span::styled(format!("{}. {label}", i + 1), style),
                 Span::styled(format!(" ({key})"), dim()),
-            ]));
+            ]);
+            boxed(&mut out, &line, inner, "     ");
         }
         let mut cursor = None;
         if let Some(fb) = &self.feedback {
-            out.push(Line::from(vec![
-                Span::styled("│ ", dim()),
-                Span::styled(
+            boxed(
+                &mut out,
+                &Line::styled(
                     "Tell skiff what to do instead (Enter sends, empty for just no):",
                     dim(),
                 ),
-            ]));
+                inner,
+                "",
+            );
             let (lines, (r, c)) = fb.lines(cols, Span::styled("│ › ", dim()));
             cursor = Some((u16::try_from(out.len()).unwrap_or(0) + r, c));
             out.extend(lines);
         }
         out.push(Line::styled("╰─ esc: no, and stop", dim()));
         (out, cursor)
+    }
+}
+
+/// `line` wrapped to `inner` columns (rows after the first indented by `indent`), each row
+/// after the box's left edge.
+fn boxed(out: &mut Vec<Line<'static>>, line: &Line<'static>, inner: usize, indent: &str) {
+    let indent = [Span::raw(indent.to_owned())];
+    for row in crate::term::wrap::wrap_line(line, inner, &indent) {
+        let mut spans = vec![Span::styled("│ ", dim())];
+        spans.extend(row.spans);
+        out.push(Line::from(spans));
     }
 }
 

@@ -100,6 +100,8 @@ impl Ui {
                 "Compacting the conversation".to_owned()
             } else if let Some(r) = self.running.last() {
                 format!("Running {}", r.name)
+            } else if self.answer_streaming() {
+                "Writing".to_owned()
             } else {
                 "Thinking".to_owned()
             };

@@ -83,51 +83,59 @@ impl StatusInfo {
     pub fn line(&self, cols: usize) -> Line<'static> {
         let dim = Style::new().add_modifier(Modifier::DIM);
         if let Some(custom) = &self.custom {
-            let text = skiff_config::sessions::one_line(custom, cols.saturating_sub(1).max(1));
-            return Line::from(Span::raw(text));
+            // Its colours kept; cut to the width.
+            let line = crate::term::ansi::parse_sgr(custom);
+            return crate::term::wrap::wrap_line(&line, cols.max(1), &[])
+                .into_iter()
+                .next()
+                .unwrap_or_default();
         }
         let (mode, color) = mode_label(self.mode);
         let mode_style = match color {
             Some(c) => Style::new().fg(c),
             None => dim,
         };
-        let mut parts: Vec<Span<'static>> = vec![Span::styled(mode.to_owned(), mode_style)];
-        let mut rest = vec![self.model.clone()];
+        // What is shown, in order, each with how much it matters (0 most): at narrow widths
+        // the least important parts go first, whole.
+        let mut items: Vec<(u8, String)> = vec![(4, self.model.clone())];
         if let Some(p) = self.context_percent() {
-            rest.push(format!("ctx {p}%"));
+            items.push((1, format!("ctx {p}%")));
         }
         if !self.local {
-            rest.push(format!("${:.2}", self.cost_usd));
+            items.push((3, format!("${:.2}", self.cost_usd)));
         }
         let bg = self.running_background();
         if bg > 0 {
-            rest.push(format!("{bg} background"));
+            items.push((2, format!("{bg} background")));
         }
-        for r in rest {
-            parts.push(Span::styled(" · ", dim));
-            parts.push(Span::styled(r, dim));
-        }
-        let used: usize = parts
-            .iter()
-            .map(|s| crate::term::wrap::width(&s.content))
-            .sum();
-        let hint = " · shift+tab to cycle";
-        if used + hint.len() <= cols {
-            parts.push(Span::styled(hint, dim));
-        }
-        // Too wide: cut (the mode stays first).
-        let mut out = Vec::new();
-        let mut room = cols;
-        for s in parts {
-            let w = crate::term::wrap::width(&s.content);
-            if w <= room {
-                room -= w;
-                out.push(s);
-            } else {
-                let cut: String = s.content.chars().take(room).collect();
-                out.push(Span::styled(cut, s.style));
+        items.push((5, "shift+tab to cycle".to_owned()));
+        let width = |items: &[(u8, String)]| {
+            crate::term::wrap::width(mode)
+                + items
+                    .iter()
+                    .map(|(_, t)| 3 + crate::term::wrap::width(t))
+                    .sum::<usize>()
+        };
+        while width(&items) > cols {
+            let Some(least) = items
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, (p, _))| *p)
+                .map(|(i, _)| i)
+            else {
                 break;
-            }
+            };
+            items.remove(least);
+        }
+        let mode: String = if crate::term::wrap::width(mode) > cols {
+            mode.chars().take(cols).collect()
+        } else {
+            mode.to_owned()
+        };
+        let mut out = vec![Span::styled(mode, mode_style)];
+        for (_, text) in items {
+            out.push(Span::styled(" · ", dim));
+            out.push(Span::styled(text, dim));
         }
         Line::from(out)
     }
@@ -204,8 +212,12 @@ pub async fn run_command(command: &str, input: Value, cwd: PathBuf) -> Option<St
         .ok()
         .flatten();
     let _ = child.start_kill();
-    let line = crate::term::ansi::sanitize(&line?).trim_end().to_owned();
-    (!line.is_empty()).then_some(line)
+    // Shown through `ansi::parse_sgr`: colours kept, other control sequences dropped.
+    let line = line?.trim_end().to_owned();
+    (!crate::term::wrap::plain(&crate::term::ansi::parse_sgr(&line))
+        .trim()
+        .is_empty())
+    .then_some(line)
 }
 
 #[cfg(test)]
@@ -228,6 +240,12 @@ mod tests {
             "⏵⏵ accept edits · claude-sonnet-4-5 · ctx 25% · $0.12 · shift+tab to cycle"
         );
         assert!(crate::term::wrap::line_width(&s.line(40)) <= 40);
+        assert_eq!(plain(&s.line(40)), "⏵⏵ accept edits · ctx 25% · $0.12");
+        let custom = StatusInfo {
+            custom: Some("\x1b[31mred\x1b[0m and plain, cut at the width".into()),
+            ..Default::default()
+        };
+        assert_eq!(plain(&custom.line(14)), "red and plain,");
         assert_eq!(
             next_mode(PermissionMode::Plan, false),
             PermissionMode::Default

@@ -518,6 +518,11 @@ impl Ui {
         self.stream.live_rows(max)
     }
 
+    /// Whether answer text is being streamed (not committed yet).
+    pub fn answer_streaming(&self) -> bool {
+        !self.stream.is_empty()
+    }
+
     /// The last `max` rows of the thinking being streamed.
     pub fn thinking_rows(&self, max: usize) -> Vec<Line<'static>> {
         self.thinking_live.tail(max)
