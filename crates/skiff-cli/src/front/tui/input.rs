@@ -209,6 +209,16 @@ impl Ui {
                 return vec![Intent::CycleMode];
             }
             KeyCode::Esc => return self.esc(),
+            // `!` first: shell mode (the `!` is the prompt); Backspace on nothing leaves it.
+            KeyCode::Char('!') if !ctrl && self.composer.is_empty() && !self.shell_mode => {
+                self.shell_mode = true;
+                self.overlay = Overlay::None;
+                return Vec::new();
+            }
+            KeyCode::Backspace if self.composer.is_empty() && self.shell_mode => {
+                self.shell_mode = false;
+                return Vec::new();
+            }
             KeyCode::Enter if !is_newline(&key) => {
                 // A line ending in `\` continues on the next.
                 if self.composer.text()[..self.composer.cursor()].ends_with('\\') {
@@ -246,8 +256,9 @@ impl Ui {
             self.overlay = Overlay::None;
             return Vec::new();
         }
-        if !self.composer.is_empty() {
+        if !self.composer.is_empty() || self.shell_mode {
             self.composer.clear();
+            self.shell_mode = false;
             return Vec::new();
         }
         if self.busy.is_some() {
@@ -265,6 +276,10 @@ impl Ui {
         if self.busy.is_some() {
             self.esc_at = None;
             return vec![Intent::Interrupt];
+        }
+        if self.shell_mode && self.composer.is_empty() {
+            self.shell_mode = false;
+            return Vec::new();
         }
         let double = self.esc_at.is_some_and(|t| t.elapsed() < DOUBLE_PRESS);
         if double {
@@ -287,9 +302,12 @@ impl Ui {
 
     fn submit(&mut self) -> Vec<Intent> {
         self.overlay = Overlay::None;
-        let text = self.composer.take();
+        let mut text = self.composer.take();
         if text.trim().is_empty() {
             return Vec::new();
+        }
+        if std::mem::take(&mut self.shell_mode) {
+            text.insert(0, '!');
         }
         self.history.add(&text);
         vec![Intent::Submit(text)]
@@ -327,13 +345,20 @@ impl Ui {
         let text = self.composer.text();
         if let Some(name) = text
             .strip_prefix('/')
+            .filter(|_| !self.shell_mode)
             .filter(|t| !t.contains(char::is_whitespace))
         {
             let name = name.to_lowercase();
             let mut items: Vec<(String, String)> = self
                 .commands
                 .iter()
-                .filter(|(usage, _)| usage[1..].to_lowercase().starts_with(&name))
+                .filter(|(usage, _)| {
+                    usage
+                        .get(1..)
+                        .unwrap_or("")
+                        .to_lowercase()
+                        .starts_with(&name)
+                })
                 .cloned()
                 .collect();
             if items.is_empty() {

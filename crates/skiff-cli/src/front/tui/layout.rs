@@ -178,7 +178,7 @@ impl Ui {
                 fixed.extend(rows);
             }
             Overlay::Menu(_) | Overlay::None => {
-                let shell = self.composer.text().starts_with('!');
+                let shell = self.shell_mode;
                 let rule_style = if shell {
                     Style::new().fg(Color::Magenta)
                 } else {
@@ -196,7 +196,9 @@ impl Ui {
                 let (lines, (r, c)) = self.composer.lines(width, prompt);
                 cursor = Some((fixed.len() + usize::from(r), c));
                 if self.composer.is_empty() {
-                    let hint = if self.busy.is_some() {
+                    let hint = if shell {
+                        "a shell command (backspace leaves shell mode)"
+                    } else if self.busy.is_some() {
                         "type to queue a message"
                     } else {
                         "/ for commands · @ for files · ! for shell"

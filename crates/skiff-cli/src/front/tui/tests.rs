@@ -348,3 +348,26 @@ fn a_large_paste_is_one_block() {
     r.ui.paste(&"fn x() {}\n".repeat(40));
     insta::assert_snapshot!(r.screen(10));
 }
+
+#[test]
+fn bang_first_is_shell_mode() {
+    let mut r = Rig::new(60);
+    r.typed("!ls -la");
+    assert!(r.ui.shell_mode);
+    assert_eq!(r.ui.composer.text(), "ls -la");
+    insta::assert_snapshot!(r.screen(20));
+    let intents = r.key(KeyCode::Enter, KeyModifiers::NONE);
+    assert!(
+        matches!(intents.as_slice(), [Intent::Submit(s)] if s == "!ls -la"),
+        "{intents:?}"
+    );
+    assert!(!r.ui.shell_mode);
+    // Backspace on nothing leaves shell mode; a `!` later in a prompt is just text.
+    r.typed("!");
+    assert!(r.ui.shell_mode);
+    r.key(KeyCode::Backspace, KeyModifiers::NONE);
+    assert!(!r.ui.shell_mode);
+    r.typed("hi!");
+    assert_eq!(r.ui.composer.text(), "hi!");
+    assert!(!r.ui.shell_mode);
+}

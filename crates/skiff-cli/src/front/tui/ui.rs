@@ -113,6 +113,8 @@ pub struct Ui {
     pub queued: VecDeque<String>,
     /// What is typed.
     pub composer: Composer,
+    /// `!` was typed first: what is typed is a shell command.
+    pub shell_mode: bool,
     /// Prompt history.
     pub history: History,
     /// Menus, approvals, pickers.
@@ -155,6 +157,7 @@ impl Ui {
             busy: None,
             queued: VecDeque::new(),
             composer: Composer::default(),
+            shell_mode: false,
             history,
             overlay: Overlay::None,
             status: StatusInfo::default(),
