@@ -3,6 +3,10 @@
 pseudo-terminal (this script answers its cursor and device queries as a terminal would)
 against a tiny Anthropic-style SSE server here that sends each answer delta when told to.
 
+What skiff writes is fed to a terminal emulator (pyte: `pip install pyte`), so "on screen"
+means on the emulated screen (the UI writes only the cells that change, so a word is not
+always written whole).
+
 Prints figures only (no pass/fail):
   * idle CPU: CPU time skiff uses over IDLE_S seconds with the UI open and nothing changing,
     and the bytes it writes meanwhile (both should be 0);
@@ -29,6 +33,11 @@ import sys
 import tempfile
 import threading
 import time
+
+try:
+    import pyte
+except ImportError:
+    raise SystemExit("bench/tui.py needs pyte (a terminal emulator): pip install pyte")
 
 TURNS = int(os.environ.get("TURNS", "500"))
 IDLE_S = float(os.environ.get("IDLE_S", "5"))
@@ -112,6 +121,8 @@ class Term:
         self.lock = threading.Lock()
         self.seen = {}  # marker -> time first seen
         self.watch = []
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
         threading.Thread(target=self.read, daemon=True).start()
 
     def read(self):
@@ -127,17 +138,19 @@ class Term:
                 return
             now = time.perf_counter()
             with self.lock:
-                start = max(0, len(self.out) - 64)
                 self.out += data
                 # Terminal queries: cursor position, device attributes.
                 if b"\x1b[6n" in data:
-                    os.write(self.fd, f"\x1b[{ROWS};1R".encode())
+                    os.write(self.fd, f"\x1b[{self.screen.cursor.y + 1};1R".encode())
                 if b"\x1b[c" in data:
                     os.write(self.fd, b"\x1b[?62c")
-                tail = bytes(self.out[start:])
-                for m in self.watch:
-                    if m not in self.seen and m.encode() in tail:
-                        self.seen[m] = now
+                self.stream.feed(data)
+                pending = [m for m in self.watch if m not in self.seen]
+                if pending:
+                    shown = "\n".join(self.screen.display)
+                    for m in pending:
+                        if f"{m} " in shown or shown.endswith(m):
+                            self.seen[m] = now
 
     def send(self, text):
         os.write(self.fd, text.encode())
@@ -215,6 +228,9 @@ def main():
         t.wait("end-of-stream", since=start)
         streamed = sum(len(c) for c, _, _ in chunks)
         written = t.size() - start
+        if os.environ.get("DUMP"):
+            with open(os.environ["DUMP"], "wb") as f:
+                f.write(bytes(t.out[start:]))
         lat = sorted((t.seen[m] - MODEL.sent[m]) * 1000 for m in t.watch
                      if m in t.seen and m in MODEL.sent)
         if lat:

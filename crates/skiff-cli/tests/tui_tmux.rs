@@ -38,6 +38,8 @@ fn tmux_available() -> bool {
 /// skiff running in a pane of a private tmux server.
 struct Pane {
     socket: PathBuf,
+    /// skiff's home (its log, shown when a test fails).
+    home: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -61,6 +63,10 @@ impl Pane {
             format!("ANTHROPIC_BASE_URL={url}"),
             // Approvals are under test; the sandbox has its own tests.
             "SKIFF_SANDBOX=off".to_owned(),
+            format!(
+                "SKIFF_LOG={}",
+                std::env::var("SKIFF_LOG").unwrap_or_default()
+            ),
             env!("CARGO_BIN_EXE_skiff").to_owned(),
         ];
         command.extend(args.iter().map(|a| (*a).to_owned()));
@@ -82,7 +88,11 @@ impl Pane {
             .status()
             .unwrap();
         assert!(status.success(), "tmux new-session failed");
-        Self { socket, _dir: dir }
+        Self {
+            socket,
+            home: home.to_path_buf(),
+            _dir: dir,
+        }
     }
 
     fn tmux(&self, args: &[&str]) -> String {
@@ -149,10 +159,11 @@ impl Pane {
             "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
         ]);
         // tmux marks the pane dead when its terminal closes, and knows the exit status once
-        // it has reaped the process: a dead pane without a status yet is still waited for.
+        // it has reaped the process (which can take it long): until then the status is read
+        // from the exited process itself.
         let mut parts = out.trim().split(':');
         if parts.next() != Some("1") {
-            return None;
+            return self.zombie_status();
         }
         match (parts.next(), parts.next()) {
             (Some(status), _) if !status.is_empty() => status.parse().ok(),
@@ -162,8 +173,39 @@ impl Pane {
                     self.everything()
                 )
             }
-            _ => None,
+            _ => self.zombie_status(),
         }
+    }
+
+    /// The exit status of skiff when it has exited but tmux has not reaped it yet (seen to
+    /// take tmux more than 30 s on a loaded machine): a zombie's status is in its `stat`.
+    fn zombie_status(&self) -> Option<i32> {
+        let pid = self.tmux(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).ok()?;
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        // Field 3 is the state; field 52, the exit code as waitpid reports it.
+        if fields.first() != Some(&"Z") {
+            return None;
+        }
+        let raw: i32 = fields.last()?.parse().ok()?;
+        if raw & 0x7f != 0 {
+            panic!(
+                "skiff was killed by signal {}:\n{}",
+                raw & 0x7f,
+                self.everything()
+            );
+        }
+        Some((raw >> 8) & 0xff)
+    }
+
+    /// skiff's log (with `SKIFF_LOG` set for the test run).
+    fn log(&self) -> String {
+        let dir = self.home.join(".skiff/logs");
+        let mut out = String::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            out.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        out
     }
 
     fn wait_exit(&self) -> i32 {
@@ -173,7 +215,11 @@ impl Pane {
                 return code;
             }
             if start.elapsed() > WAIT {
-                panic!("skiff did not exit; the screen:\n{}", self.screen());
+                panic!(
+                    "skiff did not exit; the screen:\n{}\n---\nits log:\n{}",
+                    self.screen(),
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(40));
         }
@@ -488,7 +534,10 @@ async fn esc_esc_rewinds_the_conversation_and_the_files() {
         p.wait_for("changed it to two");
         assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "two\n");
         p.wait("the turn to end", |s| !s.contains("esc to interrupt"));
+        // Two presses as a hand makes them: the second once the first has been seen (two
+        // Escs in one read of the terminal are one key to crossterm).
         p.keys(&["Escape"]);
+        p.wait_for("Esc again to rewind");
         p.keys(&["Escape"]);
         p.wait_for("Rewind the conversation");
         // The newest message is selected: go back to before it.

@@ -258,6 +258,7 @@ impl<W: Write> App<W> {
         let ev = match ev {
             Input::Term(ev) => ev,
             Input::Resized { cols, rows, cursor } => {
+                tracing::debug!(cols, rows, ?cursor, "resized");
                 if let Err(e) = self.screen.resize(cols, rows, cursor) {
                     tracing::warn!(error = %e, "cannot redraw after a resize");
                 }

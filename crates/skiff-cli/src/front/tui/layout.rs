@@ -200,8 +200,10 @@ impl Ui {
                         "a shell command (backspace leaves shell mode)"
                     } else if self.busy.is_some() {
                         "type to queue a message"
-                    } else {
+                    } else if width >= 50 {
                         "/ for commands · @ for files · ! for shell"
+                    } else {
+                        "/ commands · @ files · ! shell"
                     };
                     let mut l = lines.into_iter().next().unwrap_or_default();
                     if width > 30 {

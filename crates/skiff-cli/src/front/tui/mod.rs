@@ -14,6 +14,7 @@ mod history;
 mod input;
 mod keys;
 mod layout;
+mod moves;
 mod picker;
 mod recap;
 mod screen;

@@ -21,6 +21,7 @@ use ratatui_core::layout::{Position, Rect};
 use ratatui_core::style::{Color, Modifier};
 use ratatui_core::text::Line;
 
+use super::moves;
 use crate::term::ansi::{Painter, Pen};
 
 /// Begin / end a synchronized update (terminals that do not know it ignore it).
@@ -189,8 +190,9 @@ impl<W: Write> Screen<W> {
     }
 
     /// Draw a frame `height` rows high: `render` fills the buffer (the viewport's, its area at
-    /// 0,0) and says where the composer's cursor is (drawn reversed; None: no cursor). Only the
-    /// cells that changed are written.
+    /// 0,0) and says where the composer's cursor is (drawn reversed; None: no cursor). Rows
+    /// that moved are moved on the terminal (see [`super::moves`]), then only the cells that
+    /// changed are written.
     pub fn draw(
         &mut self,
         height: u16,
@@ -198,8 +200,7 @@ impl<W: Write> Screen<W> {
     ) -> std::io::Result<()> {
         let height = height.clamp(1, self.max_height());
         let mut buf = Vec::new();
-        self.fit(height, &mut buf);
-        let mut next = Buffer::empty(local(self.area));
+        let mut next = Buffer::empty(Rect::new(0, 0, self.cols, height));
         let cursor = render(&mut next).filter(|p| next.area.contains(*p));
         if let Some(cell) = cursor.and_then(|p| next.cell_mut(p)) {
             if cell.symbol().is_empty() {
@@ -207,22 +208,44 @@ impl<W: Write> Screen<W> {
             }
             cell.modifier.insert(Modifier::REVERSED);
         }
+        self.fit(&next, &mut buf);
+        // Text scrolling inside the viewport: scroll that band (never from the screen's top
+        // row, whose lines would go to the scrollback).
+        if let Some(shift) =
+            moves::best_shift(&self.shown, &next).filter(|s| self.area.y + s.top > 0)
+        {
+            let top = self.area.y + shift.top;
+            let bottom = self.area.y + shift.bottom + shift.by;
+            set_region(&mut buf, top, bottom);
+            move_to(&mut buf, 0, bottom - 1);
+            buf.extend(std::iter::repeat_n(b'\n', usize::from(shift.by)));
+            buf.extend_from_slice(b"\x1b[r");
+            self.shown = moves::shifted(&self.shown, shift);
+        }
         let top = self.area.y;
         let mut painter = Painter::new(self.color);
         let mut at: Option<(u16, u16)> = None;
         for (x, y, cell) in self.shown.diff(&next) {
             let y = y + top;
-            if at != Some((x, y)) {
-                move_to(&mut buf, x, y);
+            match at {
+                Some((ax, ay)) if ay == y && ax == x => {}
+                // A short gap of unchanged cells: written again, cheaper than moving.
+                Some((ax, ay)) if ay == y && ax < x && x - ax <= 4 => {
+                    for gx in ax..x {
+                        if let Some(c) = next.cell((gx, y - top)) {
+                            if c.symbol().is_empty() {
+                                continue;
+                            }
+                            painter.set(&mut buf, pen(c));
+                            buf.extend_from_slice(
+                                crate::term::ansi::sanitize(c.symbol()).as_bytes(),
+                            );
+                        }
+                    }
+                }
+                _ => move_to(&mut buf, x, y),
             }
-            painter.set(
-                &mut buf,
-                Pen {
-                    fg: Some(cell.fg).filter(|c| *c != Color::Reset),
-                    bg: Some(cell.bg).filter(|c| *c != Color::Reset),
-                    modifier: cell.modifier,
-                },
-            );
+            painter.set(&mut buf, pen(cell));
             let symbol = crate::term::ansi::sanitize(cell.symbol());
             buf.extend_from_slice(symbol.as_bytes());
             let w = u16::try_from(crate::term::wrap::width(&symbol).max(1)).unwrap_or(1);
@@ -233,47 +256,61 @@ impl<W: Write> Screen<W> {
         self.write(buf)
     }
 
-    /// Make the viewport `height` rows high, scrolling the screen when it grows past the
-    /// bottom and clearing the rows it leaves when it shrinks.
-    fn fit(&mut self, height: u16, buf: &mut Vec<u8>) {
+    /// Make the viewport as high as `next`: rows are inserted where it grew (scrolling the
+    /// lines above it into the scrollback when there is no room below) or deleted where it
+    /// shrank, so that the rows kept line up with `next`.
+    fn fit(&mut self, next: &Buffer, buf: &mut Vec<u8>) {
         let old = self.area;
+        let height = next.area.height;
         if old.height == height && old.width == self.cols {
             return;
         }
-        let mut area = Rect::new(0, old.y, self.cols, height);
-        if area.bottom() > self.rows {
-            // Scroll the whole screen up: the lines above the viewport go to the scrollback
-            // and the viewport's rows move up with them.
-            let up = area.bottom() - self.rows;
-            move_to(buf, 0, self.rows - 1);
-            for _ in 0..up {
-                buf.push(b'\n');
+        if old.width != self.cols || old.height == 0 {
+            // Nothing to keep: place it (scrolling the screen if it goes past the bottom) and
+            // clear it.
+            let mut area = Rect::new(0, old.y, self.cols, height);
+            if area.bottom() > self.rows {
+                let up = area.bottom() - self.rows;
+                move_to(buf, 0, self.rows - 1);
+                buf.extend(std::iter::repeat_n(b'\n', usize::from(up)));
+                area.y -= up;
             }
-            area.y -= up;
-        }
-        if area.height < old.height {
-            move_to(buf, 0, area.bottom());
-            buf.extend_from_slice(b"\x1b[J");
-        }
-        // What the terminal shows now in the new area: the old rows, which moved with it when
-        // the screen scrolled (so in the viewport's coordinates they stay where they were).
-        let mut shown = Buffer::empty(local(area));
-        if old.width == area.width {
-            for row in 0..area.height.min(old.height) {
-                for col in 0..area.width {
-                    if let (Some(src), Some(dst)) =
-                        (self.shown.cell((col, row)), shown.cell_mut((col, row)))
-                    {
-                        *dst = src.clone();
-                    }
-                }
-            }
-        } else {
             move_to(buf, 0, area.y);
             buf.extend_from_slice(b"\x1b[J");
+            self.area = area;
+            self.shown = Buffer::empty(local(area));
+            return;
         }
-        self.area = area;
-        self.shown = shown;
+        if height > old.height {
+            let d = height - old.height;
+            let k = moves::best_insert(&self.shown, next);
+            let room = self.rows.saturating_sub(old.bottom());
+            let down = d.min(room);
+            let up = d - down;
+            if down > 0 {
+                // IL: the rows from k move down into the empty rows below the viewport.
+                move_to(buf, 0, old.y + k);
+                buf.extend_from_slice(format!("\x1b[{down}L").as_bytes());
+            }
+            if up > 0 {
+                // The rows above k (the scrollback's last lines, then the viewport's first
+                // rows) move up; the top ones go to the scrollback.
+                set_region(buf, 0, old.y + k);
+                move_to(buf, 0, old.y + k - 1);
+                buf.extend(std::iter::repeat_n(b'\n', usize::from(up)));
+                buf.extend_from_slice(b"\x1b[r");
+            }
+            self.area = Rect::new(0, old.y - up, self.cols, height);
+            self.shown = moves::inserted(&self.shown, k, d);
+        } else {
+            let d = old.height - height;
+            let k = moves::best_delete(&self.shown, next);
+            // DL: the rows below move up; blank rows come in at the bottom of the screen.
+            move_to(buf, 0, old.y + k);
+            buf.extend_from_slice(format!("\x1b[{d}M").as_bytes());
+            self.area = Rect::new(0, old.y, self.cols, height);
+            self.shown = moves::deleted(&self.shown, k, d);
+        }
     }
 
     /// Leave the terminal clean: the viewport cleared, the cursor shown where it starts.
@@ -294,12 +331,25 @@ impl<W: Write> Screen<W> {
             return Ok(());
         }
         move_to(&mut bytes, 0, self.area.y);
-        self.out.write_all(SYNC_BEGIN)?;
-        self.out.write_all(&bytes)?;
-        self.out.write_all(SYNC_END)?;
+        // One write: another thread's query of the cursor (after a resize) lands before or
+        // after an update, never inside it, so it finds the cursor parked.
+        let mut all = Vec::with_capacity(bytes.len() + SYNC_BEGIN.len() + SYNC_END.len());
+        all.extend_from_slice(SYNC_BEGIN);
+        all.extend_from_slice(&bytes);
+        all.extend_from_slice(SYNC_END);
+        self.out.write_all(&all)?;
         self.out.flush()?;
-        self.written += (bytes.len() + SYNC_BEGIN.len() + SYNC_END.len()) as u64;
+        self.written += all.len() as u64;
         Ok(())
+    }
+}
+
+/// The pen a cell is drawn with.
+fn pen(cell: &ratatui_core::buffer::Cell) -> Pen {
+    Pen {
+        fg: Some(cell.fg).filter(|c| *c != Color::Reset),
+        bg: Some(cell.bg).filter(|c| *c != Color::Reset),
+        modifier: cell.modifier,
     }
 }
 
@@ -472,5 +522,68 @@ mod tests {
         assert_eq!(lines.len(), 12, "{rows:?}");
         let n = rows.len();
         assert_eq!(rows[n - 1], "status");
+    }
+
+    /// The screen's rows where the viewport is.
+    fn viewport_rows(t: &Term) -> Vec<String> {
+        let area = t.screen.area;
+        t.parser
+            .screen()
+            .rows(0, 200)
+            .skip(usize::from(area.y))
+            .take(usize::from(area.height))
+            .map(|r| r.trim_end().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn streaming_turns_show_every_frame_and_commit_every_line_once() {
+        for (cols, rows, top) in [(30, 12, 0), (30, 12, 9), (16, 6, 3)] {
+            let mut t = Term::new(cols, rows, top);
+            let mut committed = Vec::new();
+            let mut written = Vec::new();
+            for turn in 0..6 {
+                let mut live: Vec<String> = Vec::new();
+                // The answer grows row by row, past the viewport's height, then is committed.
+                for i in 0..(3 + turn * 3) {
+                    live.push(format!("t{turn} row {i}"));
+                    let max = usize::from(t.screen.max_height());
+                    let fixed = ["", "─── composer", "status line"];
+                    let room = max.saturating_sub(fixed.len() + 1);
+                    let start = live.len().saturating_sub(room);
+                    let mut frame: Vec<&str> = live[start..].iter().map(String::as_str).collect();
+                    let spinner = format!("spinner {i}");
+                    frame.push(&spinner);
+                    frame.extend(fixed);
+                    t.draw(&frame);
+                    assert_eq!(
+                        viewport_rows(&t),
+                        frame,
+                        "{cols}x{rows}, turn {turn}, row {i}"
+                    );
+                    written.push(t.screen.written());
+                }
+                let lines: Vec<&str> = live.iter().map(String::as_str).collect();
+                t.commit(&lines);
+                committed.extend(live.clone());
+                t.draw(&["", "─── composer", "status line"]);
+                assert_eq!(viewport_rows(&t), ["", "─── composer", "status line"]);
+            }
+            let per_frame: Vec<u64> = written.windows(2).map(|w| w[1] - w[0]).collect();
+            // Rows moved, not written again: a new row costs about itself (the frames after a
+            // commit, once per turn, draw the rows of the new turn's first frame).
+            let big = per_frame
+                .iter()
+                .filter(|b| **b > 4 * u64::from(cols))
+                .count();
+            assert!(big <= 6, "{cols}x{rows}: {per_frame:?}");
+            let all = t.all_rows();
+            let found: Vec<&String> = all.iter().filter(|r| r.starts_with('t')).collect();
+            assert_eq!(
+                found,
+                committed.iter().collect::<Vec<_>>(),
+                "{cols}x{rows}: {all:?}"
+            );
+        }
     }
 }

@@ -465,7 +465,10 @@ impl Ui {
         } else {
             let lines = text.lines().count();
             self.commit.push(Line::styled(
-                format!("✻ Thought for {secs}s ({lines} lines; ctrl+o shows thinking)"),
+                format!(
+                    "✻ Thought for {secs}s ({lines} line{}; ctrl+o shows thinking)",
+                    if lines == 1 { "" } else { "s" }
+                ),
                 dim(),
             ));
         }
