@@ -462,7 +462,95 @@ pub struct Args {
     pub default_max_turns: Option<u32>,
 }
 
+/// Flags that Claude Code's clients (the Agent SDKs, editors' launchers) pass and skiff
+/// deliberately ignores, and whether each takes a value: they are accepted with a warning. Any
+/// other unknown flag is an error (exit 2, naming the closest flag skiff has). The README lists
+/// them under "Flags skiff ignores".
+pub const IGNORED_FLAGS: &[(&str, bool)] = &[
+    ("--agent", true),
+    ("--allow-dangerously-skip-permissions", false),
+    ("--await-initialize", false),
+    ("--channels", true),
+    ("--debug-file", true),
+    ("--debug-to-stderr", false),
+    ("--effort", true),
+    ("--include-hook-events", false),
+    ("--initialize-fields", true),
+    ("--managed-settings", true),
+    ("--managed-settings-in-initialize", false),
+    ("--permission-prompts", true),
+    ("--plugin-dir-no-mcp", true),
+    ("--project-config-root", true),
+    ("--resume-drops-turn", true),
+    ("--resume-session-at", true),
+    ("--session-mirror", false),
+    ("--task-budget", true),
+    ("--thinking", true),
+    ("--thinking-display", true),
+];
+
+/// Flags skiff parses (so that their values are never taken for a prompt) but does not act on:
+/// they warn too. Part of the same documented list.
+pub const PARSED_BUT_IGNORED: &[&str] = &[
+    "--betas",
+    "--fallback-model",
+    "--json-schema",
+    "--max-thinking-tokens",
+    "--plugin-dir",
+];
+
 impl Args {
+    /// Parse a command line: the flags of [`IGNORED_FLAGS`] (with their values) are removed with
+    /// a warning each; any other unknown flag is an error. Returns the arguments and the
+    /// warnings to print.
+    pub fn parse_command_line(
+        mut argv: Vec<std::ffi::OsString>,
+    ) -> Result<(Self, Vec<String>), clap::Error> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let mut warnings = Vec::new();
+        loop {
+            let e = match Self::try_parse_from(&argv) {
+                Ok(args) => {
+                    for flag in PARSED_BUT_IGNORED {
+                        let given = argv.iter().any(|a| {
+                            let a = a.to_string_lossy();
+                            a == *flag || a.starts_with(&format!("{flag}="))
+                        });
+                        if given {
+                            warnings.push(ignored_warning(flag));
+                        }
+                    }
+                    return Ok((args, warnings));
+                }
+                Err(e) => e,
+            };
+            if e.kind() != ErrorKind::UnknownArgument {
+                return Err(e);
+            }
+            let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg).cloned() else {
+                return Err(e);
+            };
+            let name = flag.split('=').next().unwrap_or(&flag).to_owned();
+            let Some((_, takes_value)) = IGNORED_FLAGS.iter().find(|(f, _)| *f == name) else {
+                return Err(closest_flag(e, &name));
+            };
+            let Some(at) = argv.iter().position(|a| {
+                let a = a.to_string_lossy();
+                a == name.as_str() || a.starts_with(&format!("{name}="))
+            }) else {
+                return Err(e);
+            };
+            let attached = argv[at].to_string_lossy().contains('=');
+            let n = if *takes_value && !attached && at + 1 < argv.len() {
+                2
+            } else {
+                1
+            };
+            argv.drain(at..at + n);
+            warnings.push(ignored_warning(&name));
+        }
+    }
+
     /// `skiff config FLAGS…`: the command line with the `config` token removed, so the flags
     /// after it parse as they would for a run. `raw` is the whole command line and the last
     /// `n` words are the flags clap left to `config`.
@@ -510,6 +598,57 @@ impl Args {
 }
 
 /// Split on commas and whitespace outside parentheses.
+fn ignored_warning(flag: &str) -> String {
+    format!("Warning: skiff ignores {flag} (a Claude Code option it does not support)")
+}
+
+/// The error for an unknown flag, naming the flag of skiff's closest to it when clap has not.
+fn closest_flag(e: clap::Error, given: &str) -> clap::Error {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue};
+    if e.get(ContextKind::SuggestedArg).is_some() || !given.starts_with("--") {
+        return e;
+    }
+    let cmd = Args::command();
+    let closest = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(|a| a.get_long())
+        .map(|long| (edit_distance(&given[2..], long), long))
+        .min();
+    let Some((distance, long)) = closest else {
+        return e;
+    };
+    if distance > given.len() / 2 + 2 {
+        return e;
+    }
+    let mut err = clap::Error::new(clap::error::ErrorKind::UnknownArgument).with_cmd(&cmd);
+    err.insert(
+        ContextKind::InvalidArg,
+        ContextValue::String(given.to_owned()),
+    );
+    err.insert(
+        ContextKind::SuggestedArg,
+        ContextValue::String(format!("--{long}")),
+    );
+    err
+}
+
+/// Levenshtein distance (small strings only).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 pub fn split_rules(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -566,6 +705,62 @@ mod tests {
         assert!(again.command.is_none() && again.prompt.is_none());
         assert_eq!(again.model.as_deref(), Some("opus"));
         assert_eq!(again.cwd.as_deref(), Some(std::path::Path::new("/x")));
+    }
+
+    fn line(args: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("skiff")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    #[test]
+    fn unknown_flags_are_errors_naming_the_closest_one() {
+        use clap::error::{ContextKind, ErrorKind};
+        for (given, closest) in [
+            ("--permision-mode=plan", "--permission-mode"),
+            ("--permission-mod", "--permission-mode"),
+            ("--modle", "--model"),
+            ("--max-turn", "--max-turns"),
+        ] {
+            let e = Args::parse_command_line(line(&["-p", "x", given])).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::UnknownArgument, "{given}");
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.get(ContextKind::SuggestedArg).map(ToString::to_string),
+                Some(closest.to_owned()),
+                "{given}"
+            );
+        }
+        assert!(Args::parse_command_line(line(&["--zzzzzzzzzzzz"])).is_err());
+    }
+
+    #[test]
+    fn the_ignored_flags_of_claude_codes_clients_warn() {
+        let (args, warnings) = Args::parse_command_line(line(&[
+            "-p",
+            "--effort",
+            "high",
+            "--thinking=adaptive",
+            "--include-hook-events",
+            "--betas",
+            "b1",
+            "--permission-mode",
+            "plan",
+            "hello",
+        ]))
+        .unwrap();
+        assert_eq!(args.prompt.as_deref(), Some("hello"));
+        assert_eq!(args.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        for flag in ["--effort", "--thinking", "--include-hook-events", "--betas"] {
+            assert!(
+                warnings.iter().any(|w| w.contains(flag)),
+                "{flag}: {warnings:?}"
+            );
+        }
+        let (_, warnings) = Args::parse_command_line(line(&["-p", "hi"])).unwrap();
+        assert!(warnings.is_empty());
     }
 
     #[test]

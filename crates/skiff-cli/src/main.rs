@@ -94,41 +94,19 @@ fn main() -> ExitCode {
     report(outcome)
 }
 
-/// Parse the command line; flags skiff does not know are dropped with one warning each (the
-/// Agent SDKs pass the flags of newer `claude` versions). When the SDK's stream-json input is
-/// in use, a value after an unknown flag goes with it (there is no positional prompt then).
-fn parse_tolerant(mut argv: Vec<std::ffi::OsString>) -> Args {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let sdk = argv.iter().any(|a| a == "--input-format");
-    for _ in 0..32 {
-        let e = match Args::try_parse_from(&argv) {
-            Ok(args) => return args,
-            Err(e) => e,
-        };
-        if e.kind() != ErrorKind::UnknownArgument {
-            e.exit();
+/// Parse the command line: the flags Claude Code's clients pass that skiff ignores
+/// ([`args::IGNORED_FLAGS`]) warn; any other unknown flag exits with status 2, naming the
+/// closest flag.
+fn parse_tolerant(argv: Vec<std::ffi::OsString>) -> Args {
+    match Args::parse_command_line(argv) {
+        Ok((args, warnings)) => {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            args
         }
-        let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg).cloned() else {
-            e.exit();
-        };
-        let Some(at) = argv.iter().position(|a| {
-            let a = a.to_string_lossy();
-            a == flag.as_str() || a.starts_with(&format!("{flag}="))
-        }) else {
-            e.exit();
-        };
-        if !flag.starts_with("--") {
-            e.exit();
-        }
-        let takes_value = sdk
-            && argv[at].to_string_lossy() == flag.as_str()
-            && argv
-                .get(at + 1)
-                .is_some_and(|v| !v.to_string_lossy().starts_with('-'));
-        argv.drain(at..at + if takes_value { 2 } else { 1 });
-        eprintln!("Warning: ignoring unknown option {flag}");
+        Err(e) => e.exit(),
     }
-    Args::parse_from(argv)
 }
 
 /// `skiff completions SHELL`: the completion script on stdout.
@@ -278,7 +256,7 @@ fn ask_trust(args: &Args) -> bool {
 
 /// The workspace sets the API base URL while the key comes from elsewhere: show the host and
 /// ask; "yes" is recorded for this workspace and host.
-fn confirm_base_url(args: &Args, u: &skiff_config::provider::UnconfirmedBaseUrl) -> bool {
+fn confirm_base_url(args: &Args, u: &skiff_config::error::UnconfirmedBaseUrl) -> bool {
     let question = format!(
         "The workspace sets the API base URL (in {}) to host {}.\nYour API key would be sent to \
          {}. Send it there? [y/N] ",

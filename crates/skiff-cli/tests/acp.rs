@@ -658,6 +658,20 @@ fn read_and_edit_go_through_the_editors_buffers() {
             .unwrap()
             .contains("unsaved buffer")
     );
+    // The Edit is checked against the buffer before the user is asked (an Edit that cannot
+    // apply fails without a prompt), and again when it runs. The check's read may come before
+    // the Read's completion.
+    let first = read["id"].clone();
+    let early = ed
+        .seen
+        .iter()
+        .find(|v| v["method"] == "fs/read_text_file" && v["id"] != first)
+        .cloned();
+    let check = match early {
+        Some(r) => r,
+        None => ed.asked("fs/read_text_file"),
+    };
+    ed.reply(&check["id"], json!({"content": "unsaved buffer\n"}));
     let ask = ed.asked("session/request_permission");
     pick(&mut ed, &ask, "allow");
     let read = ed.asked("fs/read_text_file");
@@ -836,5 +850,70 @@ fn a_finished_plan_asks_which_mode_to_go_on_in() {
         .filter(|v| v["method"] == "session/request_permission")
         .count();
     assert_eq!(asks, 1, "accept-edits writes without asking");
+    ed.finish();
+}
+
+#[test]
+fn an_editor_is_offered_the_mcp_servers_prompts_once_they_connect_and_they_run() {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node {
+        assert!(
+            std::env::var_os("SKIFF_REQUIRE_MCP_SERVERS").is_none(),
+            "node is needed for the MCP tests (.ci/run installs it)"
+        );
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../skiff-mcp/tests/fixtures/rich-server.js")
+        .canonicalize()
+        .unwrap();
+    let (_ws, home, cwd) = dirs();
+    let script = json!({"turns": [text("Reviewed.")]});
+    let mut ed = Editor::start(&cwd, home.path(), &script, &[]);
+    ed.initialize(json!({}));
+    let id = ed.request(
+        "session/new",
+        json!({"cwd": cwd, "mcpServers": [
+            {"name": "rich", "command": "node", "args": [server], "env": []}]}),
+    );
+    let sid = ed.response(id)["sessionId"].as_str().unwrap().to_owned();
+    let offered = ed.until("the MCP prompts offered", |v| {
+        v["method"] == "session/update"
+            && v["params"]["update"]["sessionUpdate"] == "available_commands_update"
+            && v["params"]["update"]["availableCommands"]
+                .as_array()
+                .is_some_and(|l| l.iter().any(|c| c["name"] == "mcp__rich__review"))
+    });
+    let review = offered["params"]["update"]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "mcp__rich__review")
+        .cloned()
+        .unwrap();
+    assert_eq!(review["description"], "Review someone's work (MCP)");
+    assert_eq!(review["input"]["hint"], "<name> [focus]");
+
+    let p = ed.prompt(&sid, "/help");
+    let help = ed.update("agent_message_chunk")["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        help.contains("MCP prompts:") && help.contains("`/mcp__rich__review <name> [focus]`"),
+        "{help}"
+    );
+    assert_eq!(ed.response(p)["stopReason"], "end_turn");
+
+    let p = ed.prompt(&sid, "/mcp__rich__review Ada");
+    assert_eq!(
+        ed.update("agent_message_chunk")["content"]["text"],
+        "Reviewed."
+    );
+    assert_eq!(ed.response(p)["stopReason"], "end_turn");
     ed.finish();
 }

@@ -368,3 +368,65 @@ fn unreachable_base_url_names_it() {
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_flag_exits_2_naming_the_closest_and_runs_nothing() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("should not be asked"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    tokio::task::spawn_blocking(move || {
+        let home = tempfile::tempdir().unwrap();
+        for (flag, closest) in [
+            ("--permision-mode=plan", "--permission-mode"),
+            ("--modle", "--model"),
+        ] {
+            skiff(&url)
+                .env("HOME", home.path())
+                .env("SKIFF_HOME", home.path().join(".skiff"))
+                .args(["-p", "hello", flag])
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(closest));
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        server.messages_requests().is_empty(),
+        "a model call was made"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flags_claude_codes_clients_pass_and_skiff_ignores_warn() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("answered"))
+        .start()
+        .await
+        .unwrap();
+    let url = server.url();
+    tokio::task::spawn_blocking(move || {
+        let home = tempfile::tempdir().unwrap();
+        skiff(&url)
+            .env("HOME", home.path())
+            .env("SKIFF_HOME", home.path().join(".skiff"))
+            .args([
+                "-p",
+                "--effort",
+                "high",
+                "--thinking=adaptive",
+                "--include-hook-events",
+                "hello",
+            ])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("answered"))
+            .stderr(predicate::str::contains("skiff ignores --effort"))
+            .stderr(predicate::str::contains("skiff ignores --thinking"));
+    })
+    .await
+    .unwrap();
+}

@@ -17,12 +17,7 @@ fn repo_root() -> PathBuf {
 
 /// A skiff command with a clean environment (no keys at all).
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 fn buggy_project() -> tempfile::TempDir {
@@ -315,4 +310,32 @@ async fn prices_from_the_settings_for_a_model_skiff_does_not_know() {
     let result: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cost = result["total_cost_usd"].as_f64().unwrap();
     assert!((cost - 1.25).abs() < 1e-6, "{result}");
+}
+
+/// Issue 37: with `--provider llamacpp` the environment block names the model in use (not the
+/// default Claude model), and a local server's $0 cost comes without a price warning.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_preset_names_its_model_and_warns_of_no_price() {
+    let script: Script = serde_json::from_value(serde_json::json!({
+        "turns": [{"content": [{"type": "text", "text": "ok"}]}]
+    }))
+    .unwrap();
+    let server = MockServer::start(script).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut cmd = skiff(home.path());
+    cmd.current_dir(ws.path())
+        .args(["-p", "hi", "--provider", "llamacpp"])
+        .args(["--base-url", &server.url()])
+        .args(["--output-format", "stream-json", "--verbose"]);
+    let out = output(cmd).await;
+    let result = result_line(&out);
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["total_cost_usd"], 0.0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("no price known"), "{stderr}");
+    let body = &server.chat_requests()[0].body;
+    let system = body["messages"][0].to_string();
+    assert!(system.contains("Model: llama.cpp"), "{system}");
+    assert!(!system.contains("claude"), "{system}");
 }

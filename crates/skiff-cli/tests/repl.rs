@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use expectrl::{ControlCode, Session};
@@ -12,12 +11,8 @@ use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("TERM", "xterm")
+    let mut cmd = skiff_testkit::skiff_command!(home);
+    cmd.env("TERM", "xterm")
         // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
         .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
@@ -164,7 +159,7 @@ async fn approvals_yes_always_and_no_with_feedback() {
         ))
         .turn(ScriptTurn::tool_use(
             "Bash",
-            json!({"command": "touch two"}),
+            json!({"command": "cd . && touch two"}),
         ))
         .turn(ScriptTurn::tool_use(
             "Write",
@@ -184,10 +179,11 @@ async fn approvals_yes_always_and_no_with_feedback() {
         s.send_line("make files").unwrap();
         question(&mut s, "Allow it?");
         s.send_line("y").unwrap();
-        question(&mut s, "[a]lways: allow Bash(touch two)");
+        question(&mut s, "[a]lways: allow Bash(touch two:*)");
         s.send_line("a").unwrap();
-        s.expect("Added Bash(touch two)").unwrap();
-        // The third call is the same command: not asked again. The Write shows its diff.
+        s.expect("Added Bash(touch two:*)").unwrap();
+        // The third call runs the same command after a `cd`: the rule covers it, it is not
+        // asked again. The Write shows its diff.
         s.expect("Write(w.txt) needs your approval.").unwrap();
         s.expect("+new line").unwrap();
         s.expect("\x1b[6n").unwrap();
@@ -197,7 +193,7 @@ async fn approvals_yes_always_and_no_with_feedback() {
         s.expect("all done").unwrap();
         prompt(&mut s);
         s.send_line("/permissions").unwrap();
-        s.expect("Bash(touch two)").unwrap();
+        s.expect("Bash(touch two:*)").unwrap();
         prompt(&mut s);
         s.send_line("/mode plan").unwrap();
         s.expect("Permission mode set to plan").unwrap();
@@ -214,7 +210,7 @@ async fn approvals_yes_always_and_no_with_feedback() {
     assert!(ws.path().join("one").exists() && ws.path().join("two").exists());
     assert!(!ws.path().join("w.txt").exists());
     let local = std::fs::read_to_string(ws.path().join(".skiff/settings.local.json")).unwrap();
-    assert!(local.contains("\"Bash(touch two)\""), "{local}");
+    assert!(local.contains("\"Bash(touch two:*)\""), "{local}");
     let reqs = server.messages_requests();
     assert_eq!(reqs.len(), 5);
     let last = reqs[4].body["messages"].to_string();

@@ -563,3 +563,150 @@ fn rewind_files_without_checkpointing_says_so() {
     );
     host.finish();
 }
+
+#[test]
+fn a_call_that_cannot_succeed_fails_without_asking_the_host() {
+    // An Edit of a file not read yet: the host is never asked; the model gets the reason.
+    let (ws, home) = dirs();
+    std::fs::write(ws.path().join("a.txt"), "old\n").unwrap();
+    let script = json!({"turns": [
+        call("Edit", json!({"file_path": "a.txt", "old_string": "old", "new_string": "new"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+    );
+    host.control("req_1", json!({"subtype": "initialize"}));
+    host.response_to("req_1");
+    host.user("edit it");
+    let result = host.result();
+    assert_eq!(result["subtype"], "success");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    assert!(
+        !frames
+            .iter()
+            .any(|f| f["type"] == "control_request" && f["request"]["subtype"] == "can_use_tool"),
+        "the host was asked about an Edit that cannot succeed"
+    );
+    let error = frames
+        .iter()
+        .filter(|f| f["type"] == "user")
+        .flat_map(|f| {
+            f["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|b| b["is_error"] == true)
+        .unwrap();
+    assert!(
+        error.to_string().contains("File has not been read yet"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+        "old\n"
+    );
+}
+
+#[test]
+fn the_hosts_updated_input_goes_through_the_rules_again() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [
+        call("Bash", json!({"command": "touch fine.txt"})),
+        call("Write", json!({"file_path": "a.txt", "content": "x"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &[
+            "--permission-prompt-tool",
+            "stdio",
+            "--disallowedTools",
+            "Bash(rm:*)",
+            "Edit(./secret.txt)",
+        ],
+    );
+    host.control("req_1", json!({"subtype": "initialize"}));
+    host.response_to("req_1");
+    std::fs::write(ws.path().join("keep.txt"), "keep").unwrap();
+    host.user("go");
+    let ask = host.request("can_use_tool");
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"behavior": "allow", "updatedInput": {"command": "rm keep.txt"}}),
+    );
+    let ask = host.request("can_use_tool");
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"behavior": "allow", "updatedInput": {"file_path": "secret.txt", "content": "x"}}),
+    );
+    let result = host.result();
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+    assert!(ws.path().join("keep.txt").exists(), "the denied rm ran");
+    assert!(
+        !ws.path().join("secret.txt").exists(),
+        "the denied write ran"
+    );
+    let denials: Vec<&str> = result["permission_denials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["tool_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(denials, ["Bash", "Write"]);
+}
+
+#[test]
+fn always_allow_on_a_compound_command_saves_one_rule_per_part() {
+    let (ws, home) = dirs();
+    std::fs::create_dir(ws.path().join("sub")).unwrap();
+    let script = json!({"turns": [
+        call("Bash", json!({"command": "cd sub && touch one.txt"})),
+        call("Bash", json!({"command": "cd sub && touch two.txt"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+    );
+    host.control("req_1", json!({"subtype": "initialize"}));
+    host.response_to("req_1");
+    host.user("go");
+    let ask = host.request("can_use_tool");
+    let suggestions = ask["request"]["permission_suggestions"].clone();
+    assert_eq!(
+        suggestions[0]["rules"],
+        json!([{"toolName": "Bash", "ruleContent": "touch:*"}]),
+        "{suggestions}"
+    );
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"behavior": "allow", "updatedPermissions": [suggestions[0].clone()]}),
+    );
+    // The second command is covered: not asked again.
+    let result = host.result();
+    assert_eq!(result["subtype"], "success");
+    let (code, frames) = host.finish();
+    assert_eq!(code, 0);
+    let asks = frames
+        .iter()
+        .filter(|f| f["type"] == "control_request" && f["request"]["subtype"] == "can_use_tool")
+        .count();
+    assert_eq!(asks, 1);
+    assert!(ws.path().join("sub/one.txt").exists() && ws.path().join("sub/two.txt").exists());
+    let local = std::fs::read_to_string(ws.path().join(".skiff/settings.local.json")).unwrap();
+    assert!(local.contains("\"Bash(touch:*)\""), "{local}");
+}

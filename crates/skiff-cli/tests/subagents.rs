@@ -12,12 +12,8 @@ use serde_json::{Value, json};
 use skiff_testkit::MockServer;
 
 fn skiff(home: &Path, ws: &Path, url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("ANTHROPIC_API_KEY", "sk-test")
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)
         .current_dir(ws)
         .args(["--output-format", "stream-json", "--verbose"]);
@@ -373,4 +369,48 @@ async fn unknown_agent_types_and_tasks_left_out() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--agents: not valid JSON"));
+}
+
+#[tokio::test]
+async fn an_agent_definition_cannot_widen_the_parents_mode() {
+    // The parent plans; the agent's definition asks for acceptEdits: its Write is refused as in
+    // plan mode, and nothing is written.
+    let server = mock(json!([
+        {"content": [task("editor", "write it")]},
+        {"content": [
+            {"type": "tool_use", "name": "Write", "input": {"file_path": "made-by-child.txt", "content": "x"}}
+        ]},
+        {"content": [{"type": "text", "text": "could not write"}]},
+        {"content": [{"type": "text", "text": "done"}]}
+    ]))
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let mut cmd = skiff(home.path(), ws.path(), &server.url());
+    cmd.args([
+        "-p",
+        "plan it",
+        "--permission-mode",
+        "plan",
+        "--agents",
+        r#"{"editor": {"description": "Edits files", "prompt": "You edit.", "tools": ["Write"], "permissionMode": "acceptEdits"}}"#,
+    ]);
+    let out = run(cmd).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!ws.path().join("made-by-child.txt").exists());
+    let all = frames(&out);
+    let child_result = all
+        .iter()
+        .find(|f| f["type"] == "user" && !f["parent_tool_use_id"].is_null())
+        .unwrap();
+    let block = &child_result["message"]["content"][0];
+    assert_eq!(block["is_error"], true, "{block}");
+    assert!(
+        block.to_string().contains("plan mode"),
+        "the child's Write is refused as in plan mode: {block}"
+    );
 }

@@ -13,13 +13,8 @@ use skiff_testkit::MockServer;
 const KEY: &str = "sk-ant-users-own-key-0123456789";
 
 fn skiff(home: &Path, ws: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("ANTHROPIC_API_KEY", KEY)
-        .current_dir(ws);
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("ANTHROPIC_API_KEY", KEY).current_dir(ws);
     c
 }
 

@@ -401,6 +401,11 @@ async fn the_approval_menu_answers_yes_always_and_no_with_feedback() {
             "Bash",
             json!({"command": "touch two"}),
         ))
+        // Edit needs the file read first.
+        .turn(ScriptTurn::tool_use(
+            "Read",
+            json!({"file_path": "notes.txt"}),
+        ))
         .turn(ScriptTurn::tool_use(
             "Edit",
             json!({"file_path": "notes.txt", "old_string": "line 7", "new_string": "line seven"}),
@@ -420,7 +425,7 @@ async fn the_approval_menu_answers_yes_always_and_no_with_feedback() {
         p.wait_for("Do you want to proceed?");
         p.wait_for("touch one");
         p.keys(&["Enter"]);
-        p.wait_for("don't ask again for Bash(touch two)");
+        p.wait_for("don't ask again for Bash(touch two:*)");
         p.keys(&["a"]);
         // The same command again is not asked; the edit shows its diff with the file's line
         // numbers.
@@ -441,10 +446,10 @@ async fn the_approval_menu_answers_yes_always_and_no_with_feedback() {
     assert!(d.ws.path().join("one").exists() && d.ws.path().join("two").exists());
     assert!(!d.ws.path().join("other.txt").exists());
     let local = std::fs::read_to_string(d.ws.path().join(".skiff/settings.local.json")).unwrap();
-    assert!(local.contains("\"Bash(touch two)\""), "{local}");
+    assert!(local.contains("\"Bash(touch two:*)\""), "{local}");
     let reqs = server.messages_requests();
-    assert_eq!(reqs.len(), 5);
-    let last = reqs[4].body["messages"].to_string();
+    assert_eq!(reqs.len(), 6);
+    let last = reqs[5].body["messages"].to_string();
     assert!(
         last.contains("To tell you how to proceed, the user said:\\nput it in other.txt instead"),
         "{last}"

@@ -180,6 +180,7 @@ impl SessionBuilder {
         }
         let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         warnings.extend(servers.warnings.iter().cloned());
+        let extra_env = crate::rules::settings_env(&settings);
         let (late_tools, mcp) = {
             let engine = Arc::clone(&engine);
             crate::mcp::session::start(
@@ -188,6 +189,8 @@ impl SessionBuilder {
                 &cwd,
                 move |tool| engine.removes_tool(tool),
                 self.sdk,
+                extra_env.clone(),
+                commands.mcp(),
             )
         };
         let mut config = agent_config(
@@ -210,11 +213,14 @@ impl SessionBuilder {
         );
         let checker = permission_checker(&settings, &sandbox, &engine, &cwd);
         let sandbox_text = sandbox.text(&settings, &cwd);
+        let store =
+            crate::settings_writer::SettingsStore::new(Arc::clone(&engine), &cwd, self.env.home());
         let mut agent = Agent::new(config, built.provider, tools, ctx)
             .with_session(session.store)
             .with_history(session.history)
-            .with_permissions(checker);
-        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, warnings) {
+            .with_permissions(checker)
+            .with_permission_store(Arc::new(store));
+        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, extra_env, warnings) {
             agent = agent.with_hooks(hooks);
         }
         if let Some(late) = late_tools {
@@ -320,6 +326,7 @@ fn tool_context(
     let tool_config = ToolConfig {
         sandbox: sandbox.config.clone(),
         web_fetch: crate::rules::web_fetch_config(settings, &rules),
+        env: crate::rules::settings_env(settings),
         ..ToolConfig::default()
     };
     let mut ctx = ToolContext::with_dirs(cwd, &add_dirs, tool_config)
@@ -356,6 +363,13 @@ fn agent_config(
     warnings: &mut Vec<String>,
 ) -> Result<AgentConfig> {
     let model = skiff_llm::resolve_alias(&settings.model.value);
+    // The model in use, as `system/init` and the prompt's environment name it (a preset's or
+    // a cloud's id, not the default).
+    let env_model = crate::provider::default_model(backend, settings)?.unwrap_or(model);
+    let env_model = built
+        .cloud
+        .as_ref()
+        .map_or_else(|| env_model.clone(), |c| c.map_model(&env_model));
     let compact = settings.compact_prompt.value;
     let system_prompt = build_system_prompt(
         &SystemPromptOptions {
@@ -363,7 +377,7 @@ fn agent_config(
             append: appended_prompt_text(o)?,
             compact,
         },
-        &EnvironmentInfo::detect(cwd, &model),
+        &EnvironmentInfo::detect(cwd, &env_model),
     );
     let mut config = AgentConfig {
         system_prompt,

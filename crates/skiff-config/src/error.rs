@@ -15,7 +15,7 @@ pub enum ConfigError {
     Invalid(String),
     /// The workspace sets where the API key goes, and the user has not confirmed that host.
     #[error(transparent)]
-    UnconfirmedBaseUrl(#[from] crate::provider::UnconfirmedBaseUrl),
+    UnconfirmedBaseUrl(#[from] UnconfirmedBaseUrl),
     /// Reading or writing failed.
     #[error("{what}: {source}")]
     Io {
@@ -83,3 +83,19 @@ pub(crate) use bail;
 
 /// Results of this crate.
 pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
+
+/// A base URL the workspace's own files set, while the key comes from elsewhere.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the workspace sets the API base URL (in {file}) to host {host}, but your API key comes from \
+     elsewhere: skiff would send your key to {host}. If you trust that host, confirm with \
+     --trust-base-url {host} (the REPL asks), or remove {var} from {file}"
+)]
+pub struct UnconfirmedBaseUrl {
+    /// The host the key would go to.
+    pub host: String,
+    /// The workspace file that sets it.
+    pub file: String,
+    /// The variable or setting in it.
+    pub var: &'static str,
+}

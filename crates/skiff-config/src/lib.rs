@@ -32,6 +32,7 @@ pub mod sandbox_gate;
 pub mod sandbox_setup;
 pub mod sessions;
 pub mod settings;
+pub mod settings_writer;
 #[cfg(test)]
 mod test_argv;
 pub mod trust;

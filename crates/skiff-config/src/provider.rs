@@ -4,7 +4,7 @@
 //! scripted provider; and `skiff models`.
 
 #[allow(unused_imports)]
-use crate::error::{ConfigError, Result, bail, invalid};
+use crate::error::{ConfigError, Result, UnconfirmedBaseUrl, bail, invalid};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -305,6 +305,9 @@ fn anthropic_config(settings: &Settings) -> Result<AnthropicConfig> {
     if let Some(r) = &settings.retries {
         cfg.retry.max_retries = r.value;
     }
+    // Set: as said; by default on for any server but the Anthropic API (a local model).
+    cfg.text_tool_calls = (!matches!(settings.text_tool_calls.source, Source::Default))
+        .then_some(settings.text_tool_calls.value);
     if let Some(src) = settings.lookup.source("ANTHROPIC_BASE_URL") {
         tracing::info!(base_url = %crate::settings::redact_url(&cfg.base_url), source = %src, "API base URL");
     }
@@ -382,22 +385,6 @@ fn check_endpoint_confirmed(
         file: url_file.display().to_string(),
         var: check.url_var,
     }))
-}
-
-/// A base URL the workspace's own files set, while the key comes from elsewhere.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the workspace sets the API base URL (in {file}) to host {host}, but your API key comes from \
-     elsewhere: skiff would send your key to {host}. If you trust that host, confirm with \
-     --trust-base-url {host} (the REPL asks), or remove {var} from {file}"
-)]
-pub struct UnconfirmedBaseUrl {
-    /// The host the key would go to.
-    pub host: String,
-    /// The workspace file that sets it.
-    pub file: String,
-    /// The variable or setting in it.
-    pub var: &'static str,
 }
 
 /// The workspace file a setting comes from, if it comes from the workspace's own files (its

@@ -88,6 +88,7 @@ pub fn refuse_bypass_as_root(mode: PermissionMode, env: &Environment) -> Result<
 pub fn command_hooks(
     settings: &Settings,
     cwd: &Path,
+    env: skiff_tools::ExtraEnv,
     warnings: &mut Vec<String>,
 ) -> Option<Arc<skiff_core::hooks::CommandHooks>> {
     let groups = settings
@@ -100,7 +101,20 @@ pub fn command_hooks(
             .into_iter()
             .map(|e| format!("Warning: ignoring a hook: {e}")),
     );
-    (!hooks.is_empty()).then(|| Arc::new(hooks))
+    (!hooks.is_empty()).then(|| Arc::new(hooks.with_env(env)))
+}
+
+/// The settings' `env` (every trusted layer's; an untrusted workspace's was dropped when the
+/// settings loaded) for the commands skiff runs: Bash, hooks, MCP stdio servers. The secrets
+/// skiff keeps out of tools are left out.
+pub fn settings_env(settings: &Settings) -> skiff_tools::ExtraEnv {
+    skiff_tools::ExtraEnv::new(
+        settings
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone())),
+        &skiff_tools::ToolConfig::default().bash_env_remove,
+    )
 }
 
 /// WebFetch's limits and the hosts it may fetch from private addresses: the hosts of the

@@ -137,6 +137,7 @@ pub(crate) async fn summarize(
     // Leave room for the prompt and the answer; 3 bytes per token keeps the transcript well
     // inside the window even for dense text.
     let window = tokens::context_window(config, served.as_ref());
+    let window = conv.window_cap().map_or(window, |cap| window.min(cap));
     let budget_tokens = window
         .saturating_sub(u64::from(max_tokens) + 4_000)
         .max(1_000);
@@ -167,7 +168,7 @@ pub(crate) async fn summarize(
         };
     let served = env.provider.served_model(&model);
     let (_, unknown) = env.costs.add(&model, &reply.usage, served.as_ref());
-    if unknown {
+    if unknown && !env.provider.is_local() {
         env.sink.notice(
             "pricing",
             "warning",

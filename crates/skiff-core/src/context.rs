@@ -37,10 +37,16 @@ pub struct ContextLimits {
 
 impl ContextLimits {
     /// The limits for this configuration and what the server says about the model
-    /// ([`skiff_llm::Provider::served_model`]; the configuration goes over it).
-    pub fn of(config: &AgentConfig, served: Option<&skiff_llm::ServedModel>) -> Self {
+    /// ([`skiff_llm::Provider::served_model`]; the configuration goes over it), within
+    /// `window_cap`, a window the server's context-size error revealed.
+    pub fn of(
+        config: &AgentConfig,
+        served: Option<&skiff_llm::ServedModel>,
+        window_cap: Option<u64>,
+    ) -> Self {
         let window = tokens::context_window(config, served);
-        let hard = window.saturating_sub(u64::from(tokens::max_output_tokens(config, served)));
+        let window = window_cap.map_or(window, |cap| window.min(cap));
+        let hard = window.saturating_sub(tokens::output_reserve(config, served, window));
         let threshold = config.compaction.threshold.tokens(window).min(hard);
         Self {
             window,
@@ -57,13 +63,30 @@ pub fn message_trim_target(max_messages: usize) -> usize {
     max_messages.div_ceil(2).max(1)
 }
 
-/// Called before every model call; may compact or trim the conversation.
-pub(crate) async fn prepare(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
+/// Called before every model call; may compact or trim the conversation. Returns the output
+/// tokens the next request has room for in the window (at least the output reserve), for its
+/// `max_tokens`.
+pub(crate) async fn prepare(conv: &mut Conversation, env: &mut ContextEnv<'_>) -> u32 {
+    let room = |conv: &Conversation, env: &ContextEnv<'_>| {
+        let served = env.provider.served_model(env.model);
+        let limits = ContextLimits::of(env.config, served.as_ref(), conv.window_cap());
+        let reserve = limits.window - limits.hard;
+        let free = limits
+            .window
+            .saturating_sub(conv.next_request_tokens(env.fixed_tokens()));
+        u32::try_from(free.max(reserve)).unwrap_or(u32::MAX)
+    };
     if conv.is_empty() || env.cancel.is_cancelled() {
-        return;
+        return room(conv, env);
     }
+    manage(conv, env).await;
+    room(conv, env)
+}
+
+/// Compact or trim the conversation when it passes the limits.
+async fn manage(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
     let served = env.provider.served_model(env.model);
-    let limits = ContextLimits::of(env.config, served.as_ref());
+    let limits = ContextLimits::of(env.config, served.as_ref(), conv.window_cap());
     let fixed = env.fixed_tokens();
     let before = conv.next_request_tokens(fixed);
     let mut trim_to: Option<u64> = None;
@@ -112,24 +135,19 @@ pub(crate) async fn prepare(conv: &mut Conversation, env: &mut ContextEnv<'_>) {
                 max_messages,
                 max_tokens: trim_to,
             },
+            limits.hard,
         );
     }
 }
 
-/// Trim the history to `limits` and say so.
-fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits) {
+/// Trim the history to `limits` and say so; `hard` is the most input a request may carry.
+fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits, hard: u64) {
     let fixed_estimate = env.fixed_tokens();
     let scale = conv.calibration(fixed_estimate);
     let fixed = (fixed_estimate as f64 * scale) as u64;
     let cost = |m: &skiff_protocol::Message| (tokens::estimate_message(m) as f64 * scale) as u64;
     let before = conv.len();
-    let Some((history, outcome)) = trim::trim(
-        conv.messages(),
-        limits,
-        cost,
-        fixed,
-        env.config.memory.as_deref(),
-    ) else {
+    let Some((history, outcome)) = trim::trim(conv.messages(), limits, cost, fixed) else {
         return;
     };
     if let Err(e) = skiff_protocol::validate_history(&history) {
@@ -151,10 +169,12 @@ fn apply_trim(conv: &mut Conversation, env: &ContextEnv<'_>, limits: TrimLimits)
         (None, None) => String::new(),
     };
     let mut message = format!(
-        "dropped the {} oldest messages {why}; {} of {before} remain (about {} tokens)",
+        "dropped {} earlier messages {why} (the first prompt is kept); {} of {before} remain \
+         (about {} tokens)",
         outcome.dropped, outcome.messages_after, outcome.tokens_after
     );
-    if !outcome.within_limits {
+    // Short of the trim target is no news while the request fits the window.
+    if !outcome.within_limits && (limits.max_tokens.is_none() || outcome.tokens_after > hard) {
         message.push_str("; even the shortest valid history exceeds that limit");
     }
     env.sink.notice("trim", "warning", message);

@@ -32,6 +32,8 @@ pub struct Conversation {
     memory_sent: bool,
     /// All messages but the last, serialized, for the next request (extended lazily).
     json: MessagesJson,
+    /// The model's window as a server's context-size error revealed it (goes under any other).
+    window_cap: Option<u64>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -52,6 +54,7 @@ impl Conversation {
             last_input: None,
             memory_sent: false,
             json: MessagesJson::new(),
+            window_cap: None,
         }
     }
 
@@ -103,6 +106,16 @@ impl Conversation {
     /// history (the reply itself is not in the history yet).
     pub fn note_request_usage(&mut self, input_tokens: u64) {
         self.last_input = Some((input_tokens, self.messages.len()));
+    }
+
+    /// The window a server's context-size error revealed, if any.
+    pub fn window_cap(&self) -> Option<u64> {
+        self.window_cap
+    }
+
+    /// Remember the window a server's context-size error revealed (the smallest one said).
+    pub fn cap_window(&mut self, window: u64) {
+        self.window_cap = Some(self.window_cap.map_or(window, |w| w.min(window)));
     }
 
     /// Append a complete assistant reply (and record it with its API metadata). With `merge`,

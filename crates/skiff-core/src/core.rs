@@ -13,17 +13,10 @@ use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
 use crate::hooks::{HookCommon, HookRunner};
-use crate::permissions::{Approver, PermissionChecker, PermissionMode};
+use crate::live::Live;
+use crate::permissions::{Approver, PermissionChecker};
 use crate::request::RequestTemplate;
-
-/// Settings a client may change while a turn runs; the turn reads them before each request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Live {
-    /// Model of the next request.
-    pub model: String,
-    /// Permission mode of the next tool calls.
-    pub mode: PermissionMode,
-}
+use crate::subagent::env::SubagentEnv;
 
 /// What context management uses besides the conversation itself.
 pub(crate) struct ContextEnv<'a> {
@@ -77,37 +70,113 @@ pub(crate) struct Core {
     pub session_started: bool,
     /// Tools still on their way (MCP servers connecting).
     pub late_tools: Vec<crate::late_tools::LateTools>,
+    /// The session's own tools, without its MCP servers' (`tools` adds theirs).
+    pub base_tools: Arc<ToolRegistry>,
+    /// The MCP servers (their tools, instructions, prompts and resources change).
+    pub mcp: Vec<Arc<dyn skiff_tools::McpCatalog>>,
+    /// The servers' generation the tools and instructions were last taken at.
+    pub mcp_generation: Option<u64>,
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
-    pub subagents: Option<Arc<crate::subagent::task_tool::SubagentEnv>>,
+    pub subagents: Option<Arc<SubagentEnv>>,
+}
+
+/// What a [`Core`] is made of; [`Core::new`] derives the rest (the request template, costs).
+pub(crate) struct CoreParts {
+    pub config: AgentConfig,
+    pub provider: Arc<dyn Provider>,
+    pub tools: ToolRegistry,
+    pub ctx: ToolContext,
+    pub permissions: Arc<dyn PermissionChecker>,
+    pub approver: Arc<dyn Approver>,
+    pub hooks: Arc<dyn HookRunner>,
+    pub conversation: Conversation,
+    /// The model's prices (`None`: the provider's table).
+    pub price: Option<skiff_llm::ModelInfo>,
+    /// The SessionStart source before the first prompt (none for a subagent).
+    pub session_source: Option<&'static str>,
+    /// Tools still on their way (MCP servers connecting).
+    pub late_tools: Vec<crate::late_tools::LateTools>,
+    /// What the `Task` tool's subagents start from.
+    pub subagents: Option<Arc<SubagentEnv>>,
 }
 
 impl Core {
+    /// The one way a session or a subagent gets its core: the request template from the
+    /// configuration and the tools (their descriptions compacted when configured).
+    pub fn new(parts: CoreParts) -> Self {
+        let CoreParts {
+            config,
+            provider,
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            conversation,
+            price,
+            session_source,
+            late_tools,
+            subagents,
+        } = parts;
+        let mut definitions = tools.definitions();
+        if config.compact_tools {
+            crate::request::compact_descriptions(&mut definitions);
+        }
+        let template = RequestTemplate::new(
+            config.model.clone(),
+            config.max_tokens,
+            config.temperature,
+            &config.system_prompt,
+            definitions,
+            config.prompt_caching,
+        );
+        let tools = Arc::new(tools);
+        Self {
+            conversation,
+            config,
+            provider,
+            base_tools: Arc::clone(&tools),
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            costs: CostTracker::with_price(price),
+            template,
+            prompt_id: None,
+            session_source,
+            session_started: false,
+            late_tools,
+            mcp: Vec::new(),
+            mcp_generation: Some(0),
+            mcp_servers: Vec::new(),
+            subagents,
+        }
+    }
+
     /// Wait for tools still on their way and add them (before the first request).
     pub async fn receive_late_tools(&mut self) {
         if self.late_tools.is_empty() {
             return;
         }
-        let mut registry = (*self.tools).clone();
+        let mut base = (*self.base_tools).clone();
         for late in std::mem::take(&mut self.late_tools) {
             let arrived = late.arrive().await;
             self.mcp_servers.extend(arrived.servers);
             for tool in arrived.tools {
-                if let Err(e) = registry.register(tool) {
+                if let Err(e) = base.register(tool) {
                     tracing::warn!(error = %e, "an MCP tool was left out");
                 }
             }
+            if let Some(catalog) = arrived.catalog {
+                self.add_catalog(catalog);
+            }
         }
-        let mut definitions = registry.definitions();
-        if self.config.compact_tools {
-            crate::request::compact_descriptions(&mut definitions);
-        }
-        self.template.set_tools(definitions);
-        if let Some(env) = &self.subagents {
-            env.set_tools(&registry);
-        }
-        self.tools = Arc::new(registry);
+        self.base_tools = Arc::new(base);
+        self.mcp_generation = None;
+        self.refresh_mcp().await;
     }
 
     /// Add the costs of subagents that finished to the session's (and to `usage`, the run's).

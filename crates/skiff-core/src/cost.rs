@@ -63,6 +63,7 @@ impl CostTracker {
         entry.output_tokens += usage.output_tokens;
         entry.cache_read_input_tokens += usage.cache_read();
         entry.cache_creation_input_tokens += usage.cache_creation();
+        entry.web_search_requests += usage.web_search_requests();
         entry.cost_usd += cost;
         entry.context_window = served.and_then(|s| s.context_window).unwrap_or_else(|| {
             info.map_or(skiff_llm::DEFAULT_CONTEXT_WINDOW, |i| i.context_window)
@@ -85,6 +86,7 @@ impl CostTracker {
             entry.output_tokens += usage.output_tokens;
             entry.cache_read_input_tokens += usage.cache_read_input_tokens;
             entry.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+            entry.web_search_requests += usage.web_search_requests;
             entry.cost_usd += usage.cost_usd;
             entry.context_window = usage.context_window;
             entry.max_output_tokens = usage.max_output_tokens;

@@ -242,6 +242,11 @@ impl Dispatcher<'_> {
             PermissionDecision::Allow => {}
             PermissionDecision::Deny { message } => return Plan::Done(denied(call, message)),
             PermissionDecision::Ask { message } => {
+                // What would fail anyway fails now, before anyone is asked about it (an Edit of
+                // a file not read yet).
+                if let Err(out) = tool.validate(&input, self.ctx).await {
+                    return Plan::Done(finish(call, out));
+                }
                 fire(
                     self.hooks,
                     self.sink,
@@ -268,10 +273,27 @@ impl Dispatcher<'_> {
                 match self.approver.approve(request, self.requester).await {
                     ApprovalAnswer::Allow { updated_input } => {
                         if let Some(updated) = updated_input {
+                            let changed = updated != input;
                             input = updated;
+                            // A host that changes the call gets its version checked by the
+                            // rules again: what they deny stays denied.
+                            if changed && call.name != "ExitPlanMode" {
+                                let query = PermissionQuery {
+                                    tool: &call.name,
+                                    input: &input,
+                                    tool_use_id: &call.id,
+                                    read_only: tool.is_read_only(),
+                                    mode: self.mode,
+                                };
+                                if let PermissionDecision::Deny { message } =
+                                    self.permissions.check(&query).await
+                                {
+                                    return Plan::Done(denied(call, message));
+                                }
+                            }
                         }
                         if call.name == "ExitPlanMode" {
-                            self.leave_plan_mode(&mut input);
+                            self.leave_plan_mode();
                         }
                     }
                     ApprovalAnswer::Deny { message, interrupt } => {
@@ -295,25 +317,15 @@ impl Dispatcher<'_> {
         slot.get_or_insert(reason);
     }
 
-    /// An approved plan: the session leaves plan mode for the mode the approver chose
-    /// (`mode` in the updated input, a client's extension; `default` otherwise).
-    fn leave_plan_mode(&self, input: &mut Value) {
-        let chosen = input
-            .as_object_mut()
-            .and_then(|o| o.remove("mode"))
-            .and_then(|m| m.as_str().and_then(|m| m.parse::<PermissionMode>().ok()));
-        if self.mode != PermissionMode::Plan && chosen.is_none() {
+    /// An approved plan: the session leaves plan mode — for the mode the client chose with
+    /// [`crate::session::Op::UpdatePermissions`] before answering, `default` otherwise.
+    fn leave_plan_mode(&self) {
+        if self.mode != PermissionMode::Plan {
             return;
         }
-        let mode = chosen.unwrap_or(PermissionMode::Default);
-        let mode = if mode == PermissionMode::Plan {
-            PermissionMode::Default
-        } else {
-            mode
-        };
         match self.switched_mode.lock() {
-            Ok(mut m) => *m = Some(mode),
-            Err(p) => *p.into_inner() = Some(mode),
+            Ok(mut m) => *m = Some(PermissionMode::Default),
+            Err(p) => *p.into_inner() = Some(PermissionMode::Default),
         }
     }
 

@@ -16,6 +16,9 @@ pub struct ArrivedTools {
     pub tools: Vec<Arc<dyn Tool>>,
     /// Server statuses (`system/init.mcp_servers`).
     pub servers: Vec<McpServerStatus>,
+    /// The connected servers, whose tools, instructions, prompts and resources follow their
+    /// changes (their tools are offered besides `tools`).
+    pub catalog: Option<Arc<dyn skiff_tools::McpCatalog>>,
 }
 
 enum Pending {

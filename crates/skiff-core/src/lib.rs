@@ -66,8 +66,12 @@ pub mod event;
 pub mod frames;
 pub mod hooks;
 pub mod late_tools;
+mod live;
+pub mod loop_guard;
+pub mod mcp;
 pub mod memory;
 mod model_call;
+mod overflow;
 pub mod permissions;
 pub mod prompt;
 pub mod request;
@@ -79,8 +83,10 @@ pub mod subagent;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;
+mod turn_io;
 mod turn_loop;
 mod user_shell;
+pub mod web_search;
 
 pub use agent::Agent;
 pub use compaction::{

@@ -43,6 +43,10 @@ pub struct RequestTemplate {
     pub caching: bool,
     /// Estimated tokens of the system prompt and tools (computed once).
     fixed_tokens: u64,
+    /// The system prompt's own parts (the MCP servers' instructions go after them).
+    base_system: Vec<SystemBlock>,
+    /// The MCP servers' instructions section, when there is one.
+    extra_system: Option<String>,
 }
 
 impl RequestTemplate {
@@ -55,7 +59,7 @@ impl RequestTemplate {
         mut tools: Vec<ToolDefinition>,
         caching: bool,
     ) -> Self {
-        let mut system: Vec<SystemBlock> = system_parts
+        let base_system: Vec<SystemBlock> = system_parts
             .iter()
             .filter(|p| !p.is_empty())
             .map(|p| SystemBlock {
@@ -63,38 +67,70 @@ impl RequestTemplate {
                 cache_control: None,
             })
             .collect();
-        if caching {
-            if let Some(last) = system.last_mut() {
-                last.cache_control = Some(CacheControl::ephemeral());
-            }
-            if let Some(last) = tools.last_mut() {
-                last.cache_control = Some(CacheControl::ephemeral());
-            }
+        if caching && let Some(last) = tools.last_mut() {
+            last.cache_control = Some(CacheControl::ephemeral());
         }
         let mut template = Self {
             model,
             max_tokens,
             temperature,
-            system: (!system.is_empty()).then_some(SystemPrompt::Blocks(system)),
+            system: None,
             tools,
             caching,
             fixed_tokens: 0,
+            base_system,
+            extra_system: None,
         };
-        template.fixed_tokens =
-            crate::tokens::estimate_fixed(template.system_blocks(), &template.tools);
+        template.place_system();
         template
     }
 
-    /// Replace the tool definitions (tools that arrived after the session started), with the
-    /// breakpoint moved to the new last one.
-    pub fn set_tools(&mut self, mut tools: Vec<ToolDefinition>) {
+    /// The system blocks: the prompt's own, then the MCP servers' instructions, the last one
+    /// carrying the breakpoint when caching.
+    fn place_system(&mut self) {
+        let mut system = self.base_system.clone();
+        if let Some(extra) = &self.extra_system {
+            system.push(SystemBlock {
+                text: extra.clone(),
+                cache_control: None,
+            });
+        }
+        if self.caching
+            && let Some(last) = system.last_mut()
+        {
+            last.cache_control = Some(CacheControl::ephemeral());
+        }
+        self.system = (!system.is_empty()).then_some(SystemPrompt::Blocks(system));
+        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+    }
+
+    /// Replace the tool definitions (tools that arrived after the session started, or MCP
+    /// tools that changed), with the breakpoint moved to the new last one. Returns whether they
+    /// changed: the same tools leave the request's bytes as they were.
+    pub fn set_tools(&mut self, mut tools: Vec<ToolDefinition>) -> bool {
         if self.caching
             && let Some(last) = tools.last_mut()
         {
             last.cache_control = Some(CacheControl::ephemeral());
         }
+        if tools == self.tools {
+            return false;
+        }
         self.tools = tools;
         self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        true
+    }
+
+    /// Set the text that follows the system prompt's own parts in a block of its own (the MCP
+    /// servers' instructions); `None` for none. Returns whether it changed.
+    pub fn set_extra_system(&mut self, text: Option<String>) -> bool {
+        let text = text.filter(|t| !t.trim().is_empty());
+        if text == self.extra_system {
+            return false;
+        }
+        self.extra_system = text;
+        self.place_system();
+        true
     }
 
     /// Estimated tokens of the parts every request repeats (system prompt and tools).

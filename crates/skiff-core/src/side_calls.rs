@@ -1,5 +1,5 @@
-//! The session's small model for tools (WebFetch's answer over a page): [`ProviderSideModel`]
-//! asks one question through the session's provider with the small model
+//! The session's small model for tools (WebFetch's answer over a page, WebSearch's search):
+//! [`ProviderSideModel`] asks one question through the session's provider with the small model
 //! ([`small_model`]: the configured one, else Haiku on Anthropic, else the session's model),
 //! and keeps each call's usage until the turn loop adds it to the session's cost ([`absorb`]).
 
@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use skiff_llm::{LlmError, Provider};
-use skiff_protocol::{Message, MessagesRequest, SystemPrompt};
-use skiff_tools::{SideModel, SideModelError, SideUsage, ToolContext};
+use skiff_protocol::{ContentBlock, Message, MessagesRequest, SystemPrompt};
+use skiff_tools::{SideModel, SideModelError, SideUsage, ToolContext, WebSearchQuery};
 use tokio_util::sync::CancellationToken;
 
 use crate::cost::CostTracker;
@@ -97,6 +97,33 @@ impl SideModel for ProviderSideModel {
         Ok(reply.text())
     }
 
+    fn has_web_search(&self) -> bool {
+        self.provider.server_web_search()
+    }
+
+    async fn web_search(
+        &self,
+        query: &WebSearchQuery,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ContentBlock>, SideModelError> {
+        crate::web_search::search(
+            self.provider.as_ref(),
+            &self.model,
+            query,
+            cancel,
+            |usage| {
+                self.usage
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(SideUsage {
+                        model: self.model.clone(),
+                        usage,
+                    });
+            },
+        )
+        .await
+    }
+
     fn take_usage(&self) -> Vec<SideUsage> {
         std::mem::take(
             &mut *self
@@ -135,7 +162,7 @@ pub(crate) fn absorb(
     for call in side.take_usage() {
         let served = provider.served_model(&call.model);
         let (_, unknown) = costs.add(&call.model, &call.usage, served.as_ref());
-        if unknown {
+        if unknown && !provider.is_local() {
             sink.notice(
                 "pricing",
                 "warning",

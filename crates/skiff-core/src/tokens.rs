@@ -127,6 +127,12 @@ pub fn max_output_tokens(config: &AgentConfig, served: Option<&ServedModel>) -> 
         })
 }
 
+/// The output tokens kept free in the window: the max output tokens, but at most a quarter of
+/// the window, so a small window is not halved by the default 8,192 (16k keeps 12k for input).
+pub fn output_reserve(config: &AgentConfig, served: Option<&ServedModel>, window: u64) -> u64 {
+    u64::from(max_output_tokens(config, served)).min(window / 4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +210,16 @@ mod tests {
         assert_eq!(context_window(&config, Some(&served)), 16_000);
         config.max_tokens = 1_000;
         assert_eq!(max_output_tokens(&config, Some(&served)), 1_000);
+    }
+
+    #[test]
+    fn the_output_reserve_scales_with_a_small_window() {
+        let config = AgentConfig {
+            max_tokens: 8_192,
+            ..AgentConfig::default()
+        };
+        assert_eq!(output_reserve(&config, None, 16_384), 4_096);
+        assert_eq!(output_reserve(&config, None, 8_192), 2_048);
+        assert_eq!(output_reserve(&config, None, 200_000), 8_192);
     }
 }

@@ -1,15 +1,15 @@
-//! Trimming (the seeds' MaxConversationMessages): drop the oldest messages from the front at a
-//! boundary that keeps the history valid for the API.
+//! Trimming (the seeds' MaxConversationMessages): drop older messages at a boundary that keeps
+//! the history valid for the API — but never the first one: the session's first user message
+//! is the task, and a model that loses it starts over every turn.
 //!
 //! A boundary is a message the kept part may start at: a user message without tool_result
-//! blocks (a real prompt), or an assistant message (then a short user note is put in front so
-//! the history still starts with the user). Every tool_result after a boundary answers a
-//! tool_use after it, so a pair is never split. The new first message says that earlier
-//! messages were dropped, and carries the memory reminder again when the dropped part had it.
+//! blocks (a real prompt), or an assistant message. Every tool_result after a boundary answers a
+//! tool_use after it, so a pair is never split. The new first message is the old first one (the
+//! task, with the memory reminder and any compaction summary it carries), then a note that the
+//! messages after it were dropped, then the boundary prompt when the cut fell on one. A first
+//! message too large to keep whole within the limit is shortened in its middle.
 
 use skiff_protocol::{ContentBlock, Message, MessageContent, Role};
-
-use crate::memory::is_memory_block;
 
 /// The limits a trim must bring the history within.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -23,12 +23,12 @@ pub struct TrimLimits {
 /// What a trim did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrimOutcome {
-    /// Messages dropped from the front.
+    /// Messages dropped (after the first, which is kept).
     pub dropped: usize,
-    /// Messages of the old history the new first message stands for: `dropped`, plus the
-    /// first kept message when the cut fell on a prompt (it was merged into the new first one).
+    /// Messages of the old history the new first message stands for: the first, the dropped
+    /// ones, plus the first kept message when the cut fell on a prompt (it was merged in).
     pub replaced: usize,
-    /// Messages after the trim (the note message included).
+    /// Messages after the trim.
     pub messages_after: usize,
     /// Estimated input tokens after the trim.
     pub tokens_after: u64,
@@ -37,12 +37,19 @@ pub struct TrimOutcome {
     pub within_limits: bool,
 }
 
-/// The note put first in a trimmed history.
+/// Start of the note put in a trimmed history's first message.
+pub const TRIMMED_NOTE_START: &str = "[Earlier conversation trimmed";
+
+/// The note put after the first message in a trimmed history.
 pub fn trimmed_note(dropped: usize) -> String {
     format!(
-        "[Earlier conversation trimmed: the {dropped} oldest messages were dropped to stay \
-within the context limits.]"
+        "{TRIMMED_NOTE_START}: the {dropped} messages after your task (above) were dropped to \
+stay within the context limits. Carry on with the task from where the messages below stand.]"
     )
+}
+
+fn is_trim_note(b: &ContentBlock) -> bool {
+    matches!(b, ContentBlock::Text(t) if t.text.starts_with(TRIMMED_NOTE_START))
 }
 
 fn is_boundary(m: &Message) -> bool {
@@ -55,15 +62,51 @@ fn is_boundary(m: &Message) -> bool {
     }
 }
 
-/// Trim `history` to `limits`, dropping as few messages as possible. `cost` gives a message's
-/// tokens, `fixed` the tokens of the system prompt and tools, `memory` the configured memory
-/// text. Returns the new history, or `None` when nothing needs to (or can) be dropped.
+/// Characters kept of a first message's text that is too large for the limit: at least this.
+const MIN_KEPT_CHARS: usize = 2_000;
+
+/// `blocks` with long texts shortened in the middle so that all of them hold about `budget`
+/// characters.
+fn shorten(blocks: Vec<ContentBlock>, budget: usize) -> Vec<ContentBlock> {
+    let total: usize = blocks
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => t.text.len(),
+            _ => 0,
+        })
+        .sum();
+    if total <= budget {
+        return blocks;
+    }
+    blocks
+        .into_iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) if t.text.len() > MIN_KEPT_CHARS => {
+                let keep = (t.text.len() * budget / total).max(MIN_KEPT_CHARS / 2);
+                let chars: Vec<char> = t.text.chars().collect();
+                if chars.len() <= keep {
+                    return ContentBlock::Text(t);
+                }
+                let head: String = chars[..keep / 2].iter().collect();
+                let tail: String = chars[chars.len() - keep / 2..].iter().collect();
+                let cut = chars.len() - 2 * (keep / 2);
+                ContentBlock::text(format!(
+                    "{head}\n[… {cut} characters left out to fit the context window …]\n{tail}"
+                ))
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// Trim `history` to `limits`, dropping as few messages as possible and never the first.
+/// `cost` gives a message's tokens, `fixed` the tokens of the system prompt and tools. Returns
+/// the new history, or `None` when nothing needs to (or can) be dropped.
 pub fn trim(
     history: &[Message],
     limits: TrimLimits,
     cost: impl Fn(&Message) -> u64,
     fixed: u64,
-    memory: Option<&str>,
 ) -> Option<(Vec<Message>, TrimOutcome)> {
     let len = history.len();
     let costs: Vec<u64> = history.iter().map(&cost).collect();
@@ -75,30 +118,48 @@ pub fn trim(
     if fits(len, total) {
         return None;
     }
-    // The memory reminder of the first message moves to the new first message.
-    let memory_text: Option<String> = history
-        .first()
-        .and_then(|m| m.content.to_blocks().into_iter().next())
-        .filter(|b| is_memory_block(b, memory))
-        .map(|b| match (memory, b) {
-            (Some(m), _) => m.to_owned(),
-            (None, ContentBlock::Text(t)) => t.text,
-            (None, _) => String::new(),
-        });
-    let front_extra = cost(&Message::user_text(format!(
-        "{}{}",
-        memory_text.as_deref().unwrap_or(""),
-        trimmed_note(len)
-    )));
+    // The first message, without the note of an earlier trim; shortened when it alone would
+    // take more than half of the token limit.
+    let mut first: Vec<ContentBlock> = history
+        .first()?
+        .content
+        .to_blocks()
+        .into_iter()
+        .filter(|b| !is_trim_note(b))
+        .collect();
+    if let Some(max) = limits.max_tokens {
+        let half = (max / 2).saturating_sub(fixed);
+        let first_cost = cost(&Message::blocks(Role::User, first.clone()));
+        if first_cost > half {
+            let bytes: usize = first
+                .iter()
+                .map(|b| match b {
+                    ContentBlock::Text(t) => t.text.len(),
+                    _ => 0,
+                })
+                .sum();
+            let budget = (bytes as u64 * half / first_cost.max(1)) as usize;
+            first = shorten(first, budget.max(MIN_KEPT_CHARS));
+        }
+    }
+    let front_cost = cost(&Message::blocks(
+        Role::User,
+        first
+            .iter()
+            .cloned()
+            .chain([ContentBlock::text(trimmed_note(len))])
+            .collect(),
+    ));
     let mut suffix = vec![0u64; len + 1];
     for i in (0..len).rev() {
         suffix[i] = suffix[i + 1] + costs[i];
     }
-    let boundaries: Vec<usize> = (1..len).filter(|&i| is_boundary(&history[i])).collect();
+    // Cutting at 1 would drop nothing.
+    let boundaries: Vec<usize> = (2..len).filter(|&i| is_boundary(&history[i])).collect();
     let shape = |i: usize| {
-        let synthetic = history[i].role == Role::Assistant;
-        let count = len - i + usize::from(synthetic);
-        let tokens = fixed + suffix[i] + front_extra;
+        let front_message = usize::from(history[i].role == Role::Assistant);
+        let count = len - i + front_message;
+        let tokens = fixed + suffix[i] + front_cost;
         (count, tokens)
     };
     let (cut, within_limits) = match boundaries.iter().find(|&&i| {
@@ -109,11 +170,8 @@ pub fn trim(
         None => (*boundaries.last()?, false),
     };
 
-    let mut front: Vec<ContentBlock> = Vec::new();
-    if let Some(m) = memory_text.filter(|m| !m.is_empty()) {
-        front.push(ContentBlock::text(m));
-    }
-    front.push(ContentBlock::text(trimmed_note(cut)));
+    let mut front = first;
+    front.push(ContentBlock::text(trimmed_note(cut - 1)));
     let mut out = Vec::with_capacity(len - cut + 1);
     let replaced = if history[cut].role == Role::User {
         front.extend(history[cut].content.to_blocks());
@@ -127,7 +185,7 @@ pub fn trim(
     };
     let tokens_after = fixed + out.iter().map(&cost).sum::<u64>();
     let outcome = TrimOutcome {
-        dropped: cut,
+        dropped: cut - 1,
         replaced,
         messages_after: out.len(),
         tokens_after,
@@ -185,7 +243,7 @@ mod tests {
                 max_messages: Some(max),
                 max_tokens: None,
             };
-            match trim(&h, limits, |_| 10, 0, None) {
+            match trim(&h, limits, |_| 10, 0) {
                 None => assert!(max >= h.len()),
                 Some((out, o)) => {
                     validate_history(&out).unwrap();
@@ -199,6 +257,8 @@ mod tests {
                             .text()
                             .contains("Earlier conversation trimmed")
                     );
+                    // The task is never dropped.
+                    assert!(out[0].content.text().starts_with("prompt 0"), "max {max}");
                 }
             }
         }
@@ -211,7 +271,7 @@ mod tests {
             max_messages: None,
             max_tokens: Some(1_000),
         };
-        let (out, o) = trim(&h, limits, |_| 100, 0, None).unwrap();
+        let (out, o) = trim(&h, limits, |_| 100, 0).unwrap();
         validate_history(&out).unwrap();
         assert!(o.within_limits);
         assert!(o.tokens_after <= 1_000);
@@ -232,11 +292,75 @@ mod tests {
             max_messages: Some(6),
             max_tokens: None,
         };
-        let (out, _) = trim(&h, limits, |_| 1, 0, Some(memory)).unwrap();
+        let (out, _) = trim(&h, limits, |_| 1, 0).unwrap();
         validate_history(&out).unwrap();
         let first = out[0].content.to_blocks();
         assert_eq!(first[0], ContentBlock::text(memory));
         // The boundary was the second prompt: it is kept after the note.
         assert_eq!(first.last(), Some(&ContentBlock::text("prompt 1")));
+    }
+
+    #[test]
+    fn the_first_message_survives_every_trim_and_only_one_note_stays() {
+        let mut h = session(1, 12);
+        // One large tool result, as after reading a big file.
+        h[2] = Message::blocks(
+            Role::User,
+            vec![ContentBlock::ToolResult(ToolResultBlock::text(
+                "t0_0",
+                "x".repeat(18_000),
+                false,
+            ))],
+        );
+        let cost = |m: &Message| crate::tokens::estimate_message(m);
+        let limits = TrimLimits {
+            max_messages: None,
+            max_tokens: Some(4_096),
+        };
+        let (out, o) = trim(&h, limits, cost, 1_000).unwrap();
+        validate_history(&out).unwrap();
+        assert!(o.within_limits, "{o:?}");
+        let first = out[0].content.text();
+        assert!(first.starts_with("prompt 0"), "{first}");
+        assert!(
+            !out.iter()
+                .any(|m| m.content.text().contains(&"x".repeat(100)))
+        );
+        // Trimming the trimmed history again keeps the task and one note.
+        let mut again = out.clone();
+        for i in 20..26 {
+            again.push(call(&format!("u{i}")));
+            again.push(Message::blocks(
+                Role::User,
+                vec![ContentBlock::ToolResult(ToolResultBlock::text(
+                    format!("u{i}"),
+                    "y".repeat(4_000),
+                    false,
+                ))],
+            ));
+        }
+        let (out2, _) = trim(&again, limits, cost, 1_000).unwrap();
+        validate_history(&out2).unwrap();
+        let first = out2[0].content.text();
+        assert!(first.starts_with("prompt 0"), "{first}");
+        assert_eq!(first.matches(TRIMMED_NOTE_START).count(), 1, "{first}");
+    }
+
+    #[test]
+    fn a_huge_first_message_is_shortened_in_the_middle_not_dropped() {
+        let mut h = session(1, 3);
+        h[0] = Message::user_text(format!("TASK START {} TASK END", "z".repeat(60_000)));
+        let cost = |m: &Message| crate::tokens::estimate_message(m);
+        let limits = TrimLimits {
+            max_messages: None,
+            max_tokens: Some(8_000),
+        };
+        let (out, _) = trim(&h, limits, cost, 500).unwrap();
+        validate_history(&out).unwrap();
+        let first = out[0].content.text();
+        assert!(first.starts_with("TASK START"), "{}", &first[..50]);
+        assert!(first.contains("TASK END"));
+        assert!(first.contains("characters left out to fit the context window"));
+        assert!(cost(&out[0]) < 4_000, "{}", cost(&out[0]));
     }
 }

@@ -10,16 +10,14 @@ use skiff_protocol::sdk::{
     UserMessage,
 };
 use skiff_protocol::{ContentBlock, JsonMap, Message, Role, StopReason, ToolUseBlock, Usage};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
 
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::dispatch::Dispatcher;
 use crate::event::UserInput;
 use crate::frames::{EventSink, new_uuid, now_iso};
 use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
-use crate::requests::Requester;
+pub(crate) use crate::turn_io::TurnIo;
 
 /// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
 pub const COMPAT_VERSION: &str = "2.1.0";
@@ -33,19 +31,6 @@ pub const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:\n";
 
 /// Sent with each prompt while the session is in plan mode.
 const PLAN_MODE_REMINDER: &str = "<system-reminder>\nPlan mode is active. The user indicated that they do not want you to execute yet -- you MUST NOT make any edits, run any non-readonly tools (including changing configs or making commits), or otherwise make any changes to the system. Research with read-only tools, then present your plan by calling the ExitPlanMode tool; the user approves it before anything is changed.\n</system-reminder>";
-
-/// What a turn talks through besides its core.
-pub(crate) struct TurnIo<'a> {
-    /// Events out.
-    pub sink: &'a EventSink,
-    /// Cancelled by an interrupt.
-    pub cancel: &'a CancellationToken,
-    /// Questions to the client.
-    pub requester: &'a Requester,
-    /// Settings changed while the turn runs (by the client, or by the turn itself when an
-    /// approved plan leaves plan mode).
-    pub live: &'a watch::Sender<Live>,
-}
 
 /// Per-run counters.
 struct RunState {
@@ -65,6 +50,10 @@ struct RunState {
     stop_continuations: u32,
     /// What a slash command changed for this turn (grants, model).
     command: crate::commands::turn::TurnCommand,
+    /// Failing calls sent again and again ([`crate::loop_guard`]).
+    loop_guard: crate::loop_guard::LoopGuard,
+    /// One retry after a server's context-size error ([`crate::overflow`]).
+    overflow: crate::overflow::OverflowRetry,
 }
 
 /// How a run ended (before it becomes a result frame).
@@ -72,9 +61,13 @@ enum End {
     Completed(String),
     MaxTurns,
     Budget(f64),
-    Interrupted { during_tools: bool },
+    Interrupted {
+        during_tools: bool,
+    },
     ApiError(skiff_llm::LlmError),
     Failed(String),
+    /// The same failing call again and again ([`crate::loop_guard`]).
+    Loop(crate::loop_guard::Repeated),
 }
 
 /// Run one user message through the loop; emits the frames and returns the `result` frame
@@ -95,14 +88,46 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         stop_hook_active: false,
         stop_continuations: 0,
         command: Default::default(),
+        loop_guard: Default::default(),
+        overflow: Default::default(),
     };
     core.prompt_id = Some(new_uuid());
-    let before = prompt_hooks(core, &input, io).await;
+    let mut before = prompt_hooks(core, &input, io).await;
     core.receive_late_tools().await;
+    core.refresh_mcp().await;
     io.sink.emit(init_frame(core));
+    // The user's prompt (not a subagent's): `/mcp__server__prompt args` is the server's prompt.
+    let users = before.is_ok() && core.config.subagent.is_none();
+    let input = if users {
+        let prompts = core.config.commands.mcp().clone();
+        match crate::commands::mcp_prompt::apply(&prompts, input, io.cancel).await {
+            Ok(input) => input,
+            Err(e) => {
+                before = Err(End::Failed(e));
+                UserInput::Text(String::new())
+            }
+        }
+    } else {
+        input
+    };
     let (input, command) =
         crate::commands::turn::TurnCommand::begin(core, input, before.is_ok(), io).await;
     st.command = command;
+    // `@server:uri` mentions attach the resources after the prompt.
+    let input = if users && before.is_ok() {
+        let attached = core
+            .mentioned_resources(&input.text(), io.sink, io.cancel)
+            .await;
+        if attached.is_empty() {
+            input
+        } else {
+            let mut blocks = input.into_blocks();
+            blocks.extend(attached);
+            UserInput::Blocks(blocks)
+        }
+    } else {
+        input
+    };
     let end = match before {
         Ok(blocks) => run_loop(core, input, blocks, io, &mut st).await,
         Err(end) => end,
@@ -212,30 +237,34 @@ async fn run_loop(
                 during_tools: false,
             };
         }
-        st.num_turns += 1;
+        // Checked before counting: `num_turns` never exceeds `--max-turns`.
         if let Some(max) = core.config.max_turns
-            && st.num_turns > max
+            && st.num_turns >= max
         {
             return End::MaxTurns;
         }
+        st.num_turns += 1;
         if let Some(budget) = core.config.max_budget_usd
             && core.costs.total_cost_usd >= budget
         {
             return End::Budget(budget);
         }
         core.sync(&io.live.borrow());
-        {
+        // The MCP servers' tools as they are now (a call may have changed them).
+        core.refresh_mcp().await;
+        // The output the window has room for: a small window gets a smaller max_tokens.
+        let room = {
             let (conv, mut env) = core.context_parts(sink, cancel);
-            crate::context::prepare(conv, &mut env).await;
-        }
+            crate::context::prepare(conv, &mut env).await
+        };
         core.conversation.repair();
         let conv = &mut core.conversation;
         let prefix = conv
             .request_prefix(core.provider.history_encoding())
             .cloned();
-        let request = core
-            .template
-            .build(conv.messages(), prefix.as_ref(), st.max_tokens);
+        let request =
+            core.template
+                .build(conv.messages(), prefix.as_ref(), st.max_tokens.min(room));
         let reply = match call_model(core.provider.as_ref(), &request, sink, cancel).await {
             Ok(r) => r,
             Err((skiff_llm::LlmError::Cancelled, ms)) => {
@@ -246,10 +275,17 @@ async fn run_loop(
             }
             Err((e, ms)) => {
                 st.api_ms += ms;
+                // [hook: overflow] A context-size error: make the history fit and send again,
+                // once, without counting a turn.
+                if st.overflow.recover(core, &e, sink, cancel).await {
+                    st.num_turns -= 1;
+                    continue;
+                }
                 sink.emit(api_error_frame(&e, sink));
                 return End::ApiError(e);
             }
         };
+        st.overflow.succeeded();
         st.api_ms += reply.api_ms;
         let msg = reply.message;
         core.conversation
@@ -259,7 +295,8 @@ async fn run_loop(
         let (_, unknown) = core
             .costs
             .add(&core.config.model, &msg.usage, served.as_ref());
-        if unknown {
+        // A local server's models cost nothing: no news there.
+        if unknown && !core.provider.is_local() {
             sink.notice(
                 "pricing",
                 "warning",
@@ -360,9 +397,13 @@ async fn run_loop(
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 core.collect_subagent_costs(&mut st.usage);
+                // The client may have chosen the next mode while approving; otherwise default.
+                let switched =
+                    switched.filter(|_| io.live.borrow().mode == crate::PermissionMode::Plan);
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
+                    sink.mode_changed(mode);
                     sink.notice(
                         "permission_mode",
                         "info",
@@ -371,6 +412,11 @@ async fn run_loop(
                 }
                 st.command
                     .after_tools(core, io, &tool_uses, &mut results)
+                    .await;
+                // [hook: loop guard] The same failing call again: a note, then the end.
+                let repeated = st
+                    .loop_guard
+                    .observe(&tool_uses, &mut results, &core.ctx)
                     .await;
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
@@ -393,6 +439,18 @@ async fn run_loop(
                 core.conversation.push_user(blocks, &structured);
                 if cancel.is_cancelled() {
                     return End::Interrupted { during_tools: true };
+                }
+                if let Some(repeated) = repeated {
+                    let go_on = crate::loop_guard::client_lets_it_go_on(
+                        core.approver.as_ref(),
+                        io.requester,
+                        &repeated,
+                    )
+                    .await;
+                    if !go_on {
+                        return End::Loop(repeated);
+                    }
+                    st.loop_guard.forgive(&repeated);
                 }
                 if let Some(reason) = hook_stop {
                     sink.notice(
@@ -628,17 +686,31 @@ fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> R
                 None,
             )
         }
+        // Never `success`: a run that ends on an error says so in its subtype.
         End::ApiError(e) => {
             let text = e.to_string();
+            let terminal = if e.context_overflow().is_some() {
+                "prompt_too_long"
+            } else {
+                "api_error"
+            };
             (
-                ResultSubtype::Success,
+                ResultSubtype::ErrorDuringExecution,
                 true,
                 Some(text.clone()),
                 vec![text],
-                "api_error",
+                terminal,
                 e.status(),
             )
         }
+        End::Loop(repeated) => (
+            ResultSubtype::ErrorLoopDetected,
+            true,
+            None,
+            vec![repeated.message()],
+            "loop_detected",
+            None,
+        ),
         End::Failed(text) => (
             ResultSubtype::ErrorDuringExecution,
             true,

@@ -388,15 +388,21 @@ async fn a_failed_summary_keeps_the_history_and_trims_with_a_warning() {
     let trims = notices(&events, "trim");
     assert_eq!(trims.len(), 1, "{events:?}");
     assert_eq!(trims[0].0, "warning");
-    assert!(trims[0].1.contains("dropped the"), "{}", trims[0].1);
+    assert!(
+        trims[0].1.contains("earlier messages") && trims[0].1.contains("first prompt is kept"),
+        "{}",
+        trims[0].1
+    );
     let reqs = h.requests();
     assert_eq!(reqs.len(), 6);
     // The summary attempt saw the old history; the next request is trimmed, not summarised.
     let last = &reqs[5];
     assert!(last.messages.len() < 9);
     let first = first_blocks(last);
-    assert_eq!(first[0], MEMORY, "memory moves to the new first message");
-    assert!(first[1].contains("Earlier conversation trimmed"));
+    assert_eq!(first[0], MEMORY, "memory stays in the first message");
+    // The task (the first prompt) is kept, then the note.
+    assert_eq!(first[1], "go", "{first:?}");
+    assert!(first[2].contains("Earlier conversation trimmed"));
     assert!(!first.iter().any(|b| b.contains("being continued")));
 }
 

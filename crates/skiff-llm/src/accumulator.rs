@@ -187,18 +187,31 @@ impl StreamAccumulator {
         };
         let mut block = std::mem::replace(block, ContentBlock::text(""));
         let json = std::mem::take(json);
-        if let ContentBlock::ToolUse(tu) = &mut block
-            && !json.trim().is_empty()
-        {
-            match serde_json::from_str::<Value>(&json) {
-                Ok(v) => tu.input = v,
-                Err(e) => {
-                    // Kept as its raw text (a JSON string): the loop answers the call with an
-                    // error result, or asks again when max_tokens cut it.
-                    tracing::warn!(index = ours, tool = %tu.name, error = %e, "tool input is not valid JSON");
-                    tu.input = Value::String(json);
+        match &mut block {
+            ContentBlock::ToolUse(tu) if !json.trim().is_empty() => {
+                match serde_json::from_str::<Value>(&json) {
+                    Ok(v) => tu.input = v,
+                    Err(e) => {
+                        // Kept as its raw text (a JSON string): the loop answers the call with
+                        // an error result, or asks again when max_tokens cut it.
+                        tracing::warn!(index = ours, tool = %tu.name, error = %e, "tool input is not valid JSON");
+                        tu.input = Value::String(json);
+                    }
                 }
             }
+            // A server tool call (`server_tool_use`) streams its input too: kept as the input
+            // it is, so the block goes back to the API unchanged.
+            ContentBlock::Unknown(Value::Object(map)) if !json.trim().is_empty() => {
+                match serde_json::from_str::<Value>(&json) {
+                    Ok(v) => {
+                        map.insert("input".into(), v);
+                    }
+                    Err(e) => {
+                        tracing::warn!(index = ours, error = %e, "a server tool's input is not valid JSON");
+                    }
+                }
+            }
+            _ => {}
         }
         *slot = Slot::Closed(block.clone());
         Some(block)
@@ -398,6 +411,53 @@ mod tests {
         )?;
         put(&mut a, ev(json!({"type":"message_stop"})))?;
         a.finish()
+    }
+
+    #[test]
+    fn server_tool_blocks_keep_their_streamed_input_and_their_results_whole() {
+        let mut a = StreamAccumulator::new();
+        put(&mut a, start()).unwrap();
+        put(
+            &mut a,
+            ev(
+                json!({"type":"content_block_start","index":0,"content_block":
+            {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}),
+            ),
+        )
+        .unwrap();
+        for part in ["", "{\"query\": ", "\"rust 2024\"}"] {
+            put(
+                &mut a,
+                ev(json!({"type":"content_block_delta","index":0,"delta":
+                {"type":"input_json_delta","partial_json":part}})),
+            )
+            .unwrap();
+        }
+        let done = put(&mut a, ev(json!({"type":"content_block_stop","index":0}))).unwrap();
+        assert_eq!(
+            serde_json::to_value(&done[0].1).unwrap(),
+            json!({"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"rust 2024"}})
+        );
+        let result = json!({"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":
+            [{"type":"web_search_result","title":"Rust","url":"https://rust-lang.org","encrypted_content":"abc","page_age":null}]});
+        put(
+            &mut a,
+            ev(json!({"type":"content_block_start","index":1,"content_block": result})),
+        )
+        .unwrap();
+        put(&mut a, ev(json!({"type":"content_block_stop","index":1}))).unwrap();
+        put(
+            &mut a,
+            ev(
+                json!({"type":"message_delta","delta":{"stop_reason":"end_turn"},
+            "usage":{"output_tokens":5,"server_tool_use":{"web_search_requests":1}}}),
+            ),
+        )
+        .unwrap();
+        put(&mut a, ev(json!({"type":"message_stop"}))).unwrap();
+        let m = a.finish().unwrap();
+        assert_eq!(serde_json::to_value(&m.content[1]).unwrap(), result);
+        assert_eq!(m.usage.web_search_requests(), 1);
     }
 
     #[test]

@@ -1,18 +1,19 @@
 //! `AnthropicProvider`: the Messages API over HTTPS with SSE streaming, retries and idle timeouts.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use skiff_protocol::{ErrorResponse, MessagesRequest, RequestView, StreamEvent};
+use skiff_protocol::{MessagesRequest, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::accumulator::StreamAccumulator;
 use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
+use crate::http_errors::{http_error, same_origin_redirects, transport_error};
 use crate::provider::{EventStream, Provider, ProviderEvent};
-use crate::retry::{self, AttemptStream, RetryPolicy, Retrying, retrying};
+use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
 use crate::sse::SseEvent;
 use crate::{Credential, LlmError, StreamError};
 
@@ -57,6 +58,14 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// Extra request headers (ANTHROPIC_CUSTOM_HEADERS).
     pub extra_headers: Vec<(String, String)>,
+    /// Treat a tool call written as text (JSON, a ```json fence, `<tool_call>`) as a call, as
+    /// the OpenAI-compatible provider does. `None`: on for any server but the Anthropic API's
+    /// own (a local model behind llama.cpp's, Ollama's or LM Studio's `/v1/messages`).
+    pub text_tool_calls: Option<bool>,
+    /// Ask a server that is not the Anthropic API about the model (context window, max output
+    /// tokens: llama.cpp's `/props`, Ollama's `/api/show`, `/v1/models`), in the background,
+    /// with the first call for it.
+    pub server_metadata: bool,
 }
 
 impl AnthropicConfig {
@@ -70,7 +79,21 @@ impl AnthropicConfig {
             idle_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             extra_headers: Vec::new(),
+            text_tool_calls: None,
+            server_metadata: true,
         }
+    }
+
+    /// Whether the base URL is the Anthropic API's own (whose models neither write calls as
+    /// text nor need their window asked for).
+    pub fn is_anthropic_api(&self) -> bool {
+        reqwest::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| h == "api.anthropic.com" || h.ends_with(".anthropic.com"))
+            })
+            .unwrap_or(false)
     }
 
     /// Configuration from the process environment (see [`AnthropicConfig::from_lookup`]).
@@ -183,6 +206,8 @@ struct Inner {
     messages_url: String,
     count_tokens_url: String,
     config: AnthropicConfig,
+    /// What a non-Anthropic server said about each model asked about.
+    served: crate::openai::metadata::ServedCache,
 }
 
 /// The Anthropic Messages API provider. Cheap to clone; all clones share one HTTP client.
@@ -245,6 +270,7 @@ impl AnthropicProvider {
                 headers,
                 messages_url: format!("{}/v1/messages", config.base_url),
                 count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
+                served: Default::default(),
                 config,
             }),
         })
@@ -291,9 +317,72 @@ impl AnthropicProvider {
     }
 }
 
+impl AnthropicProvider {
+    /// Where a server that is not the Anthropic API says things about its models (the same
+    /// places as the OpenAI-compatible servers': it is usually one of them).
+    fn metadata_source(&self) -> crate::openai::metadata::MetadataSource {
+        let mut headers = self.inner.headers.clone();
+        headers.remove(reqwest::header::CONTENT_TYPE);
+        let base_url = format!("{}/v1", self.inner.config.base_url.trim_end_matches('/'));
+        crate::openai::metadata::MetadataSource {
+            client: self.inner.client.clone(),
+            headers,
+            kind: crate::openai::metadata::ServerKind::of(None, &base_url),
+            base_url,
+        }
+    }
+
+    /// Ask a server that is not the Anthropic API about `model` now (context window, max
+    /// output tokens) and keep the answer for [`Provider::served_model`]; `None` for the
+    /// Anthropic API itself, or when the server says nothing. Calls do this in the background
+    /// by themselves.
+    pub async fn fetch_served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        if self.inner.config.is_anthropic_api() {
+            return None;
+        }
+        self.inner
+            .served
+            .fetch(&self.metadata_source(), model)
+            .await
+    }
+
+    /// Start asking a non-Anthropic server about `model` in the background, once.
+    fn start_lookup(&self, model: &str) {
+        let config = &self.inner.config;
+        if !config.server_metadata || config.is_anthropic_api() {
+            return;
+        }
+        self.inner.served.start(|| self.metadata_source(), model);
+    }
+
+    /// Whether calls written as text become calls.
+    fn text_tool_calls(&self) -> bool {
+        let config = &self.inner.config;
+        config.text_tool_calls.unwrap_or(!config.is_anthropic_api())
+    }
+}
+
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn prepare(&self, model: &str) {
+        self.start_lookup(model);
+    }
+
+    fn served_model(&self, model: &str) -> Option<crate::ServedModel> {
+        self.inner.served.get(model)
+    }
+
+    fn is_local(&self) -> bool {
+        crate::http::is_local_url(&self.inner.config.base_url)
+    }
+
+    /// The Messages API runs web searches (as Claude Code assumes of any Anthropic endpoint);
+    /// a server on this machine or the local network imitating it does not.
+    fn server_web_search(&self) -> bool {
+        !self.is_local()
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
@@ -308,6 +397,13 @@ impl Provider for AnthropicProvider {
             Ok(b) => b,
             Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
         };
+        // In the background: this call goes out at once.
+        self.start_lookup(request.model);
+        let tools: Arc<[String]> = if self.text_tool_calls() {
+            request.tools.iter().map(|t| t.name.clone()).collect()
+        } else {
+            Arc::from([])
+        };
         let retry = Retrying {
             policy: inner.config.retry.clone(),
             target: inner.messages_url.clone(),
@@ -315,10 +411,12 @@ impl Provider for AnthropicProvider {
         };
         let attempt_cancel = cancel.clone();
         retrying(retry, cancel, move || {
-            Ok(
-                Box::pin(attempt(inner.clone(), body.clone(), attempt_cancel.clone()))
-                    as AttemptStream,
-            )
+            Ok(Box::pin(attempt(
+                inner.clone(),
+                body.clone(),
+                MessagesSse::with_text_calls(tools.to_vec()),
+                attempt_cancel.clone(),
+            )) as AttemptStream)
         })
     }
 }
@@ -360,6 +458,7 @@ impl Body {
 fn attempt(
     inner: Arc<Inner>,
     body: Body,
+    handler: MessagesSse,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
     let request = inner
@@ -368,21 +467,52 @@ fn attempt(
         .headers(inner.headers.clone())
         .header(reqwest::header::CONTENT_LENGTH, body.len)
         .body(body.to_reqwest());
-    sse_attempt(
-        request,
-        inner.config.idle_timeout,
-        cancel,
-        MessagesSse(StreamAccumulator::new()),
-    )
+    sse_attempt(request, inner.config.idle_timeout, cancel, handler)
 }
 
-/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry).
-pub(crate) struct MessagesSse(StreamAccumulator);
+/// The Messages API's events, assembled (also what Bedrock's and Vertex AI's streams carry),
+/// through the text-call fallback when it is on.
+pub(crate) struct MessagesSse {
+    acc: StreamAccumulator,
+    filter: Option<crate::text_call_filter::TextCallFilter>,
+}
 
 impl MessagesSse {
     /// A handler for one attempt.
     pub(crate) fn new() -> Self {
-        Self(StreamAccumulator::new())
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: None,
+        }
+    }
+
+    /// A handler that turns calls to the tools `known` written as text into calls (none: off).
+    pub(crate) fn with_text_calls(known: Vec<String>) -> Self {
+        Self {
+            acc: StreamAccumulator::new(),
+            filter: (!known.is_empty())
+                .then(|| crate::text_call_filter::TextCallFilter::new(known)),
+        }
+    }
+
+    /// Apply one SSE event; `Ok(true)` once the message is done.
+    fn handle(
+        &mut self,
+        raw: &SseEvent,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<bool, AttemptError> {
+        let event = parse_event(raw).map_err(AttemptError::Stream)?;
+        let Some(filter) = &mut self.filter else {
+            return apply_event(&mut self.acc, event, out);
+        };
+        let mut events = Vec::new();
+        filter.push(event, &mut events);
+        for event in events {
+            if apply_event(&mut self.acc, event, out)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -393,7 +523,7 @@ impl SseHandler for MessagesSse {
         at_eof: bool,
         out: &mut Vec<ProviderEvent>,
     ) -> Result<Flow, AttemptError> {
-        match handle_event(&mut self.0, raw, out) {
+        match self.handle(raw, out) {
             Ok(true) => Ok(Flow::Done),
             Ok(false) => Ok(Flow::Continue),
             // Cut-off data at EOF is a dropped connection, not a malformed stream.
@@ -401,16 +531,6 @@ impl SseHandler for MessagesSse {
             Err(e) => Err(e),
         }
     }
-}
-
-/// Apply one SSE event: queue the events to report on `out`; `Ok(true)` once the message is done.
-fn handle_event(
-    acc: &mut StreamAccumulator,
-    raw: &SseEvent,
-    out: &mut Vec<ProviderEvent>,
-) -> Result<bool, AttemptError> {
-    let event = parse_event(raw).map_err(AttemptError::Stream)?;
-    apply_event(acc, event, out)
 }
 
 /// Apply one parsed stream event (an `error` event fails the attempt): queue the event, with
@@ -442,28 +562,6 @@ pub(crate) fn apply_event(
     Ok(true)
 }
 
-/// The message of an OpenAI-style error body (`{"error": {"message": …}}`, or Ollama's
-/// `{"error": "…"}`), of Google's (the same, possibly in a one-element array), or of AWS's
-/// (`{"message": …}` / `{"Message": …}`).
-fn openai_error_message(text: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    let v = match v {
-        serde_json::Value::Array(mut items) if items.len() == 1 => items.pop()?,
-        v => v,
-    };
-    if let Some(err) = v.get("error") {
-        return err
-            .get("message")
-            .and_then(serde_json::Value::as_str)
-            .or_else(|| err.as_str())
-            .map(str::to_owned);
-    }
-    v.get("message")
-        .or_else(|| v.get("Message"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned)
-}
-
 /// Parse one SSE event's data as a stream event.
 pub(crate) fn parse_event(raw: &SseEvent) -> Result<StreamEvent, StreamError> {
     serde_json::from_str(&raw.data).map_err(|e| {
@@ -473,103 +571,4 @@ pub(crate) fn parse_event(raw: &SseEvent) -> Result<StreamEvent, StreamError> {
             raw.event.as_deref().unwrap_or("message")
         ))
     })
-}
-
-/// The error's causes joined with `: `, without reqwest's top line (which only repeats the URL).
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut cur = e.source();
-    while let Some(inner) = cur {
-        let m = inner.to_string();
-        if !parts.iter().any(|p| p.contains(&m)) {
-            parts.push(m);
-        }
-        cur = inner.source();
-    }
-    if parts.is_empty() {
-        e.to_string()
-    } else {
-        parts.join(": ")
-    }
-}
-
-pub(crate) fn transport_error(e: &reqwest::Error) -> AttemptError {
-    let msg = error_chain(e);
-    if e.is_connect() {
-        AttemptError::Connect(msg)
-    } else {
-        AttemptError::Transport(msg)
-    }
-}
-
-/// Redirects are followed only within the origin of the request: the API key and the headers
-/// go with every request, so a redirect to another host would hand them over.
-pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
-        let same = attempt
-            .previous()
-            .first()
-            .is_some_and(|first| first.origin() == attempt.url().origin());
-        if !same {
-            attempt.stop()
-        } else if attempt.previous().len() > 5 {
-            attempt.error("too many redirects")
-        } else {
-            attempt.follow()
-        }
-    })
-}
-
-pub(crate) async fn http_error(resp: reqwest::Response, idle: Duration) -> AttemptError {
-    let status = resp.status().as_u16();
-    if resp.status().is_redirection() {
-        let to = resp
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|l| resp.url().join(l).ok())
-            .map(|u| u.origin().ascii_serialization())
-            .unwrap_or_else(|| "another address".to_owned());
-        return AttemptError::Http {
-            status,
-            kind: "redirect".to_owned(),
-            message: format!(
-                "the server redirected the request to {to}; skiff does not follow redirects to \
-                 another host, because the API key would go with them. Set the base URL to the \
-                 final address if you trust it"
-            ),
-            retry_after: None,
-            should_retry: Some(false),
-        };
-    }
-    let retry_after = retry::retry_after(resp.headers(), SystemTime::now());
-    let should_retry = retry::should_retry(resp.headers());
-    let text = match tokio::time::timeout(idle, resp.text()).await {
-        Ok(Ok(t)) => t,
-        _ => String::new(),
-    };
-    let (kind, message) = match serde_json::from_str::<ErrorResponse>(&text) {
-        Ok(er) => (er.error.kind, er.error.message),
-        Err(_) if let Some(m) = openai_error_message(&text) => ("http_error".to_owned(), m),
-        Err(_) => {
-            let excerpt: String = text.trim().chars().take(300).collect();
-            let message = if excerpt.is_empty() {
-                reqwest::StatusCode::from_u16(status)
-                    .ok()
-                    .and_then(|s| s.canonical_reason())
-                    .unwrap_or("no message")
-                    .to_owned()
-            } else {
-                excerpt
-            };
-            ("http_error".to_owned(), message)
-        }
-    };
-    AttemptError::Http {
-        status,
-        kind,
-        message,
-        retry_after,
-        should_retry,
-    }
 }

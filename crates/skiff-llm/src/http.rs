@@ -8,6 +8,12 @@ use std::time::Duration;
 
 use crate::LlmError;
 
+/// How long an idle pooled connection is kept: below the keep-alive timeout servers commonly
+/// close idle connections after (llama.cpp's `llama-server` and Node's HTTP server: 5 s), so a
+/// turn never sends its request down a connection the server is closing and pays a retry.
+/// Node's own HTTP client (undici, which Claude Code uses) keeps idle connections 4 s too.
+pub(crate) const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
+
 /// A client for `base_url` with skiff's connection settings (redirects: only same-origin).
 pub(crate) fn client(
     base_url: &str,
@@ -17,7 +23,7 @@ pub(crate) fn client(
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .user_agent(concat!("skiff/", env!("CARGO_PKG_VERSION")))
         .redirect(redirect);
     if base_url.starts_with("http://")
@@ -30,6 +36,22 @@ pub(crate) fn client(
         .map_err(|e| LlmError::Request(format!("HTTP client: {e}")))
 }
 
+/// Whether `base_url` points at this machine or the local network (loopback, private or
+/// link-local addresses, `localhost`, `*.local`).
+pub(crate) fn is_local_url(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00,
+        Err(_) => host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local"),
+    }
+}
+
 /// A TLS configuration that trusts nothing (for clients that only speak plain HTTP).
 fn no_roots() -> Option<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -40,4 +62,37 @@ fn no_roots() -> Option<rustls::ClientConfig> {
             b.with_root_certificates(rustls::RootCertStore::empty())
                 .with_no_client_auth()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_addresses() {
+        for u in [
+            "http://127.0.0.1:8080",
+            "http://localhost:11434/v1",
+            "http://192.168.1.9:8000/v1",
+            "http://[::1]:8080",
+            "http://gpu.local:8080",
+        ] {
+            assert!(is_local_url(u), "{u}");
+        }
+        for u in [
+            "https://api.anthropic.com",
+            "https://openrouter.ai/api/v1",
+            "http://8.8.8.8",
+            "nonsense",
+        ] {
+            assert!(!is_local_url(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn idle_connections_go_before_the_usual_server_keep_alive() {
+        // llama-server (cpp-httplib) and Node close idle connections after 5 s.
+        assert!(POOL_IDLE_TIMEOUT < Duration::from_secs(5));
+        assert!(POOL_IDLE_TIMEOUT >= Duration::from_secs(1));
+    }
 }

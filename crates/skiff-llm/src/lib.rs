@@ -10,12 +10,15 @@ pub mod cloud;
 mod credential;
 mod error;
 mod http;
+mod http_errors;
 pub mod openai;
+mod overflow;
 mod pricing;
 mod provider;
 mod retry;
 mod scripted;
 pub mod sse;
+mod text_call_filter;
 
 pub use accumulator::{StreamAccumulator, StreamError};
 pub use anthropic::{
@@ -24,6 +27,7 @@ pub use anthropic::{
 pub use credential::Credential;
 pub use error::LlmError;
 pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use overflow::ContextOverflow;
 pub use pricing::{
     DEFAULT_CONTEXT_WINDOW, ModelInfo, SCRIPTED_MODEL, ServedModel, cost_at, cost_usd,
     custom_price, known_models, model_info, resolve_alias,

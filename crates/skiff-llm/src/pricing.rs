@@ -234,7 +234,10 @@ pub fn cost_usd(model: &str, usage: &Usage) -> Option<f64> {
     model_info(model).map(|m| cost_at(m, usage))
 }
 
-/// Cost in USD of one call's usage at `m`'s prices.
+/// Price of one server-side web search in USD (Anthropic: $10 per 1,000 searches).
+pub const WEB_SEARCH_USD: f64 = 0.01;
+
+/// Cost in USD of one call's usage at `m`'s prices, its web searches included.
 pub fn cost_at(m: &ModelInfo, usage: &Usage) -> f64 {
     let writes = usage.cache_creation();
     let writes_1h = usage
@@ -250,6 +253,7 @@ pub fn cost_at(m: &ModelInfo, usage: &Usage) -> f64 {
         + per_tok(writes - writes_1h, m.cache_write_per_mtok)
         + per_tok(writes_1h, m.input_per_mtok * 2.0)
         + per_tok(usage.cache_read(), m.cache_read_per_mtok)
+        + usage.web_search_requests() as f64 * WEB_SEARCH_USD
 }
 
 /// Family and (major, minor) version of a Claude model id, in either naming scheme:
@@ -334,6 +338,17 @@ mod tests {
         );
         let c = cost_usd("claude-sonnet-4-5", &u).unwrap();
         assert!(close(c, 0.6 * 3.75 + 0.4 * 6.0), "{c}");
+    }
+
+    #[test]
+    fn web_searches_cost_a_cent_each() {
+        let mut u = usage(1_000, 0, 0, 0);
+        u.extra.insert(
+            "server_tool_use".into(),
+            serde_json::json!({"web_search_requests": 3}),
+        );
+        let c = cost_usd("claude-sonnet-4-5", &u).unwrap();
+        assert!(close(c, 0.003 + 0.03), "{c}");
     }
 
     #[test]

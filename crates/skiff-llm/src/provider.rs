@@ -76,6 +76,19 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// Whether the server runs on this machine or the local network (a local preset, a
+    /// loopback or private address): its models cost nothing, so an unknown price is no news.
+    fn is_local(&self) -> bool {
+        false
+    }
+
+    /// Whether the server behind this provider runs Anthropic's server-side web search
+    /// (`web_search_20250305`): the Anthropic API and the clouds that offer it. The `WebSearch`
+    /// tool is offered only then. No by default.
+    fn server_web_search(&self) -> bool {
+        false
+    }
+
     /// The session is starting with `model`: begin what can be done ahead of the first call
     /// (the server metadata lookup) in the background. Never blocks.
     fn prepare(&self, model: &str) {

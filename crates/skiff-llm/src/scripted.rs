@@ -7,9 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderValue};
-use skiff_protocol::script::{
-    Fault, Script, ScriptCursor, Step, default_message_for_status, error_type_for_status,
-};
+use skiff_protocol::script::{Fault, Script, default_message_for_status, error_type_for_status};
+use skiff_protocol::script_cursor::{ScriptCursor, Step};
 use skiff_protocol::{MessagesRequest, RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 

@@ -13,18 +13,23 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
-    JsonObject, ListRootsResult, ProtocolVersion, Root, RootsCapabilities,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    GetPromptRequestParams, GetPromptResult, Implementation, JsonObject, ListRootsResult,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Root, RootsCapabilities,
 };
-use rmcp::service::{RequestContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigProblem, Scope, ServerConfig, Transport};
+use crate::offer::{ListedTool, Offer, ServerState, fetch_offer};
+pub use crate::sdk::SdkChannel;
+use crate::sdk::SdkTransport;
+use crate::watch::Watched;
 
 /// Claude Code's default startup timeout (`MCP_TIMEOUT`, ms).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,63 +51,6 @@ pub struct McpOptions {
     pub env: BTreeMap<String, String>,
     /// How to reach an Agent SDK host's in-process servers (`type: "sdk"`), when there is one.
     pub sdk: Option<Arc<dyn SdkChannel>>,
-}
-
-/// Reaches the in-process MCP servers of an Agent SDK host over its control channel
-/// (`mcp_message` requests).
-pub trait SdkChannel: Send + Sync {
-    /// Send one JSON-RPC message to the host's server `server`. When it is a request, the
-    /// host's JSON-RPC reply is delivered to `replies`.
-    fn send(
-        &self,
-        server: &str,
-        message: serde_json::Value,
-        replies: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
-    );
-}
-
-impl std::fmt::Debug for dyn SdkChannel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SdkChannel")
-    }
-}
-
-/// An rmcp transport over an [`SdkChannel`].
-struct SdkTransport {
-    server: String,
-    channel: Arc<dyn SdkChannel>,
-    tx: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<serde_json::Value>,
-}
-
-impl rmcp::transport::Transport<RoleClient> for SdkTransport {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
-    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let sent = serde_json::to_value(&item)
-            .map(|v| self.channel.send(&self.server, v, self.tx.clone()))
-            .map_err(std::io::Error::other);
-        std::future::ready(sent)
-    }
-
-    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
-        loop {
-            let v = self.rx.recv().await?;
-            match serde_json::from_value(v) {
-                Ok(m) => return Some(m),
-                Err(e) => {
-                    tracing::warn!(server = %self.server, error = %e, "unreadable message from an SDK server")
-                }
-            }
-        }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        Ok(())
-    }
 }
 
 impl McpOptions {
@@ -179,19 +127,6 @@ pub struct ServerReport {
     pub tools: Vec<String>,
 }
 
-/// One tool a server offers, as listed.
-#[derive(Debug, Clone)]
-pub struct ListedTool {
-    /// The server's name for it.
-    pub name: String,
-    /// Its description.
-    pub description: Option<String>,
-    /// Its input schema.
-    pub input_schema: serde_json::Value,
-    /// The server says it only reads (`annotations.readOnlyHint`).
-    pub read_only_hint: bool,
-}
-
 /// A failed tool call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CallError {
@@ -234,10 +169,12 @@ pub enum CallError {
     },
 }
 
-/// skiff's side of the MCP session: answers `roots/list` with the workspace.
+/// skiff's side of the MCP session: answers `roots/list` with the workspace, and fetches a
+/// list again as soon as the server says it changed.
 #[derive(Debug, Clone)]
 struct Client {
     roots: Vec<Root>,
+    state: Arc<ServerState>,
 }
 
 impl ClientHandler for Client {
@@ -246,6 +183,18 @@ impl ClientHandler for Client {
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.clone()))
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.state.refetch(&context.peer).await;
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.state.refetch(&context.peer).await;
+    }
+
+    async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.state.refetch(&context.peer).await;
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -286,6 +235,7 @@ pub struct Server {
     config: ServerConfig,
     options: Arc<McpOptions>,
     live: Mutex<Option<Arc<Live>>>,
+    state: Arc<ServerState>,
 }
 
 impl std::fmt::Debug for Server {
@@ -313,8 +263,15 @@ impl Server {
         tracing::info!(server = %self.config.name, "(re)connecting MCP server");
         let timeout = self.config.timeout.unwrap_or(self.options.startup_timeout);
         let service =
-            match tokio::time::timeout(timeout, connect(&self.config, &self.options)).await {
-                Ok(Ok(s)) => Arc::new(s),
+            match tokio::time::timeout(timeout, connect(&self.config, &self.options, &self.state))
+                .await
+            {
+                Ok(Ok(s)) => {
+                    // A restarted server may offer something else: its lists are fetched
+                    // again before they are next used.
+                    self.state.reconnected(s.service.peer_info().as_deref());
+                    Arc::new(s)
+                }
                 Ok(Err(status)) => {
                     *slot = None;
                     return Err(CallError::NotConnected {
@@ -350,16 +307,82 @@ impl Server {
         arguments: JsonObject,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, CallError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        self.request(cancel, |peer| async move { peer.call_tool(params).await })
+            .await
+    }
+
+    /// `prompts/get` (bounded by `MCP_TOOL_TIMEOUT`, stopped by `cancel`).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<GetPromptResult, CallError> {
+        let mut params = GetPromptRequestParams::new(name.to_owned());
+        params.arguments = (!arguments.is_empty()).then_some(arguments);
+        self.request(cancel, |peer| async move {
+            match peer.get_prompt_once(params).await? {
+                rmcp::model::GetPromptResponse::Complete(r) => Ok(r),
+                // Input the server asks the user for (SEP-2322) is not supported.
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        })
+        .await
+    }
+
+    /// `resources/read` (bounded by `MCP_TOOL_TIMEOUT`, stopped by `cancel`).
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<ReadResourceResult, CallError> {
+        let params = ReadResourceRequestParams::new(uri.to_owned());
+        self.request(
+            cancel,
+            |peer| async move { peer.read_resource(params).await },
+        )
+        .await
+    }
+
+    /// What the server offers now (its lists as last fetched).
+    pub fn offer(&self) -> Offer {
+        self.state.offer()
+    }
+
+    /// Moves each time what the server offers changes.
+    pub fn version(&self) -> u64 {
+        self.state.version()
+    }
+
+    /// Fetch again the lists the server said changed, waiting for a fetch already under way.
+    /// A server that is not connected now is left as it is.
+    pub async fn refresh(&self) {
+        let live = self.live.lock().await.clone();
+        if let Some(live) = live
+            && !live.service.is_closed()
+        {
+            self.state.refetch(live.service.peer()).await;
+        }
+    }
+
+    /// One request to the server: connected (again) first; bounded by `MCP_TOOL_TIMEOUT`;
+    /// cancelling `cancel` abandons it (the server is sent `notifications/cancelled`). A
+    /// transport failure forgets the connection, so the next request starts the server again.
+    async fn request<T, F, Fut>(&self, cancel: &CancellationToken, send: F) -> Result<T, CallError>
+    where
+        F: FnOnce(Peer<RoleClient>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ServiceError>>,
+    {
         let service = tokio::select! {
             s = self.live() => s?,
             () = cancel.cancelled() => return Err(CallError::Cancelled),
         };
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments);
-        let call = service.service.peer().call_tool(params);
+        let request = send(service.service.peer().clone());
         let outcome = tokio::select! {
-            r = maybe_timeout(self.options.tool_timeout, call) => r,
-            // Dropping the call sends `notifications/cancelled`.
+            r = maybe_timeout(self.options.tool_timeout, request) => r,
+            // Dropping the request sends `notifications/cancelled`.
             () = cancel.cancelled() => return Err(CallError::Cancelled),
         };
         let server = self.config.name.clone();
@@ -372,6 +395,10 @@ impl Server {
             Some(Err(ServiceError::McpError(e))) => Err(CallError::Server {
                 server,
                 message: e.message.to_string(),
+            }),
+            Some(Err(ServiceError::UnexpectedResponse)) => Err(CallError::Server {
+                server,
+                message: "the server answered with something else than what was asked".into(),
             }),
             Some(Err(e)) => {
                 self.drop_connection(&service).await;
@@ -466,13 +493,14 @@ async fn start(
     let scope = config.scope;
     let timeout = config.timeout.unwrap_or(options.startup_timeout);
     let started = std::time::Instant::now();
+    let state = Arc::new(ServerState::new(&name, timeout));
     let attempt = async {
-        let service = connect(&config, &options).await?;
-        let tools =
-            service.service.peer().list_all_tools().await.map_err(|e| {
-                ServerStatus::Failed(format!("connected, but tools/list failed: {e}"))
-            })?;
-        Ok::<_, ServerStatus>((service, tools))
+        let service = connect(&config, &options, &state).await?;
+        let info = service.service.peer_info();
+        let offer = fetch_offer(&name, service.service.peer(), info.as_deref())
+            .await
+            .map_err(|e| ServerStatus::Failed(format!("connected, but {e}")))?;
+        Ok::<_, ServerStatus>((service, offer))
     };
     let failed = |status: ServerStatus| {
         tracing::warn!(server = %name, status = status.as_str(), error = status.error().unwrap_or(""), "MCP server not connected");
@@ -487,7 +515,7 @@ async fn start(
             None,
         )
     };
-    let (service, listed) = match tokio::time::timeout(timeout, attempt).await {
+    let (service, offer) = match tokio::time::timeout(timeout, attempt).await {
         Ok(Ok(ok)) => ok,
         Ok(Err(status)) => return failed(status),
         Err(_) => {
@@ -502,25 +530,17 @@ async fn start(
         .peer_info()
         .and_then(|i| i.server_info.clone())
         .map(|i| (i.name, i.version));
-    let tools: Vec<ListedTool> = listed
-        .into_iter()
-        .map(|t| ListedTool {
-            read_only_hint: t
-                .annotations
-                .as_ref()
-                .and_then(|a| a.read_only_hint)
-                .unwrap_or(false),
-            name: t.name.to_string(),
-            description: t.description.map(|d| d.to_string()),
-            input_schema: serde_json::Value::Object((*t.input_schema).clone()),
-        })
-        .collect();
+    let tools = offer.tools.clone();
     tracing::info!(
         server = %name,
         tools = tools.len(),
+        prompts = offer.prompts.len(),
+        resources = offer.resources.len(),
+        instructions = offer.instructions.as_ref().map_or(0, String::len),
         ms = started.elapsed().as_millis() as u64,
         "MCP server connected"
     );
+    state.set(offer);
     let report = ServerReport {
         name: name.clone(),
         scope,
@@ -528,22 +548,29 @@ async fn start(
         server_info,
         tools: tools
             .iter()
-            .map(|t| crate::tool::tool_name(&name, &t.name))
+            .map(|t| crate::naming::tool_name(&name, &t.name))
             .collect(),
     };
     let server = Arc::new(Server {
         config,
         options,
         live: Mutex::new(Some(Arc::new(service))),
+        state,
     });
     (report, Some((server, tools)))
 }
 
 /// Start the transport and run the `initialize` handshake.
-async fn connect(config: &ServerConfig, options: &McpOptions) -> Result<Live, ServerStatus> {
+async fn connect(
+    config: &ServerConfig,
+    options: &McpOptions,
+    state: &Arc<ServerState>,
+) -> Result<Live, ServerStatus> {
     let client = Client {
         roots: vec![Root::new(file_uri(&options.cwd))],
+        state: Arc::clone(state),
     };
+    let stale = Arc::clone(&state.stale);
     match &config.transport {
         Transport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -562,27 +589,26 @@ async fn connect(config: &ServerConfig, options: &McpOptions) -> Result<Live, Se
                 tokio::spawn(log_stderr(config.name.clone(), stderr));
             }
             let pgid = transport.id();
-            let service = client.serve(transport).await.map_err(|e| {
-                ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
-            })?;
+            let service = client
+                .serve(Watched::new(transport, stale))
+                .await
+                .map_err(|e| {
+                    ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
+                })?;
             Ok(Live { service, pgid })
         }
-        Transport::Http { url, headers } => {
-            connect_http(client, url, headers, false)
-                .await
-                .map(|service| Live {
-                    service,
-                    pgid: None,
-                })
-        }
-        Transport::Sse { url, headers } => {
-            connect_http(client, url, headers, true)
-                .await
-                .map(|service| Live {
-                    service,
-                    pgid: None,
-                })
-        }
+        Transport::Http { url, headers } => connect_http(client, url, headers, false, stale)
+            .await
+            .map(|service| Live {
+                service,
+                pgid: None,
+            }),
+        Transport::Sse { url, headers } => connect_http(client, url, headers, true, stale)
+            .await
+            .map(|service| Live {
+                service,
+                pgid: None,
+            }),
         Transport::Sdk => {
             let Some(channel) = options.sdk.clone() else {
                 return Err(ServerStatus::Failed(
@@ -597,9 +623,12 @@ async fn connect(config: &ServerConfig, options: &McpOptions) -> Result<Live, Se
                 tx,
                 rx,
             };
-            let service = client.serve(transport).await.map_err(|e| {
-                ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
-            })?;
+            let service = client
+                .serve(Watched::new(transport, stale))
+                .await
+                .map_err(|e| {
+                    ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
+                })?;
             Ok(Live {
                 service,
                 pgid: None,
@@ -613,6 +642,7 @@ async fn connect_http(
     url: &str,
     headers: &BTreeMap<String, String>,
     sse: bool,
+    stale: Arc<crate::watch::Stale>,
 ) -> Result<Service, ServerStatus> {
     let mut custom = std::collections::HashMap::new();
     for (k, v) in headers {
@@ -629,7 +659,7 @@ async fn connect_http(
         .build()
         .map_err(|e| ServerStatus::Failed(format!("cannot build the HTTP client: {e}")))?;
     let transport = StreamableHttpClientTransport::with_client(http, config);
-    client.serve(transport).await.map_err(|e| {
+    client.serve(Watched::new(transport, stale)).await.map_err(|e| {
         if e.is_authorization_required() {
             return ServerStatus::NeedsAuth(format!(
                 "the server at {url} requires authorization (set an Authorization header in its entry)"

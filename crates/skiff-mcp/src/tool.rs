@@ -5,31 +5,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use skiff_protocol::{ContentBlock, ImageBlock, ImageSource, ToolResultContent};
+use skiff_protocol::{ContentBlock, ToolResultContent};
 use skiff_tools::{Tool, ToolContext, ToolOutput};
 
-use crate::client::{CallError, ListedTool, Server};
+use crate::client::{CallError, Server};
+use crate::naming::tool_name;
+use crate::offer::ListedTool;
 
 /// Longest description sent to the model (Claude Code cuts MCP descriptions at 2,048).
 const MAX_DESCRIPTION: usize = 2048;
-
-/// The name the model calls a server's tool by: `mcp__<server>__<tool>`, with characters the
-/// API does not accept in tool names replaced by `_` (as Claude Code does).
-pub fn tool_name(server: &str, tool: &str) -> String {
-    format!("mcp__{}__{}", normalize(server), normalize(tool))
-}
-
-fn normalize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
 
 /// One MCP tool.
 pub struct McpTool {
@@ -162,71 +146,7 @@ pub fn map_result(result: &Value) -> ToolOutput {
         .get("content")
         .and_then(Value::as_array)
         .unwrap_or(&empty);
-    let mut blocks = Vec::new();
-    for item in items {
-        match item.get("type").and_then(Value::as_str).unwrap_or("") {
-            "text" => {
-                let text = item.get("text").and_then(Value::as_str).unwrap_or("");
-                blocks.push(ContentBlock::text(text));
-            }
-            "image" => {
-                let data = item.get("data").and_then(Value::as_str);
-                let mime = item.get("mimeType").and_then(Value::as_str);
-                match (data, mime) {
-                    (Some(data), Some(mime)) if is_api_image(mime) => {
-                        blocks.push(ContentBlock::Image(ImageBlock {
-                            source: ImageSource::Base64 {
-                                media_type: mime.to_owned(),
-                                data: data.to_owned(),
-                            },
-                            cache_control: None,
-                        }));
-                    }
-                    (_, mime) => blocks.push(ContentBlock::text(format!(
-                        "[image of type {} not shown: the model accepts PNG, JPEG, GIF and WebP]",
-                        mime.unwrap_or("unknown")
-                    ))),
-                }
-            }
-            "audio" => {
-                let mime = item
-                    .get("mimeType")
-                    .and_then(Value::as_str)
-                    .unwrap_or("audio");
-                blocks.push(ContentBlock::text(format!("[audio ({mime}) not shown]")));
-            }
-            "resource" => {
-                let r = item.get("resource").unwrap_or(&Value::Null);
-                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
-                match r.get("text").and_then(Value::as_str) {
-                    Some(text) => {
-                        blocks.push(ContentBlock::text(format!("[Resource from {uri}]\n{text}")))
-                    }
-                    None => {
-                        let mime = r
-                            .get("mimeType")
-                            .and_then(Value::as_str)
-                            .unwrap_or("application/octet-stream");
-                        blocks.push(ContentBlock::text(format!(
-                            "[Binary resource {uri} ({mime}) not shown]"
-                        )));
-                    }
-                }
-            }
-            "resource_link" => {
-                let uri = item.get("uri").and_then(Value::as_str).unwrap_or("");
-                let name = item.get("name").and_then(Value::as_str).unwrap_or(uri);
-                let mut text = format!("[Resource link: {name}] {uri}");
-                if let Some(d) = item.get("description").and_then(Value::as_str) {
-                    text.push_str(&format!(" — {d}"));
-                }
-                blocks.push(ContentBlock::text(text));
-            }
-            other => blocks.push(ContentBlock::text(format!(
-                "[content of type {other:?} not shown]"
-            ))),
-        }
-    }
+    let mut blocks: Vec<ContentBlock> = items.iter().map(crate::content::item).collect();
     if blocks.is_empty() {
         let text = match result.get("structuredContent") {
             Some(v) if !v.is_null() => v.to_string(),
@@ -251,27 +171,11 @@ pub fn map_result(result: &Value) -> ToolOutput {
     }
 }
 
-fn is_api_image(mime: &str) -> bool {
-    matches!(
-        mime,
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn names_follow_claude_code() {
-        assert_eq!(tool_name("demo", "add"), "mcp__demo__add");
-        assert_eq!(
-            tool_name("my server", "get.thing"),
-            "mcp__my_server__get_thing"
-        );
-    }
 
     #[test]
     fn text_images_resources_and_errors_map_to_blocks() {

@@ -13,7 +13,7 @@ pub mod recording;
 mod request;
 mod response;
 pub mod script;
-mod script_cursor;
+pub mod script_cursor;
 pub mod sdk;
 mod stream;
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use serde_json::Value;
+
 use crate::{ContentBlock, JsonMap, Role};
 
 /// Why the model stopped. Unknown reasons are preserved in [`StopReason::Other`].
@@ -79,12 +81,39 @@ impl Usage {
         self.input_tokens + self.cache_creation() + self.cache_read()
     }
 
-    /// Add another call's counts to these (for per-run totals).
+    /// Server-side web searches the call made (`server_tool_use.web_search_requests`).
+    pub fn web_search_requests(&self) -> u64 {
+        self.server_tool_count("web_search_requests")
+    }
+
+    fn server_tool_count(&self, key: &str) -> u64 {
+        self.extra
+            .get("server_tool_use")
+            .and_then(|s| s.get(key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
+    /// Add another call's counts to these (for per-run totals), server tool uses included.
     pub fn accumulate(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cache_creation_input_tokens = Some(self.cache_creation() + other.cache_creation());
         self.cache_read_input_tokens = Some(self.cache_read() + other.cache_read());
+        if let Some(Value::Object(theirs)) = other.extra.get("server_tool_use") {
+            let mut sum = match self.extra.get("server_tool_use") {
+                Some(Value::Object(ours)) => ours.clone(),
+                _ => JsonMap::new(),
+            };
+            for (k, v) in theirs {
+                if let Some(n) = v.as_u64() {
+                    let total = sum.get(k).and_then(Value::as_u64).unwrap_or(0) + n;
+                    sum.insert(k.clone(), Value::from(total));
+                }
+            }
+            self.extra
+                .insert("server_tool_use".into(), Value::Object(sum));
+        }
     }
 }
 

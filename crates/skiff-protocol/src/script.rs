@@ -4,8 +4,6 @@
 //! drives a test also drives `skiff --provider script`. Rendering a turn into SSE events is a pure
 //! function here; serving them over HTTP lives in `skiff-testkit`.
 
-pub use crate::script_cursor::{ScriptCursor, Step};
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -90,6 +88,27 @@ pub enum ScriptBlock {
         /// Signature.
         #[serde(default)]
         signature: String,
+    },
+    /// A call of a tool the API runs itself (`server_tool_use`, e.g. `web_search`); its input
+    /// JSON is streamed like a tool call's. A `web_search` call counts in the turn's usage
+    /// (`server_tool_use.web_search_requests`) unless the usage is scripted.
+    ServerToolUse {
+        /// Its id; generated (`srvtoolu_<turn>_<index>`) when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The server tool's name.
+        name: String,
+        /// Its input.
+        #[serde(default = "empty_object")]
+        input: Value,
+    },
+    /// A web search's results (`web_search_tool_result`), whole in `content_block_start` as
+    /// the API sends them: an array of `web_search_result`s, or an error object.
+    WebSearchToolResult {
+        /// The `server_tool_use` it answers.
+        tool_use_id: String,
+        /// The results.
+        content: Value,
     },
 }
 
@@ -208,14 +227,32 @@ impl ScriptTurn {
                 ScriptBlock::Text { text } => text.len(),
                 ScriptBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
                 ScriptBlock::Thinking { thinking, .. } => thinking.len(),
+                ScriptBlock::ServerToolUse { name, input, .. } => {
+                    name.len() + input.to_string().len()
+                }
+                ScriptBlock::WebSearchToolResult { .. } => 0,
             })
             .sum();
+        let searches = self
+            .content
+            .iter()
+            .filter(
+                |b| matches!(b, ScriptBlock::ServerToolUse { name, .. } if name == "web_search"),
+            )
+            .count();
+        let mut extra = JsonMap::new();
+        if searches > 0 {
+            extra.insert(
+                "server_tool_use".into(),
+                serde_json::json!({"web_search_requests": searches}),
+            );
+        }
         Usage {
             input_tokens: input_estimate,
             output_tokens: (out_chars as u64).div_ceil(4).max(1),
             cache_creation_input_tokens: Some(0),
             cache_read_input_tokens: Some(0),
-            extra: JsonMap::new(),
+            extra,
         }
     }
 
@@ -293,6 +330,19 @@ impl ScriptTurn {
                         signature: String::new(),
                     });
                     (empty, deltas)
+                }
+                // A server tool call streams its input as a tool call does.
+                ContentBlock::Unknown(v) if v["type"] == "server_tool_use" => {
+                    let mut empty = v.clone();
+                    empty["input"] = empty_object();
+                    let json = v.get("input").map(Value::to_string).unwrap_or_default();
+                    let mut deltas = vec![Delta::InputJsonDelta {
+                        partial_json: String::new(),
+                    }];
+                    deltas.extend(split_chars(&json, chunk).map(|s| Delta::InputJsonDelta {
+                        partial_json: s.to_owned(),
+                    }));
+                    (ContentBlock::Unknown(empty), deltas)
                 }
                 other => (other.clone(), Vec::new()),
             };
@@ -378,6 +428,22 @@ fn block_of(b: &ScriptBlock, turn: usize, index: usize) -> ContentBlock {
             thinking: thinking.clone(),
             signature: signature.clone(),
         }),
+        ScriptBlock::ServerToolUse { id, name, input } => {
+            ContentBlock::Unknown(serde_json::json!({
+                "type": "server_tool_use",
+                "id": id.clone().unwrap_or_else(|| format!("srvtoolu_{turn:04}_{index:02}")),
+                "name": name,
+                "input": input,
+            }))
+        }
+        ScriptBlock::WebSearchToolResult {
+            tool_use_id,
+            content,
+        } => ContentBlock::Unknown(serde_json::json!({
+            "type": "web_search_tool_result",
+            "tool_use_id": tool_use_id,
+            "content": content,
+        })),
     }
 }
 

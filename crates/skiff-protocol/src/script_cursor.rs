@@ -342,6 +342,7 @@ mod tests {
                 ScriptBlock::Text { text } => text.clone(),
                 ScriptBlock::ToolUse { name, .. } => name.clone(),
                 ScriptBlock::Thinking { .. } => "thinking".into(),
+                _ => "server tool".into(),
             },
             other => format!("{other:?}"),
         };

@@ -43,6 +43,8 @@ pub enum SystemMessage {
     HookStarted(HookStarted),
     /// A hook command finished (or failed, or timed out).
     HookResponse(HookResponse),
+    /// The session's state: sent after every permission mode change.
+    Status(StatusFrame),
     /// A subtype this version does not know.
     #[serde(untagged)]
     Unknown(Value),
@@ -139,6 +141,25 @@ pub struct CompactMetadata {
     pub trigger: String,
     /// Context tokens before compaction.
     pub pre_tokens: u64,
+}
+
+/// `system/status`: `status` is what the session is doing (`requesting`, `compacting`, or
+/// `null`), `permissionMode` the mode after a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusFrame {
+    /// What the session is doing (`null` after a mode change).
+    pub status: Option<String>,
+    /// The permission mode, after a change.
+    #[serde(
+        rename = "permissionMode",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub permission_mode: Option<String>,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
 }
 
 /// `system/informational`: a notice for the user.
@@ -277,7 +298,7 @@ pub struct ToolProgressMessage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultSubtype {
-    /// The turn completed (API errors too, with `is_error`).
+    /// The turn completed.
     Success,
     /// `--max-turns` reached.
     ErrorMaxTurns,
@@ -285,6 +306,8 @@ pub enum ResultSubtype {
     ErrorDuringExecution,
     /// `--max-budget-usd` reached.
     ErrorMaxBudgetUsd,
+    /// skiff: the model sent the same failing call again and again (loop detection).
+    ErrorLoopDetected,
     /// A subtype this version does not know.
     #[serde(untagged)]
     Other(String),

@@ -2,7 +2,7 @@
 //! every test (as codex-rs's mock does), so no test can forget them: the conversation is valid
 //! ([`skiff_protocol::validate_history`]: starts with the user, roles alternate, every tool_use
 //! answered exactly once in the next user message, no orphan results), it ends with a user
-//! message, no text block is empty, and at most 4 `cache_control` breakpoints are set — each a
+//! message (or a server-tool turn the server paused), no text block is empty, and at most 4 `cache_control` breakpoints are set — each a
 //! 400 from the real API.
 
 use serde_json::Value;
@@ -21,7 +21,10 @@ pub fn check_request(body: &Value) -> Option<String> {
     if let Err(e) = validate_history(&messages) {
         return Some(format!("messages: {e}"));
     }
-    if messages.last().is_some_and(|m| m.role != Role::User) {
+    if messages
+        .last()
+        .is_some_and(|m| m.role != Role::User && !paused_server_turn(m))
+    {
         return Some("messages: the last message must be a user message".into());
     }
     for (i, m) in messages.iter().enumerate() {
@@ -59,6 +62,15 @@ fn count_key(v: &Value, key: &str) -> usize {
     }
 }
 
+/// An assistant turn the server paused while running its own tools (`pause_turn`): sent back
+/// as the last message so that the server goes on with it.
+fn paused_server_turn(m: &Message) -> bool {
+    m.role == Role::Assistant
+        && matches!(&m.content, MessageContent::Blocks(blocks) if blocks.iter().any(|b| {
+            matches!(b.type_name(), "server_tool_use" | "web_search_tool_result")
+        }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +91,17 @@ mod tests {
             {"role": "assistant", "content": "ok"}
         ]});
         assert!(check_request(&ends_with_assistant).is_some());
+        let paused = json!({"messages": [
+            {"role": "user", "content": "search"},
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},
+                {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}]}
+        ]});
+        assert_eq!(
+            check_request(&paused),
+            None,
+            "a paused server turn goes back as it is"
+        );
         let empty = json!({"messages": [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": [{"type": "text", "text": ""}]},

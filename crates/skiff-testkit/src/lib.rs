@@ -24,6 +24,7 @@
 //! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
 mod canned;
+pub mod cli;
 pub mod cloud;
 pub mod event_stream;
 pub mod faults;
@@ -33,6 +34,7 @@ pub mod process;
 mod recording;
 mod routes;
 mod server;
+mod shared;
 pub mod sse;
 mod streaming;
 

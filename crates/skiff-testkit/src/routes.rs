@@ -13,10 +13,10 @@ use skiff_protocol::script::{Fault, ScriptTurn};
 
 use crate::faults::{error_response, fault_kind, status_fault_response, stream_fault_plan};
 use crate::recording::RecordedRequest;
-use crate::server::Shared;
+use crate::shared::Shared;
 use crate::sse::{Dialect, Frames};
 use crate::streaming::{Ending, OpenStreamGuard, StreamPlan};
-use skiff_protocol::script::Step;
+use skiff_protocol::script_cursor::Step;
 
 /// Largest request body read (bigger bodies are cut off and answered 413).
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;

@@ -175,7 +175,12 @@ async fn main() {
     let mut prep: Vec<f64> = Vec::with_capacity(runs);
     for _ in 0..runs {
         let started = Instant::now();
-        let prepared = runtime.prepare(&ctx, "true").await.unwrap();
+        let call = skiff_tools::sandbox::CallRequest {
+            allowed_dirs: ctx.guard.allowed_dirs(),
+            tool_use_id: None,
+            network_approver: None,
+        };
+        let prepared = runtime.prepare(call, "true").await.unwrap();
         let _ = prepared.finish(&|_| false);
         prep.push(started.elapsed().as_secs_f64() * 1000.0);
     }

@@ -234,7 +234,7 @@ impl BackgroundShells {
                 ShellState::Killed
             } else {
                 match status {
-                    Ok(status) => ShellState::Exited(crate::bash::exit_code(status)),
+                    Ok(status) => ShellState::Exited(exit_code(status)),
                     Err(_) => ShellState::Exited(-1),
                 }
             };
@@ -265,6 +265,18 @@ impl Drop for BackgroundShells {
             crate::process_guard::release(shell.pgid);
             shell.finish_sandbox();
         }
+    }
+}
+
+/// The exit code, or 128 + the signal number when a signal ended the shell (as shells report).
+pub(crate) fn exit_code(status: std::process::ExitStatus) -> i32 {
+    match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    ) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => -1,
     }
 }
 
@@ -336,5 +348,17 @@ mod tests {
         assert_eq!(ShellState::Exited(0).word(), "completed");
         assert_eq!(ShellState::Exited(2).word(), "failed");
         assert_eq!(ShellState::Killed.word(), "killed");
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(
+            exit_code(std::os::unix::process::ExitStatusExt::from_raw(3 << 8)),
+            3
+        );
+        assert_eq!(
+            exit_code(std::os::unix::process::ExitStatusExt::from_raw(9)),
+            137
+        );
     }
 }

@@ -6,7 +6,6 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -129,7 +128,14 @@ async fn prepare(
     command: &str,
 ) -> Result<PreparedCall, String> {
     match &sandbox.runtime {
-        Some(runtime) => runtime.prepare(ctx, command).await,
+        Some(runtime) => {
+            let call = crate::sandbox::CallRequest {
+                allowed_dirs: ctx.guard.allowed_dirs(),
+                tool_use_id: ctx.tool_use_id.as_deref(),
+                network_approver: ctx.network_approver.clone(),
+            };
+            runtime.prepare(call, command).await
+        }
         None => Ok(PreparedCall::landlock_only(
             sandbox.filesystem,
             sandbox.network,
@@ -383,14 +389,24 @@ fn spawn(
         Some((sandbox, prepared)) => {
             let mut cmd = Command::new(&sandbox.helper);
             cmd.args(&prepared.args).arg(shell);
-            for name in &prepared.env_remove {
-                cmd.env_remove(name);
-            }
-            cmd.envs(prepared.env_set.iter().map(|(k, v)| (k, v)));
             cmd
         }
         None => Command::new(shell),
     };
+    // The settings' `env` first: what the sandbox and skiff set or remove below wins. The
+    // sockets a sandboxed command may reach are decided from skiff's own environment.
+    for (name, value) in ctx.config.env.vars() {
+        if sandbox.is_some() && crate::sandbox::paths::SOCKET_VARS.contains(&name.as_str()) {
+            continue;
+        }
+        cmd.env(name, value);
+    }
+    if let Some((_, prepared)) = sandbox {
+        for name in &prepared.env_remove {
+            cmd.env_remove(name);
+        }
+        cmd.envs(prepared.env_set.iter().map(|(k, v)| (k, v)));
+    }
     cmd.arg("-c")
         .arg(command)
         .current_dir(ctx.root())
@@ -403,15 +419,21 @@ fn spawn(
         cmd.env_remove(name);
     }
     // A base URL with `user:password@` is a credential too.
-    if let Some(url) = std::env::var_os("ANTHROPIC_BASE_URL")
-        && let Some(url) = url.to_str()
-        && url_has_userinfo(url)
-    {
+    let base_url = match ctx.config.env.get("ANTHROPIC_BASE_URL") {
+        Some(url) => Some(url.to_owned()),
+        None => std::env::var("ANTHROPIC_BASE_URL").ok(),
+    };
+    if base_url.as_deref().is_some_and(url_has_userinfo) {
         cmd.env_remove("ANTHROPIC_BASE_URL");
     }
     cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
-    // git without the programs the repository's own config names (see `git_guard`).
-    if let Some(path) = crate::git_guard::guarded_path(std::env::var_os("PATH").as_deref()) {
+    // git without the programs the repository's own config names (see `git_guard`), on the
+    // PATH the command gets (the settings' when they set one).
+    let path = match ctx.config.env.get("PATH") {
+        Some(p) => Some(std::ffi::OsString::from(p)),
+        None => std::env::var_os("PATH"),
+    };
+    if let Some(path) = crate::git_guard::guarded_path(path.as_deref()) {
         cmd.env("PATH", path);
     }
     // `cmd` (and its copies of the write end) is dropped on return.
@@ -611,7 +633,7 @@ fn result_of(
         }
     };
     match run.ending {
-        Ending::Exited(status) => match exit_code(status) {
+        Ending::Exited(status) => match crate::background::exit_code(status) {
             0 if text.is_empty() => ToolOutput::text("(Bash completed with no output)")
                 .with_structured(structured(false)),
             0 => ToolOutput::text(text.clone()).with_structured(structured(false)),
@@ -643,15 +665,6 @@ fn result_of(
             out.is_error = true;
             out
         }
-    }
-}
-
-/// The exit code, or 128 + the signal number when a signal ended the shell (as shells report).
-pub(crate) fn exit_code(status: ExitStatus) -> i32 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => -1,
     }
 }
 
@@ -698,11 +711,5 @@ mod tests {
         }
         let text = out.text(4);
         assert_eq!(text, truncate_middle(&data, 4));
-    }
-
-    #[test]
-    fn exit_codes() {
-        assert_eq!(exit_code(ExitStatus::from_raw(3 << 8)), 3);
-        assert_eq!(exit_code(ExitStatus::from_raw(9)), 137);
     }
 }

@@ -12,7 +12,7 @@ use crate::changes::ChangeLog;
 use crate::file_state::FileStates;
 use crate::path_guard::PathGuard;
 use crate::sandbox::SandboxConfig;
-use crate::todo::TodoList;
+use crate::todo::list::TodoList;
 
 /// Limits and knobs of the built-in tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,8 @@ pub struct ToolConfig {
     pub bash_max_output_chars: usize,
     /// Environment variables never passed to commands (API keys and tokens).
     pub bash_env_remove: Vec<String>,
+    /// The settings' `env`: set for commands under what skiff sets or removes itself.
+    pub env: crate::extra_env::ExtraEnv,
     /// Read: default number of lines (2,000).
     pub read_max_lines: usize,
     /// Read: largest file read whole without offset/limit, in bytes (100 KB).
@@ -36,7 +38,7 @@ pub struct ToolConfig {
     /// The Bash tool's sandbox (see [`crate::sandbox`]); `None` runs commands directly.
     pub sandbox: Option<SandboxConfig>,
     /// WebFetch: limits, and the hosts it may fetch from private addresses.
-    pub web_fetch: crate::web_fetch::WebFetchConfig,
+    pub web_fetch: crate::web_fetch::config::WebFetchConfig,
 }
 
 impl Default for ToolConfig {
@@ -56,12 +58,13 @@ impl Default for ToolConfig {
             ]
             .map(String::from)
             .to_vec(),
+            env: crate::extra_env::ExtraEnv::default(),
             read_max_lines: 2_000,
             read_max_bytes: 100 * 1024,
             glob_max_results: 100,
             ls_max_entries: 1_000,
             sandbox: None,
-            web_fetch: crate::web_fetch::WebFetchConfig::default(),
+            web_fetch: crate::web_fetch::config::WebFetchConfig::default(),
         }
     }
 }
@@ -141,11 +144,11 @@ impl ToolContext {
     pub fn resolve_search_path(
         &self,
         path: Option<&str>,
-    ) -> Result<(String, PathBuf), crate::tool::ToolOutput> {
+    ) -> Result<(String, PathBuf), crate::output::ToolOutput> {
         let given = path.filter(|p| !p.is_empty()).unwrap_or(".").to_owned();
         match self.guard.resolve(&given) {
             Ok(p) => Ok((given, p)),
-            Err(e) => Err(crate::tool::ToolOutput::tool_use_error(e.to_string())),
+            Err(e) => Err(crate::output::ToolOutput::tool_use_error(e.to_string())),
         }
     }
 }

@@ -8,9 +8,9 @@ use serde_json::json;
 
 use crate::context::ToolContext;
 use crate::patch::structured_patch;
-use crate::read::missing_file;
+use crate::read::missing_file_help;
 use crate::tool::{ToolOutput, TypedTool};
-use crate::write::{Existing, commit_change, load_for_change};
+use crate::write::{Existing, OnRefusal, commit_change, load_for_change};
 
 /// Input of the Edit tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,28 +47,14 @@ impl TypedTool for EditTool {
         false
     }
 
+    async fn check(&self, input: &EditInput, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        prepare(input, ctx).await.map(|_| ())
+    }
+
     async fn run(&self, input: EditInput, ctx: &ToolContext) -> ToolOutput {
-        if input.old_string == input.new_string {
-            return ToolOutput::tool_use_error(
-                "No changes to make: old_string and new_string are exactly the same.",
-            );
-        }
-        let path = match ctx.guard.resolve(&input.file_path) {
-            Ok(p) => p,
-            Err(e) => return ToolOutput::tool_use_error(e.to_string()),
-        };
-        let original = match load_for_change(&path, &input.file_path, ctx).await {
+        let (path, original, updated) = match prepare(&input, ctx).await {
+            Ok(x) => x,
             Err(out) => return out,
-            Ok(Existing::Missing) if input.old_string.is_empty() => None,
-            Ok(Existing::Missing) => return ToolOutput::error(missing_file(ctx)),
-            Ok(Existing::File(s)) => Some(s),
-        };
-        let updated = match &original {
-            None => input.new_string.clone(),
-            Some(content) => match apply(content, &input) {
-                Ok(s) => s,
-                Err(msg) => return ToolOutput::tool_use_error(msg),
-            },
         };
         if let Err(out) =
             commit_change(&path, &input.file_path, original.as_deref(), &updated, ctx).await
@@ -93,6 +79,40 @@ impl TypedTool for EditTool {
             "structuredPatch": patch, "userModified": false, "replaceAll": input.replace_all,
         }))
     }
+}
+
+/// Everything an Edit checks before it writes: the path, the read-before-write rule, that the
+/// text to replace is there. The resolved path, the file as it is and as it will be.
+async fn prepare(
+    input: &EditInput,
+    ctx: &ToolContext,
+) -> Result<(std::path::PathBuf, Option<String>, String), ToolOutput> {
+    if input.old_string == input.new_string {
+        return Err(ToolOutput::tool_use_error(
+            "No changes to make: old_string and new_string are exactly the same.",
+        ));
+    }
+    let path = ctx
+        .guard
+        .resolve(&input.file_path)
+        .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
+    let original = match load_for_change(
+        &path,
+        &input.file_path,
+        OnRefusal::Show(Some(input.old_string.as_str()).filter(|s| !s.is_empty())),
+        ctx,
+    )
+    .await?
+    {
+        Existing::Missing if input.old_string.is_empty() => None,
+        Existing::Missing => return Err(ToolOutput::error(missing_file_help(ctx, &path).await)),
+        Existing::File(s) => Some(s),
+    };
+    let updated = match &original {
+        None => input.new_string.clone(),
+        Some(content) => apply(content, input).map_err(ToolOutput::tool_use_error)?,
+    };
+    Ok((path, original, updated))
 }
 
 /// The new content, or the model-facing error text.

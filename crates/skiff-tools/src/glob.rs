@@ -65,7 +65,10 @@ impl TypedTool for GlobTool {
                 ));
             }
             Err(_) => {
-                return ToolOutput::tool_use_error(format!("Directory does not exist: {given}"));
+                let help = crate::near_paths::missing_path_help_async(&ctx.guard, &dir).await;
+                return ToolOutput::tool_use_error(format!(
+                    "Directory does not exist: {given}{help}"
+                ));
             }
         }
         let (base, pattern) = match split_literal_prefix(&dir, &input.pattern) {

@@ -116,7 +116,10 @@ impl TypedTool for GrepTool {
         };
         let is_dir = match tokio::fs::metadata(&target).await {
             Ok(m) => m.is_dir(),
-            Err(_) => return ToolOutput::tool_use_error(format!("Path does not exist: {given}")),
+            Err(_) => {
+                let help = crate::near_paths::missing_path_help_async(&ctx.guard, &target).await;
+                return ToolOutput::tool_use_error(format!("Path does not exist: {given}{help}"));
+            }
         };
         let mode = input.output_mode.unwrap_or_default();
         let plan = match Plan::new(&input, mode, &target, is_dir) {

@@ -58,7 +58,10 @@ impl TypedTool for LsTool {
                 ));
             }
             Err(_) => {
-                return ToolOutput::tool_use_error(format!("Directory does not exist: {given}"));
+                let help = crate::near_paths::missing_path_help_async(&ctx.guard, &dir).await;
+                return ToolOutput::tool_use_error(format!(
+                    "Directory does not exist: {given}{help}"
+                ));
             }
         }
         // The walk skips what it cannot read; a directory that cannot be read at all is an

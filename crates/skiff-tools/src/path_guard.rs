@@ -165,6 +165,63 @@ pub fn path_forms(base: &Path, input: &str) -> Option<(PathBuf, PathBuf)> {
     Some((lexical, real))
 }
 
+/// The path the kernel reaches for `input` from the directory `base`: each component looked up
+/// in the directory reached so far, symbolic links followed where they are met, so `..` after a
+/// link climbs from the link's target (`lnk/../f` is `<target's parent>/f`, not `f`). Components
+/// that do not exist are taken as they are. `None` for an empty path, a NUL byte or a symlink
+/// loop.
+pub fn physical_path(base: &Path, input: &str) -> Option<PathBuf> {
+    if input.is_empty() || input.contains('\0') {
+        return None;
+    }
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> =
+        std::collections::VecDeque::new();
+    let push_front = |pending: &mut std::collections::VecDeque<std::ffi::OsString>, p: &Path| {
+        let parts: Vec<std::ffi::OsString> = p
+            .components()
+            .map(|c| match c {
+                Component::RootDir => std::ffi::OsString::from("/"),
+                other => other.as_os_str().to_os_string(),
+            })
+            .collect();
+        for part in parts.into_iter().rev() {
+            pending.push_front(part);
+        }
+    };
+    if !Path::new(input).is_absolute() {
+        push_front(&mut pending, Path::new(input));
+        push_front(&mut pending, base);
+    } else {
+        push_front(&mut pending, Path::new(input));
+    }
+    let mut at = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.to_str() {
+            Some("/") => at = PathBuf::from("/"),
+            Some(".") | Some("") => {}
+            Some("..") => {
+                at.pop();
+            }
+            _ => {
+                let next = at.join(&part);
+                match std::fs::symlink_metadata(&next) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        links += 1;
+                        if links > 40 {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&next).ok()?;
+                        push_front(&mut pending, &target);
+                    }
+                    _ => at = next,
+                }
+            }
+        }
+    }
+    Some(at)
+}
+
 /// Lexical normalisation of an absolute path: drop `.`, apply `..`. `None` if `..` climbs
 /// above the filesystem root.
 fn normalize(p: &Path) -> Option<PathBuf> {
@@ -273,6 +330,32 @@ mod tests {
         assert_eq!(g.resolve("in_link/a.rs").unwrap(), root.join("src/a.rs"));
         assert_eq!(g.resolve("dangling_in").unwrap(), root.join("src/new.rs"));
         assert_eq!(g.resolve(".").unwrap(), root);
+    }
+
+    #[test]
+    fn physical_paths_climb_from_link_targets() {
+        let (_d, g, outside) = farm();
+        let root = g.root().to_path_buf();
+        let outside = std::fs::canonicalize(outside).unwrap();
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        symlink(outside.join("deep"), root.join("deep_link")).unwrap();
+        assert_eq!(
+            physical_path(&root, "deep_link/../secret"),
+            Some(outside.join("secret"))
+        );
+        assert_eq!(
+            physical_path(&root, "src/../src/a.rs"),
+            Some(root.join("src/a.rs"))
+        );
+        assert_eq!(physical_path(&root, "out_link/x"), Some(outside.join("x")));
+        assert_eq!(
+            physical_path(&root, "/etc/../etc"),
+            Some(PathBuf::from("/etc"))
+        );
+        assert_eq!(physical_path(&root, "new/../b"), Some(root.join("b")));
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        assert_eq!(physical_path(&root, "loop1/x"), None);
     }
 
     #[test]

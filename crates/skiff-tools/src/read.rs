@@ -47,6 +47,13 @@ pub fn missing_file(ctx: &ToolContext) -> String {
     )
 }
 
+/// [`missing_file`] for `path`, with what exists near it (the nearest existing directory's
+/// entries, the closest existing paths), so the model can pick a real path.
+pub async fn missing_file_help(ctx: &ToolContext, path: &std::path::Path) -> String {
+    let help = crate::near_paths::missing_path_help_async(&ctx.guard, path).await;
+    format!("{}{help}", missing_file(ctx))
+}
+
 #[async_trait]
 impl TypedTool for ReadTool {
     type Input = ReadInput;
@@ -74,7 +81,7 @@ impl TypedTool for ReadTool {
         let meta = match tokio::fs::metadata(&path).await {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return ToolOutput::error(missing_file(ctx));
+                return ToolOutput::error(missing_file_help(ctx, &path).await);
             }
             Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", input.file_path)),
         };

@@ -4,83 +4,11 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use skiff_protocol::{ContentBlock, ToolResultContent};
 
 use crate::context::ToolContext;
 use crate::{schema, validate};
 
-/// What a tool call produced: the content sent back to the model and, separately, the
-/// structured result clients see as `tool_use_result`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    /// Content of the `tool_result` block.
-    pub content: ToolResultContent,
-    /// Whether the call failed (sent as `is_error`).
-    pub is_error: bool,
-    /// Structured result (`tool_use_result` in stream-json), when the tool has one.
-    pub structured: Option<Value>,
-}
-
-impl ToolOutput {
-    /// A successful text result.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: ToolResultContent::Text(text.into()),
-            is_error: false,
-            structured: None,
-        }
-    }
-
-    /// A failed text result (no `<tool_use_error>` wrapper).
-    pub fn error(text: impl Into<String>) -> Self {
-        let text = text.into();
-        Self {
-            structured: Some(Value::String(format!("Error: {text}"))),
-            content: ToolResultContent::Text(text),
-            is_error: true,
-        }
-    }
-
-    /// A validation or precondition failure, wrapped in `<tool_use_error>` as Claude Code does.
-    pub fn tool_use_error(message: impl AsRef<str>) -> Self {
-        let message = message.as_ref();
-        Self {
-            content: ToolResultContent::Text(format!("<tool_use_error>{message}</tool_use_error>")),
-            is_error: true,
-            structured: Some(Value::String(format!("Error: {message}"))),
-        }
-    }
-
-    /// Content made of blocks (text and images).
-    pub fn blocks(blocks: Vec<ContentBlock>) -> Self {
-        Self {
-            content: ToolResultContent::Blocks(blocks),
-            is_error: false,
-            structured: None,
-        }
-    }
-
-    /// Attach the structured result.
-    pub fn with_structured(mut self, value: Value) -> Self {
-        self.structured = Some(value);
-        self
-    }
-
-    /// The concatenated text of the content.
-    pub fn text_content(&self) -> String {
-        match &self.content {
-            ToolResultContent::Text(t) => t.clone(),
-            ToolResultContent::Blocks(b) => b
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
-    }
-}
+pub use crate::output::ToolOutput;
 
 /// A tool the model can call. Implementations never panic the loop: every failure is a
 /// [`ToolOutput`] with `is_error` set.
@@ -99,6 +27,13 @@ pub trait Tool: Send + Sync {
         let _ = input;
         self.is_read_only()
     }
+    /// Check a call before anyone is asked to approve it: a call that would fail anyway (input
+    /// that does not fit the schema, an Edit of a file not read yet) fails now, with the result
+    /// it would have had. Nothing is changed.
+    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let _ = (input, ctx);
+        Ok(())
+    }
     /// Run the call.
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }
@@ -107,7 +42,7 @@ pub trait Tool: Send + Sync {
 #[async_trait]
 pub trait TypedTool: Send + Sync + 'static {
     /// The input, deserialised after validation against its schema.
-    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// Tool name.
     const NAME: &'static str;
     /// Description sent to the model.
@@ -118,6 +53,11 @@ pub trait TypedTool: Send + Sync + 'static {
     fn is_concurrency_safe(&self, input: &Self::Input) -> bool {
         let _ = input;
         self.is_read_only()
+    }
+    /// Check valid input before approval (see [`Tool::validate`]); nothing is changed.
+    async fn check(&self, input: &Self::Input, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let _ = (input, ctx);
+        Ok(())
     }
     /// Run the call with valid input.
     async fn run(&self, input: Self::Input, ctx: &ToolContext) -> ToolOutput;
@@ -173,6 +113,13 @@ impl<T: TypedTool> Tool for Typed<T> {
         match serde_json::from_value::<T::Input>(input.clone()) {
             Ok(i) => self.tool.is_concurrency_safe(&i),
             Err(_) => true,
+        }
+    }
+
+    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        match self.parse(input.clone()) {
+            Ok(i) => self.tool.check(&i, ctx).await,
+            Err(msg) => Err(ToolOutput::tool_use_error(msg)),
         }
     }
 

@@ -61,6 +61,15 @@ fn check(key: &str, prop: &Value, value: &Value) -> Option<String> {
             list.join(", ")
         ));
     }
+    if let (Some(min), Some(text)) = (
+        prop.get("minLength").and_then(Value::as_u64),
+        value.as_str(),
+    ) && (text.chars().count() as u64) < min
+    {
+        return Some(format!(
+            "The parameter `{key}` must be at least {min} characters long, but provided {value}"
+        ));
+    }
     if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64())
         && n < min
     {
@@ -130,6 +139,15 @@ mod tests {
         assert!(e.ends_with("An unexpected parameter `x` was provided"));
         let e = validate("Read", &schema(), &json!({"file_path":"a","limit":0})).unwrap_err();
         assert!(e.contains("`limit` must be greater than 0"));
+        let query = json!({"type":"object","properties":{"query":{"type":"string","minLength":2}}});
+        let e = validate("WebSearch", &query, &json!({"query":"é"})).unwrap_err();
+        assert!(
+            e.ends_with(
+                "The parameter `query` must be at least 2 characters long, but provided \"é\""
+            ),
+            "{e}"
+        );
+        assert!(validate("WebSearch", &query, &json!({"query":"éé"})).is_ok());
         let e = validate("Read", &schema(), &json!({"file_path":"a","limit":1.5})).unwrap_err();
         assert!(e.contains("`limit` type is expected as `integer`"));
         let e = validate("Read", &schema(), &json!({"file_path":"a","mode":"c"})).unwrap_err();

@@ -35,10 +35,21 @@ pub(crate) enum Existing {
     File(String),
 }
 
+/// What a read-before-write refusal shows of the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OnRefusal<'a> {
+    /// Only the refusal (notebooks: their JSON is not what Read shows).
+    Plain,
+    /// The file's text; for a large file the part around the nearest match of this text (an
+    /// Edit's `old_string`), when given.
+    Show(Option<&'a str>),
+}
+
 /// Load the current file for a change and apply the read-before-write rule.
 pub(crate) async fn load_for_change(
     path: &std::path::Path,
     file_path: &str,
+    on_refusal: OnRefusal<'_>,
     ctx: &ToolContext,
 ) -> Result<Existing, ToolOutput> {
     let meta = match tokio::fs::metadata(path).await {
@@ -71,14 +82,58 @@ pub(crate) async fn load_for_change(
     .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?
     .map_err(|e| ToolOutput::error(format!("Cannot read {file_path}: {e}")))?;
     let bytes = crate::file_access::current_text(ctx.file_access.as_deref(), path, bytes).await;
-    ctx.files
-        .check(path, &bytes, &meta)
-        .map_err(|stale| ToolOutput::tool_use_error(stale.message()))?;
+    if let Err(stale) = ctx.files.check(path, &bytes, &meta) {
+        return Err(match on_refusal {
+            OnRefusal::Plain => ToolOutput::tool_use_error(stale.message()),
+            OnRefusal::Show(near) => stale_with_content(stale, path, &bytes, &meta, near, ctx),
+        });
+    }
     String::from_utf8(bytes).map(Existing::File).map_err(|_| {
         ToolOutput::tool_use_error(format!(
             "{file_path} is not valid UTF-8 text; Write and Edit change text files only."
         ))
     })
+}
+
+/// The read-before-write refusal with the file's current text, so the model need not make a
+/// Read call (small models often send the same refused call again instead): the whole file, or
+/// for a large one its head and the part around `near`. What was shown counts as read when it
+/// is the whole file or the part an Edit needs, so the next call can go through.
+fn stale_with_content(
+    stale: crate::file_state::Stale,
+    path: &std::path::Path,
+    bytes: &[u8],
+    meta: &std::fs::Metadata,
+    near: Option<&str>,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return ToolOutput::tool_use_error(stale.message());
+    };
+    let shown = crate::file_excerpt::excerpt(text, near);
+    let counts_as_read = shown.whole || near.is_some();
+    if counts_as_read {
+        ctx.files.record(path, bytes, meta);
+    }
+    let what = if shown.whole {
+        "Its current content"
+    } else {
+        "Part of its current content"
+    };
+    let next = match (counts_as_read, near.is_some()) {
+        (true, true) => {
+            "It counts as read now: send the Edit again, with old_string copied exactly from              the lines above (without the line-number prefix)."
+        }
+        (true, false) => {
+            "It counts as read now: send the Write again if it should still replace the whole file."
+        }
+        (false, _) => "Read the whole file (with offset and limit) before replacing it.",
+    };
+    ToolOutput::tool_use_error(format!(
+        "{}\n{what} (lines as Read shows them):\n{}{next}",
+        stale.message(),
+        shown.text
+    ))
 }
 
 /// Write `content` atomically, then update the file state and the change log.
@@ -152,16 +207,27 @@ impl TypedTool for WriteTool {
         false
     }
 
+    async fn check(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let path = ctx
+            .guard
+            .resolve(&input.file_path)
+            .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
+        load_for_change(&path, &input.file_path, OnRefusal::Show(None), ctx)
+            .await
+            .map(|_| ())
+    }
+
     async fn run(&self, input: WriteInput, ctx: &ToolContext) -> ToolOutput {
         let path = match ctx.guard.resolve(&input.file_path) {
             Ok(p) => p,
             Err(e) => return ToolOutput::tool_use_error(e.to_string()),
         };
-        let before = match load_for_change(&path, &input.file_path, ctx).await {
-            Ok(Existing::Missing) => None,
-            Ok(Existing::File(s)) => Some(s),
-            Err(out) => return out,
-        };
+        let before =
+            match load_for_change(&path, &input.file_path, OnRefusal::Show(None), ctx).await {
+                Ok(Existing::Missing) => None,
+                Ok(Existing::File(s)) => Some(s),
+                Err(out) => return out,
+            };
         if let Err(out) = commit_change(
             &path,
             &input.file_path,

@@ -200,6 +200,32 @@ async fn environment_filtered_and_marked() {
 }
 
 #[tokio::test]
+async fn the_settings_env_is_set_under_what_skiff_sets_and_never_sets_a_secret() {
+    let config = ToolConfig::default();
+    let env = skiff_tools::ExtraEnv::new(
+        [
+            ("SKIFF_TEST_FROM_SETTINGS", "from settings"),
+            ("ANTHROPIC_API_KEY", "sk-from-settings"),
+            ("SKIFF", "0"),
+            ("ANTHROPIC_BASE_URL", "https://user:pw@gateway.example"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+        &config.bash_env_remove,
+    );
+    let (_dir, ctx) = workspace_with(ToolConfig { env, ..config });
+    let out = run(
+        r#"echo "[$SKIFF_TEST_FROM_SETTINGS] [${ANTHROPIC_API_KEY-unset}] [$SKIFF] [${ANTHROPIC_BASE_URL-unset}]""#,
+        &ctx,
+    )
+    .await;
+    assert_eq!(
+        out.text_content(),
+        "[from settings] [unset] [1] [unset]",
+        "{out:?}"
+    );
+}
+
+#[tokio::test]
 async fn invalid_utf8_is_shown_lossily() {
     let (_dir, ctx) = workspace();
     let out = run(r"printf '\xff\xfe abc'", &ctx).await;

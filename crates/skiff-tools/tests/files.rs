@@ -78,9 +78,21 @@ async fn read_edge_cases_use_protocol_texts() {
     let root = ws.ctx.root().display().to_string();
     let o = ws.read(json!({"file_path": "nope.txt"})).await;
     assert!(o.is_error);
+    // Claude Code's text, then what exists nearby so the model can pick a real path.
     assert_eq!(
         text(&o),
-        format!("File does not exist. Note: your current working directory is {root}.")
+        format!(
+            "File does not exist. Note: your current working directory is {root}.\n\
+             The nearest existing directory, ., holds: src/"
+        )
+    );
+    let o = ws.read(json!({"file_path": "src/a.md"})).await;
+    assert!(
+        text(&o).ends_with(
+            "The nearest existing directory, src, holds: a.txt\nClosest existing paths: src/a.txt"
+        ),
+        "{}",
+        text(&o)
     );
     let o = ws
         .read(json!({"file_path": "src/a.txt", "offset": 50}))
@@ -189,18 +201,24 @@ async fn write_creates_and_requires_read_before_overwrite() {
         .write(json!({"file_path": "src/a.txt", "content": "x"}))
         .await;
     assert!(o.is_error);
+    // The refusal shows the file (so a small model need not make a Read call), and the file
+    // counts as read from then on.
     assert_eq!(
         text(&o),
-        "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+        "<tool_use_error>File has not been read yet. Read it first before writing to it.\n\
+         Its current content (lines as Read shows them):\n1\tline one\n2\t\tindented two\n\
+         3\tline three dup\n4\tline three dup\nIt counts as read now: send the Write again if \
+         it should still replace the whole file.</tool_use_error>"
     );
-    ws.read(json!({"file_path": "src/a.txt"})).await;
     std::fs::write(ws.path("src/a.txt"), "changed behind our back\n").unwrap();
     let o = ws
         .write(json!({"file_path": "src/a.txt", "content": "x"}))
         .await;
     assert_eq!(
         text(&o),
-        "<tool_use_error>File has been unexpectedly modified. Read it again before attempting to write it.</tool_use_error>"
+        "<tool_use_error>File has been unexpectedly modified. Read it again before attempting to write it.\n\
+         Its current content (lines as Read shows them):\n1\tchanged behind our back\n\
+         It counts as read now: send the Write again if it should still replace the whole file.</tool_use_error>"
     );
     ws.read(json!({"file_path": "src/a.txt"})).await;
     let o = ws
@@ -251,10 +269,25 @@ async fn edit_texts_and_rules() {
     let o = ws
         .edit(json!({"file_path": "src/a.txt", "old_string": "line one", "new_string": "line ONE"}))
         .await;
-    assert_eq!(
-        text(&o),
-        "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+    assert!(o.is_error);
+    assert!(
+        text(&o).starts_with(
+            "<tool_use_error>File has not been read yet. Read it first before writing to it.\n\
+             Its current content (lines as Read shows them):\n1\tline one\n"
+        ),
+        "{}",
+        text(&o)
     );
+    assert!(text(&o).contains("send the Edit again, with old_string copied exactly"));
+    // The same Edit again goes through: the refusal showed the file.
+    let o = ws
+        .edit(json!({"file_path": "src/a.txt", "old_string": "line one", "new_string": "line ONE"}))
+        .await;
+    assert!(!o.is_error, "{}", text(&o));
+    let o = ws
+        .edit(json!({"file_path": "src/a.txt", "old_string": "line ONE", "new_string": "line one"}))
+        .await;
+    assert!(!o.is_error, "{}", text(&o));
     ws.read(json!({"file_path": "src/a.txt"})).await;
     let o = ws
         .edit(json!({"file_path": "src/a.txt", "old_string": "line three dup", "new_string": "x"}))

@@ -249,10 +249,13 @@ async fn glob_errors() {
 
     let out = ws.glob(json!({"pattern": "*", "path": "nope"})).await;
     assert!(out.is_error);
-    assert_eq!(
-        out.text_content(),
-        "<tool_use_error>Directory does not exist: nope</tool_use_error>"
+    // What exists instead, so a model does not send the same call again.
+    let text = out.text_content();
+    assert!(
+        text.starts_with("<tool_use_error>Directory does not exist: nope\nThe nearest existing directory, ., holds: "),
+        "{text}"
     );
+    assert!(text.contains("src/"), "{text}");
     let out = ws.glob(json!({"pattern": "*", "path": "Cargo.toml"})).await;
     assert!(out.is_error);
     assert!(out.text_content().contains("not a directory"));

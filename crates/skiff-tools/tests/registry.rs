@@ -67,10 +67,10 @@ fn undescribed(v: &Value) -> Value {
 }
 
 #[test]
-fn web_fetch_and_notebook_edit_schemas_equal_claude_codes_exactly() {
+fn web_fetch_notebook_edit_and_web_search_schemas_equal_claude_codes_exactly() {
     let reg = ToolRegistry::with_builtins();
     let defs = reg.definitions();
-    for name in ["WebFetch", "NotebookEdit"] {
+    for name in ["WebFetch", "NotebookEdit", "WebSearch"] {
         let theirs =
             reference().into_iter().find(|r| r["name"] == name).unwrap()["input_schema"].clone();
         let def = defs.iter().find(|d| d.name == name).unwrap();

@@ -164,12 +164,23 @@ pub fn dispatch_with(status: &Status, line: &str, custom: &CommandSet) -> Option
     }
     match COMMANDS.iter().find(|c| c.name == name) {
         Some(c) => Some((c.run)(status, args.trim())),
-        None if custom.user_command(name).is_some() => None,
+        None if custom.user_command(name).is_some() || custom.mcp().find(name).is_some() => None,
         None => Some(Action::Output(format!(
             "Unknown command /{name}.\n{}",
             list(custom)
         ))),
     }
+}
+
+/// Whether `line` is a command that needs the MCP servers connected to be known: `/help` (it
+/// lists their prompts) and `/mcp__…` (one of them).
+pub fn needs_mcp(line: &str) -> bool {
+    let name = line
+        .trim()
+        .strip_prefix('/')
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("");
+    name == "help" || name.starts_with("mcp__")
 }
 
 /// One line of `/help`: how to call the command, and what it does.
@@ -208,6 +219,26 @@ pub fn help_entries(
     (builtins, mine)
 }
 
+/// The lines of `/help` for the MCP servers' prompts offered now.
+pub fn mcp_help_entries(custom: &CommandSet) -> Vec<HelpEntry> {
+    custom
+        .mcp()
+        .list()
+        .into_iter()
+        .map(|p| {
+            let usage = match p.usage() {
+                u if u.is_empty() => format!("/{}", p.command),
+                u => format!("/{} {u}", p.command),
+            };
+            let help = match p.description.trim() {
+                "" => format!("a prompt of MCP server {} (MCP)", p.server),
+                d => format!("{d} (MCP)"),
+            };
+            (usage, help)
+        })
+        .collect()
+}
+
 /// `/help`: the built-in commands, then the custom commands and skills.
 fn list(custom: &CommandSet) -> String {
     let (builtins, mine) = help_entries(custom, |_| true);
@@ -218,6 +249,13 @@ fn list(custom: &CommandSet) -> String {
     if !mine.is_empty() {
         s.push_str("Custom commands and skills:\n");
         for (usage, help) in &mine {
+            s.push_str(&format!("  {usage:<22} {help}\n"));
+        }
+    }
+    let prompts = mcp_help_entries(custom);
+    if !prompts.is_empty() {
+        s.push_str("MCP prompts:\n");
+        for (usage, help) in &prompts {
             s.push_str(&format!("  {usage:<22} {help}\n"));
         }
     }

@@ -14,7 +14,8 @@ use reedline::{
     PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
     Validator, default_emacs_keybindings,
 };
-use skiff_core::permissions::{AskClient, PermissionEngine, Rule, RuleKind, RuleOrigin};
+use skiff_core::PermissionMode;
+use skiff_core::permissions::{AskClient, PermissionEngine, PermissionUpdate};
 use skiff_core::{
     Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, Request, RequestKind, Session,
 };
@@ -234,6 +235,10 @@ pub fn run_repl(
                 return Ok(ExitCode::FAILURE);
             }
         };
+        if commands::needs_mcp(prompt) && !mcp.is_connected() {
+            renderer.say("(waiting for the MCP servers to connect…)");
+            rt.block_on(mcp.connected());
+        }
         match commands::dispatch_with(&status, prompt, &custom) {
             None => run_turn(
                 rt,
@@ -471,7 +476,11 @@ fn run_turn(
             tokio::select! {
                 ev = session.next_event() => match ev {
                     Some(Event::Request(request)) => {
-                        let answer = ask(renderer, input, &request);
+                        let (answer, updates) = ask(renderer, input, &request);
+                        // The changes first: the session applies them before the call runs.
+                        if !updates.is_empty() {
+                            let _ = handle.update_permissions(updates);
+                        }
                         let _ = handle.reply(request.id, answer);
                     }
                     Some(e) => {
@@ -493,15 +502,19 @@ fn run_turn(
 /// Ask the user about a request on the terminal (the session waits meanwhile): the call, a
 /// diff for edits, then yes / always (adds an allow rule to `.skiff/settings.local.json`) / no
 /// (anything else typed is feedback for the model). Ctrl-C or Ctrl-D denies and interrupts.
-fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Request) -> Answer {
+fn ask(
+    renderer: &mut Renderer<std::io::Stdout>,
+    input: &mut Input,
+    request: &Request,
+) -> (Answer, Vec<PermissionUpdate>) {
     let RequestKind::Approval(a) = &request.kind else {
-        return Answer::Json(serde_json::json!({}));
+        return (Answer::Json(serde_json::json!({})), Vec::new());
     };
     if a.tool_name == "ExitPlanMode" {
         return plan_approval(renderer, input, a);
     }
     if a.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
-        return network_approval(renderer, input, a);
+        return (network_approval(renderer, input, a), Vec::new());
     }
     let call = format!(
         "{}({})",
@@ -513,27 +526,27 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
     if !preview.is_empty() {
         renderer.say(&preview.join("\n"));
     }
-    let rule = approval::suggested_rule(a, &input.cwd);
-    let question = format!(
-        "Allow it? [y]es / [a]lways: allow {rule} from now on / [n]o, or tell the model what to do instead: "
-    );
+    let rules =
+        input
+            .engine
+            .suggest_rules(&a.tool_name, &a.input, skiff_core::PermissionMode::Default);
+    let always = if rules.is_empty() {
+        String::new()
+    } else {
+        format!(" / [a]lways: allow {} from now on", rules.join(", "))
+    };
+    let question =
+        format!("Allow it? [y]es{always} / [n]o, or tell the model what to do instead: ");
     let answer = input.read(&Question(question.clone()), &question);
-    match answer {
+    let answer = match answer {
         Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
-            Choice::Always => {
-                match Rule::parse(&rule, &RuleOrigin::at(&input.cwd)) {
-                    Ok(r) => input.engine.add_rule(RuleKind::Allow, r),
-                    Err(e) => renderer.say(&format!("(cannot add the rule {rule}: {e})")),
-                }
-                match approval::persist_allow_rule(&input.cwd, &rule) {
-                    Ok(path) => renderer.say(&format!("Added {rule} to {}.", path.display())),
-                    Err(e) => renderer.say(&format!(
-                        "Allowed {rule} for this session; not saved: {e:#}"
-                    )),
-                }
-                Answer::Approval(ApprovalAnswer::allow())
+            // Added and saved by the session (it reports where).
+            Choice::Always if !rules.is_empty() => {
+                let update = PermissionUpdate::allow_always(rules);
+                return (Answer::Approval(ApprovalAnswer::allow()), vec![update]);
             }
+            Choice::Always => Answer::Approval(ApprovalAnswer::allow()),
             Choice::No => Answer::Approval(approval::reject(None)),
             Choice::Feedback(text) => Answer::Approval(approval::reject(Some(&text))),
         },
@@ -542,7 +555,8 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
             tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
             Answer::Approval(approval::reject(None))
         }
-    }
+    };
+    (answer, Vec::new())
 }
 
 /// A sandboxed command wants a host that is not allowed: yes (for this session), always
@@ -560,7 +574,7 @@ fn network_approval(
         .get("port")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
-    let entry = approval::suggested_rule(a, &input.cwd);
+    let entry = skiff_core::permissions::network::domain_entry(&a.input);
     renderer.say(&format!(
         "The sandboxed command `{}` wants to connect to {host}:{port}, which is not in sandbox.network.allowedDomains.",
         skiff_config::sessions::one_line(s("command").unwrap_or(""), 80)
@@ -598,7 +612,7 @@ fn plan_approval(
     renderer: &mut Renderer<std::io::Stdout>,
     input: &mut Input,
     a: &skiff_core::ApprovalRequest,
-) -> Answer {
+) -> (Answer, Vec<PermissionUpdate>) {
     let plan = a
         .input
         .get("plan")
@@ -607,15 +621,17 @@ fn plan_approval(
     renderer.say(&format!("The model's plan:\n{plan}"));
     let question = "Start on it? [y]es, accepting edits / [d]efault: ask before edits / [n]o, keep planning (or say what to change): ";
     let answer = input.read(&Question(question.to_owned()), question);
-    let allow_with = |mode: &str| {
-        Answer::Approval(ApprovalAnswer::Allow {
-            updated_input: Some(serde_json::json!({ "plan": plan, "mode": mode })),
-        })
+    // The next mode goes to the session before the answer.
+    let allow_with = |mode: PermissionMode| {
+        (
+            Answer::Approval(ApprovalAnswer::allow()),
+            vec![PermissionUpdate::mode(mode)],
+        )
     };
-    match answer {
+    let answer = match answer {
         Ok(Signal::Success(line)) => match line.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => allow_with("acceptEdits"),
-            "d" | "default" => allow_with("default"),
+            "y" | "yes" => return allow_with(PermissionMode::AcceptEdits),
+            "d" | "default" => return allow_with(PermissionMode::Default),
             "" | "n" | "no" => Answer::Approval(ApprovalAnswer::Deny {
                 message: "The user doesn't want to proceed with this plan yet. Stay in plan mode and wait for the user.".into(),
                 interrupt: true,
@@ -623,5 +639,6 @@ fn plan_approval(
             _ => Answer::Approval(approval::reject(Some(line.trim()))),
         },
         _ => Answer::Approval(approval::reject(None)),
-    }
+    };
+    (answer, Vec::new())
 }

@@ -366,6 +366,7 @@ pub fn tool_summary(name: &str, input: &serde_json::Value) -> String {
         "LS" => "path",
         "NotebookEdit" => "notebook_path",
         "WebFetch" => "url",
+        "WebSearch" => "query",
         "TaskOutput" | "TaskStop" => "task_id",
         "Task" | "Agent" => {
             let kind = input.get("subagent_type").and_then(|v| v.as_str());
@@ -406,6 +407,9 @@ pub fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultConte
     if tool == "Read" && !is_error && text.starts_with("1\t") {
         return format!("Read {lines} lines");
     }
+    if tool == skiff_tools::web_search::NAME && !is_error {
+        return web_search_outcome(text);
+    }
     let first_line = text.lines().next().unwrap_or("");
     // Results that already say "Error: …" are not prefixed twice.
     let first_line = if is_error {
@@ -426,6 +430,44 @@ pub fn outcome_line(tool: &str, is_error: bool, content: Option<&ToolResultConte
     } else {
         format!("{first}{more}")
     }
+}
+
+/// A search's sources, one a line (at most ten): `Title — url`.
+fn web_search_outcome(text: &str) -> String {
+    let sources: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Links: "))
+        .filter_map(|json| serde_json::from_str::<Vec<serde_json::Value>>(json).ok())
+        .flatten()
+        .filter_map(|link| {
+            let url = link.get("url")?.as_str()?.to_owned();
+            let title = link
+                .get("title")
+                .and_then(|t| t.as_str())
+                .unwrap_or(&url)
+                .to_owned();
+            Some((title, url))
+        })
+        .collect();
+    if sources.is_empty() {
+        return "No sources found".to_owned();
+    }
+    let mut out = format!(
+        "{} source{}",
+        sources.len(),
+        if sources.len() == 1 { "" } else { "s" }
+    );
+    for (title, url) in sources.iter().take(10) {
+        out.push_str(&format!(
+            "\n      {} — {}",
+            one_line(title, 60),
+            one_line(url, 100)
+        ));
+    }
+    if sources.len() > 10 {
+        out.push_str(&format!("\n      … {} more", sources.len() - 10));
+    }
+    out
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -717,6 +759,23 @@ mod tests {
                 &serde_json::json!({"subagent_type": "Explore", "description": "find x"})
             ),
             "Explore: find x"
+        );
+    }
+
+    #[test]
+    fn a_search_shows_its_sources() {
+        let text = "Web search results for query: \"rust\"\n\nLinks: [{\"title\":\"Rust\",\"url\":\"https://www.rust-lang.org\"}]\n\nNotes.\n\n\nREMINDER: …";
+        assert_eq!(
+            outcome_line(
+                "WebSearch",
+                false,
+                Some(&ToolResultContent::Text(text.into()))
+            ),
+            "1 source\n      Rust — https://www.rust-lang.org"
+        );
+        assert_eq!(
+            tool_summary("WebSearch", &serde_json::json!({"query": "rust 2024"})),
+            "rust 2024"
         );
     }
 

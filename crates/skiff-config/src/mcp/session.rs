@@ -1,19 +1,35 @@
 //! The session's MCP servers: connected in the background from the moment the agent is built,
-//! their tools handed to the session before its first request, their statuses kept for `/mcp`.
+//! handed to the session (as a [`Catalog`]: tools, instructions, prompts, resources, which
+//! follow the servers' changes) before its first request, their statuses kept for `/mcp`.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use skiff_core::commands::McpPrompts;
 use skiff_core::{ArrivedTools, LateTools};
-use skiff_mcp::{ConfigProblem, McpOptions, McpTool, ServerConfig, ServerReport, ServerStatus};
+use skiff_mcp::{Catalog, ConfigProblem, McpOptions, ServerConfig, ServerReport, ServerStatus};
 use skiff_protocol::sdk::McpServerStatus;
 
 /// What the front end can ask about the servers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct McpHandle {
     reports: Arc<Mutex<Option<Vec<ServerReport>>>>,
+    catalog: Arc<Mutex<Option<Arc<Catalog>>>>,
+    connected: tokio::sync::watch::Receiver<bool>,
     configured: usize,
     names: Vec<String>,
+}
+
+impl Default for McpHandle {
+    fn default() -> Self {
+        Self {
+            reports: Arc::default(),
+            catalog: Arc::default(),
+            connected: tokio::sync::watch::channel(true).1,
+            configured: 0,
+            names: Vec::new(),
+        }
+    }
 }
 
 impl McpHandle {
@@ -27,7 +43,18 @@ impl McpHandle {
         self.reports.lock().ok().and_then(|r| r.clone())
     }
 
-    /// `/mcp`: one line per server.
+    /// Whether every server has connected or failed.
+    pub fn is_connected(&self) -> bool {
+        *self.connected.borrow()
+    }
+
+    /// Resolves once every server has connected or failed (at once without servers).
+    pub async fn connected(&self) {
+        let mut rx = self.connected.clone();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// `/mcp`: one line per server, and what each offers now.
     pub fn describe(&self) -> String {
         if self.configured == 0 {
             return "No MCP servers configured. Add one with `skiff mcp add NAME -- COMMAND ARGS…` \
@@ -40,8 +67,13 @@ impl McpHandle {
                 self.configured
             );
         };
+        let catalog = self.catalog.lock().ok().and_then(|c| c.clone());
         let mut out = String::from("MCP servers:\n");
         for r in reports {
+            let server = catalog
+                .as_ref()
+                .and_then(|c| c.servers().iter().find(|s| s.name() == r.name).cloned());
+            let offer = server.map(|s| s.offer());
             let detail = match &r.status {
                 ServerStatus::Connected { tools } => {
                     let info = r
@@ -49,7 +81,25 @@ impl McpHandle {
                         .as_ref()
                         .map(|(n, v)| format!(" ({n} {v})"))
                         .unwrap_or_default();
-                    format!("✓ connected, {tools} tool(s){info}")
+                    match &offer {
+                        Some(o) => {
+                            let mut what = format!("{} tool(s)", o.tools.len());
+                            if o.has_prompts {
+                                what.push_str(&format!(", {} prompt(s)", o.prompts.len()));
+                            }
+                            if o.has_resources {
+                                what.push_str(&format!(", {} resource(s)", o.resources.len()));
+                            }
+                            if o.instructions
+                                .as_deref()
+                                .is_some_and(|i| !i.trim().is_empty())
+                            {
+                                what.push_str(", instructions");
+                            }
+                            format!("✓ connected, {what}{info}")
+                        }
+                        None => format!("✓ connected, {tools} tool(s){info}"),
+                    }
                 }
                 ServerStatus::Failed(e) => format!("✗ failed: {e}"),
                 ServerStatus::NeedsAuth(e) => format!("△ needs authentication: {e}"),
@@ -57,26 +107,53 @@ impl McpHandle {
                 ServerStatus::Disabled => "○ disabled".to_owned(),
             };
             out.push_str(&format!("  {} [{}]  {detail}\n", r.name, r.scope.as_str()));
-            for t in &r.tools {
-                out.push_str(&format!("      {t}\n"));
+            match &offer {
+                Some(o) => {
+                    for t in &o.tools {
+                        out.push_str(&format!(
+                            "      {}\n",
+                            skiff_mcp::tool_name(&r.name, &t.name)
+                        ));
+                    }
+                    for p in &o.prompts {
+                        out.push_str(&format!(
+                            "      /{}\n",
+                            skiff_mcp::tool_name(&r.name, &p.name)
+                        ));
+                    }
+                    for res in &o.resources {
+                        out.push_str(&format!("      @{}:{}\n", r.name, res.uri));
+                    }
+                }
+                None => {
+                    for t in &r.tools {
+                        out.push_str(&format!("      {t}\n"));
+                    }
+                }
             }
         }
         out
     }
 }
 
-/// Start connecting `servers` (problems are reported as failed). Tools for which `removed`
-/// says yes (deny rules) are not offered to the model. Nothing starts when there are no
-/// servers.
+/// Start connecting `servers` (problems are reported as failed); stdio servers get `env` (the
+/// settings' `env`) under their entry's own. Tools for which `removed` says yes (deny rules)
+/// are not offered to the model. The servers' prompts become commands of `prompts` as soon as
+/// they connect. Nothing starts when there are no servers.
 pub fn start(
     servers: Vec<ServerConfig>,
     problems: Vec<ConfigProblem>,
     cwd: &Path,
-    removed: impl Fn(&str) -> bool + Send + 'static,
+    removed: impl Fn(&str) -> bool + Send + Sync + 'static,
     sdk: Option<std::sync::Arc<dyn skiff_mcp::SdkChannel>>,
+    env: skiff_tools::ExtraEnv,
+    prompts: &McpPrompts,
 ) -> (Option<LateTools>, McpHandle) {
+    let (done, connected) = tokio::sync::watch::channel(false);
     let handle = McpHandle {
         reports: Arc::default(),
+        catalog: Arc::default(),
+        connected,
         configured: servers.len() + problems.len(),
         names: servers
             .iter()
@@ -85,11 +162,15 @@ pub fn start(
             .collect(),
     };
     if handle.configured == 0 {
+        let _ = done.send(true);
         return (None, handle);
     }
     let mut options = McpOptions::new(cwd, |k| std::env::var(k).ok());
     options.sdk = sdk;
+    options.env = env.vars().iter().cloned().collect();
     let reports = Arc::clone(&handle.reports);
+    let shown = Arc::clone(&handle.catalog);
+    let prompts = prompts.clone();
     let future = async move {
         let connected = skiff_mcp::connect_all(servers, problems, options).await;
         let failed: Vec<&ServerReport> = connected
@@ -104,17 +185,20 @@ pub fn start(
                 r.status.error().unwrap_or_default()
             );
         }
-        let tools = McpTool::all(&connected)
-            .into_iter()
-            .filter(|t| !removed(t.name()))
-            .collect();
+        let catalog = Arc::new(Catalog::new(&connected, Arc::new(removed)));
+        prompts.attach(Arc::clone(&catalog) as Arc<dyn skiff_tools::McpCatalog>);
         let statuses = connected.reports.iter().map(status_of).collect();
         if let Ok(mut slot) = reports.lock() {
             *slot = Some(connected.reports);
         }
+        if let Ok(mut slot) = shown.lock() {
+            *slot = Some(Arc::clone(&catalog));
+        }
+        let _ = done.send(true);
         ArrivedTools {
-            tools,
+            tools: Vec::new(),
             servers: statuses,
+            catalog: Some(catalog),
         }
     };
     (Some(LateTools::new(in_background(future))), handle)

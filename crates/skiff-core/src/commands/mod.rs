@@ -10,6 +10,7 @@ pub mod args;
 pub mod discover;
 pub mod expand;
 pub mod frontmatter;
+pub mod mcp_prompt;
 pub mod skill_tool;
 pub mod turn;
 
@@ -17,6 +18,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use discover::{DiscoverOptions, Discovery, discover};
+pub use mcp_prompt::McpPrompts;
 pub use skill_tool::SkillTool;
 
 /// Whether an entry is a command file or a skill.
@@ -101,18 +103,28 @@ impl CustomCommand {
     }
 }
 
-/// The commands of a session: the front end's built-in names and the custom commands and
-/// skills found on disk.
+/// The commands of a session: the front end's built-in names, the custom commands and
+/// skills found on disk, and the MCP servers' prompts (once the servers connect).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandSet {
     builtins: Vec<String>,
     commands: Vec<CustomCommand>,
+    mcp: McpPrompts,
 }
 
 impl CommandSet {
     /// A set of these built-in names and custom commands (names assumed distinct).
     pub fn new(builtins: Vec<String>, commands: Vec<CustomCommand>) -> Self {
-        Self { builtins, commands }
+        Self {
+            builtins,
+            commands,
+            mcp: McpPrompts::default(),
+        }
+    }
+
+    /// The MCP servers' prompts, offered as `/mcp__<server>__<prompt>`.
+    pub fn mcp(&self) -> &McpPrompts {
+        &self.mcp
     }
 
     /// The built-in command names (the front end's).
@@ -141,7 +153,8 @@ impl CommandSet {
         self.get(name).filter(|c| c.user_invocable)
     }
 
-    /// What `/name` the user may type, built-ins first (`system/init.slash_commands`).
+    /// What `/name` the user may type, built-ins first, MCP prompts last
+    /// (`system/init.slash_commands`).
     pub fn slash_command_names(&self) -> Vec<String> {
         let mut names = self.builtins.clone();
         names.extend(
@@ -150,6 +163,11 @@ impl CommandSet {
                 .filter(|c| c.user_invocable)
                 .map(|c| c.name.clone()),
         );
+        for p in self.mcp.list() {
+            if !names.contains(&p.command) {
+                names.push(p.command);
+            }
+        }
         names
     }
 

@@ -20,7 +20,7 @@ use crate::event::UserInput;
 use crate::permissions::{
     PermissionChecker, PermissionDecision, PermissionQuery, Rule, RuleOrigin,
 };
-use crate::turn_loop::TurnIo;
+use crate::turn_io::TurnIo;
 
 /// What a command changed for its turn, undone by [`TurnCommand::end`].
 #[derive(Default)]
@@ -201,7 +201,7 @@ impl TurnCommand {
 }
 
 /// Claude Code's tags for a command the user ran.
-fn tags(name: &str, args: &str) -> String {
+pub(crate) fn tags(name: &str, args: &str) -> String {
     format!(
         "<command-message>{name} is running…</command-message>\n<command-name>/{name}</command-name>\n<command-args>{args}</command-args>"
     )

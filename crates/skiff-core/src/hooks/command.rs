@@ -85,6 +85,8 @@ pub struct CommandHooks {
     events: HashMap<HookEvent, Vec<Group>>,
     cwd: PathBuf,
     env: Vec<(String, String)>,
+    /// The settings' `env`, under `env`.
+    settings_env: skiff_tools::ExtraEnv,
 }
 
 impl CommandHooks {
@@ -107,6 +109,7 @@ impl CommandHooks {
                     project_dir.display().to_string(),
                 ),
             ],
+            settings_env: skiff_tools::ExtraEnv::default(),
         };
         let mut errors = Vec::new();
         for (name, group) in groups {
@@ -132,6 +135,12 @@ impl CommandHooks {
             }
         }
         (hooks, errors)
+    }
+
+    /// Run the hooks with the settings' `env` (under the project variables skiff sets).
+    pub fn with_env(mut self, env: skiff_tools::ExtraEnv) -> Self {
+        self.settings_env = env;
+        self
     }
 
     /// Whether no hook is configured.
@@ -287,7 +296,13 @@ impl CommandHooks {
         cmd.arg("-c")
             .arg(&handler.command)
             .current_dir(&self.cwd)
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(
+                self.settings_env
+                    .vars()
+                    .iter()
+                    .chain(&self.env)
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -4,13 +4,22 @@
 //! fixed answer ([`DenyAsks`]), or by the library user's own code. [`PermissionEngine`] is
 //! Claude Code's rules and modes; [`AllowAll`] allows everything.
 
+mod bash_rules;
+pub mod command_line;
+mod command_paths;
 mod engine;
 pub mod network;
 pub mod rule;
-pub mod shell;
+mod suggest;
+pub mod update;
+mod workspace;
+
+/// The shell analysis the engine decides on (skiff's one shell analysis).
+pub use skiff_tools::shell;
 
 pub use engine::{PermissionEngine, READ_DENIED, RuleSet, Workspace};
 pub use rule::{Rule, RuleKind, RuleOrigin};
+pub use update::{Destination, PermissionStore, PermissionUpdate, SessionRules};
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,6 +55,28 @@ impl PermissionMode {
         Self::BypassPermissions,
         Self::DontAsk,
     ];
+
+    /// How much runs without asking, for comparing modes: `plan` < `dontAsk` < `default` <
+    /// `acceptEdits` < `bypassPermissions`.
+    fn width(self) -> u8 {
+        match self {
+            Self::Plan => 0,
+            Self::DontAsk => 1,
+            Self::Default => 2,
+            Self::AcceptEdits => 3,
+            Self::BypassPermissions => 4,
+        }
+    }
+
+    /// The mode of a subagent whose definition asks for `wanted`, under a parent in this mode:
+    /// never wider than the parent's (plan stays plan); a parent's `bypassPermissions` is kept.
+    pub fn for_child(self, wanted: Option<Self>) -> Self {
+        match wanted {
+            _ if self == Self::BypassPermissions => self,
+            Some(m) if m.width() < self.width() => m,
+            _ => self,
+        }
+    }
 
     /// The name Claude Code uses (`default`, `acceptEdits`, `plan`, `bypassPermissions`,
     /// `dontAsk`).
@@ -217,6 +248,32 @@ impl Approver for AskClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_mode_is_never_wider_than_its_parent() {
+        use PermissionMode::*;
+        for parent in PermissionMode::ALL {
+            for wanted in PermissionMode::ALL {
+                let child = parent.for_child(Some(wanted));
+                assert!(
+                    child.width() <= parent.width(),
+                    "{parent} + {wanted} = {child}"
+                );
+                if parent != BypassPermissions {
+                    assert!(
+                        child.width() <= wanted.width(),
+                        "{parent} + {wanted} = {child}"
+                    );
+                }
+            }
+            assert_eq!(parent.for_child(None), parent);
+        }
+        assert_eq!(Plan.for_child(Some(AcceptEdits)), Plan);
+        assert_eq!(Plan.for_child(Some(BypassPermissions)), Plan);
+        assert_eq!(Default.for_child(Some(AcceptEdits)), Default);
+        assert_eq!(AcceptEdits.for_child(Some(Plan)), Plan);
+        assert_eq!(BypassPermissions.for_child(Some(Plan)), BypassPermissions);
+    }
 
     #[test]
     fn modes_parse_by_their_claude_code_names_only() {

@@ -68,3 +68,28 @@ impl NetworkApprover for AskNetwork {
         }
     }
 }
+
+/// The `sandbox.network.allowedDomains` entry "always allow" saves for a network request's
+/// input (`{host, port}`): the host for a remote one, `host:port` for loopback (a test
+/// suite's own server is allowed on its port only), IPv6 loopback in brackets.
+pub fn domain_entry(input: &serde_json::Value) -> String {
+    let host = input
+        .get("host")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let port = input
+        .get("port")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    match (loopback, host.contains(':')) {
+        (true, true) => format!("[{host}]:{port}"),
+        (true, false) => format!("{host}:{port}"),
+        (false, _) => host,
+    }
+}

@@ -246,6 +246,16 @@ impl Rule {
         }
     }
 
+    /// Whether the rule could cover some command whose text starts with `prefix` (the rest
+    /// being computed at run time).
+    pub fn could_match_command(&self, prefix: &str) -> bool {
+        match &self.spec {
+            Spec::Any => true,
+            Spec::Command(w) | Spec::Text(w) => w.could_match_prefix(prefix),
+            _ => false,
+        }
+    }
+
     /// Whether this is a Bash command rule (not a parameter rule).
     pub fn is_command_rule(&self) -> bool {
         matches!(self.spec, Spec::Any | Spec::Command(_) | Spec::Text(_))
@@ -385,6 +395,17 @@ impl Wildcard {
             pattern: trimmed.to_owned(),
             optional_tail: trimmed.ends_with(" *"),
         }
+    }
+
+    /// Whether some text starting with `prefix` matches: a `*` can take whatever follows the
+    /// prefix, so only the literal start of the pattern must agree with it.
+    pub fn could_match_prefix(&self, prefix: &str) -> bool {
+        let agrees = |pattern: &str| match pattern.split_once('*') {
+            None => pattern.starts_with(prefix),
+            Some((head, _)) => head.starts_with(prefix) || prefix.starts_with(head),
+        };
+        agrees(&self.pattern)
+            || (self.optional_tail && self.pattern.strip_suffix(" *").is_some_and(agrees))
     }
 
     /// Whether the whole text matches.
@@ -554,6 +575,31 @@ mod tests {
         ];
         for (r, cmd, expected) in cases {
             assert_eq!(rule(r).matches_command(cmd), expected, "{r} vs {cmd}");
+        }
+    }
+
+    #[test]
+    fn rules_that_could_match_a_computed_command() {
+        let cases = [
+            ("Bash(rm:*)", "", true),
+            ("Bash(rm:*)", "r", true),
+            ("Bash(rm:*)", "rm", true),
+            ("Bash(rm:*)", "rm -f ", true),
+            ("Bash(rm:*)", "ls ", false),
+            ("Bash(rm:*)", "rmdir ", false),
+            ("Bash(git push *)", "git ", true),
+            ("Bash(git push *)", "git status ", false),
+            ("Bash(npm test)", "npm t", true),
+            ("Bash(npm test)", "npm test x", false),
+            ("Bash(* --version)", "anything ", true),
+            ("Bash", "x", true),
+        ];
+        for (r, prefix, expected) in cases {
+            assert_eq!(
+                rule(r).could_match_command(prefix),
+                expected,
+                "{r} vs {prefix:?}"
+            );
         }
     }
 

@@ -42,6 +42,10 @@ impl Tool for ReadOnlyBash {
         self.inner.is_concurrency_safe(input)
     }
 
+    async fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        self.inner.validate(input, ctx).await
+    }
+
     async fn call(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let command = input.get("command").and_then(Value::as_str).unwrap_or("");
         let background = input.get("run_in_background").and_then(Value::as_bool) == Some(true);

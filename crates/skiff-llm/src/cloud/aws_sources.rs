@@ -2,12 +2,14 @@
 //! credentials; `AssumeRoleWithWebIdentity`), the IAM Identity Center portal, the container
 //! credentials endpoint and IMDSv2.
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
 use secrecy::{ExposeSecret, SecretString};
 
-use super::aws_credentials::{AwsCredentials, ContainerAuth, FetchContext, from_json, from_millis};
+use super::aws_credentials::{AwsChain, AwsCredentials, AwsSource, ContainerAuth};
 use super::form_value as form;
 use super::sigv4::{SigningParams, sha256_hex, sign};
 use super::time::parse_rfc3339;
@@ -17,6 +19,137 @@ use super::token::Expiring;
 const FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 /// IMDS answers at once or not at all (not on EC2).
 const IMDS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What fetching needs besides the source.
+pub(crate) struct FetchContext<'a> {
+    /// HTTP client.
+    pub client: &'a reqwest::Client,
+    /// The chain (region, endpoint overrides).
+    pub chain: &'a AwsChain,
+}
+
+/// Boxed future of a fetch (sources nest).
+pub(crate) type FetchFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Expiring<AwsCredentials>, String>> + Send + 'a>>;
+
+impl AwsSource {
+    /// Credentials from this source (network for the temporary kinds).
+    pub(crate) fn fetch<'a>(&'a self, ctx: &'a FetchContext<'a>) -> FetchFuture<'a> {
+        Box::pin(async move {
+            match self {
+                Self::Static { creds, .. } => Ok(Expiring {
+                    value: creds.clone(),
+                    expires_at: None,
+                }),
+                Self::Process { command, profile } => process(command, profile).await,
+                Self::Sso {
+                    profile,
+                    cache_file,
+                    sso_region,
+                    account_id,
+                    role_name,
+                } => {
+                    sso(
+                        ctx,
+                        profile,
+                        cache_file.as_deref(),
+                        sso_region,
+                        account_id,
+                        role_name,
+                    )
+                    .await
+                }
+                Self::AssumeRole {
+                    role_arn,
+                    session_name,
+                    external_id,
+                    source,
+                    ..
+                } => {
+                    let base = source.fetch(ctx).await?;
+                    assume_role(
+                        ctx,
+                        &base.value,
+                        role_arn,
+                        session_name,
+                        external_id.as_deref(),
+                    )
+                    .await
+                }
+                Self::WebIdentity {
+                    token_file,
+                    role_arn,
+                    session_name,
+                    ..
+                } => web_identity(ctx, token_file, role_arn, session_name).await,
+                Self::Container { url, auth } => container(ctx, url, auth.as_ref()).await,
+                Self::Imds { endpoint } => imds(ctx, endpoint).await,
+            }
+        })
+    }
+}
+
+/// Run a `credential_process` command (through `sh -c`, as the user wrote it) and read its
+/// JSON (`Version: 1`, `AccessKeyId`, `SecretAccessKey`, `SessionToken`, `Expiration`).
+async fn process(command: &str, profile: &str) -> Result<Expiring<AwsCredentials>, String> {
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .map_err(|_| format!("credential_process of AWS profile `{profile}` ran over 60 s"))?
+    .map_err(|e| format!("credential_process of AWS profile `{profile}` could not run: {e}"))?;
+    if !out.status.success() {
+        let err: String = String::from_utf8_lossy(&out.stderr)
+            .chars()
+            .take(300)
+            .collect();
+        return Err(format!(
+            "credential_process of AWS profile `{profile}` failed ({}): {}",
+            out.status,
+            err.trim()
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!("credential_process of AWS profile `{profile}` did not print JSON: {e}")
+    })?;
+    from_json(&v, "SessionToken").ok_or_else(|| {
+        format!(
+            "credential_process of AWS profile `{profile}` printed no AccessKeyId and SecretAccessKey"
+        )
+    })
+}
+
+/// Keys from the JSON the process, container and IMDS sources answer with
+/// (`AccessKeyId`, `SecretAccessKey`, `token_field`, `Expiration`).
+pub(crate) fn from_json(
+    v: &serde_json::Value,
+    token_field: &str,
+) -> Option<Expiring<AwsCredentials>> {
+    let s = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    Some(Expiring {
+        value: AwsCredentials {
+            access_key_id: s("AccessKeyId")?.to_owned(),
+            secret_access_key: SecretString::from(s("SecretAccessKey")?.to_owned()),
+            session_token: s(token_field).map(|t| SecretString::from(t.to_owned())),
+        },
+        expires_at: s("Expiration").and_then(parse_rfc3339),
+    })
+}
+
+/// `SystemTime` of milliseconds since the epoch (the SSO portal's expiration).
+pub(crate) fn from_millis(ms: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
+}
 
 fn sts_url(ctx: &FetchContext<'_>) -> String {
     ctx.chain
@@ -83,7 +216,7 @@ async fn text_of(resp: reqwest::Response) -> (u16, String) {
 fn transport(what: &str, url: &str, e: &reqwest::Error) -> String {
     format!(
         "{what}: could not reach {url}: {}",
-        crate::anthropic::error_chain(e)
+        crate::http_errors::error_chain(e)
     )
 }
 
@@ -333,7 +466,7 @@ pub(crate) async fn imds(
         .map_err(|e| {
             unreachable(format!(
                 "{endpoint} did not answer: {}",
-                crate::anthropic::error_chain(&e)
+                crate::http_errors::error_chain(&e)
             ))
         })?;
     if !token.status().is_success() {
@@ -357,7 +490,7 @@ pub(crate) async fn imds(
                 .map_err(|e| {
                     format!(
                         "EC2 instance metadata: {}",
-                        crate::anthropic::error_chain(&e)
+                        crate::http_errors::error_chain(&e)
                     )
                 })?;
             let (status, text) = text_of(resp).await;

@@ -12,7 +12,8 @@ use secrecy::{ExposeSecret, SecretString};
 use skiff_protocol::{CloudBody, RequestView};
 use tokio_util::sync::CancellationToken;
 
-use super::aws_credentials::{AwsCredentials, FetchContext};
+use super::aws_credentials::AwsCredentials;
+use super::aws_sources::FetchContext;
 use super::azure_credentials;
 use super::bedrock::BedrockAuth;
 use super::event_stream::BedrockFramer;
@@ -67,7 +68,7 @@ impl CloudProvider {
         let client = crate::http::client(
             &summary.endpoint,
             config.connect_timeout,
-            crate::anthropic::same_origin_redirects(),
+            crate::http_errors::same_origin_redirects(),
         )?;
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -171,6 +172,11 @@ struct Call {
 impl Provider for CloudProvider {
     fn name(&self) -> &str {
         self.inner.summary.cloud.name()
+    }
+
+    /// Vertex AI and Foundry run Anthropic's web search; Bedrock does not.
+    fn server_web_search(&self) -> bool {
+        !matches!(self.inner.config.kind, CloudKind::Bedrock(_))
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {

@@ -11,8 +11,11 @@
 //!
 //! The lookup runs in the background (the provider starts it with the first call for a model);
 //! it never fails a run: a missing field, an error or a timeout only leaves a figure unknown
-//! (logged at debug).
+//! (logged at debug). The Anthropic-style endpoints of the same servers (llama.cpp's, Ollama's,
+//! LM Studio's `/v1/messages`) are asked the same way ([`crate::AnthropicProvider`]).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
@@ -36,6 +39,9 @@ pub(crate) enum ServerKind {
     LmStudio,
     /// OpenAI's own API: its model list says nothing of use, so nothing is asked.
     OpenAi,
+    /// A server on this machine or network whose kind is not known (another port): every
+    /// kind's place is asked.
+    Probe,
 }
 
 impl ServerKind {
@@ -59,6 +65,7 @@ impl ServerKind {
             Some(11434) => Self::Ollama,
             Some(8080) => Self::LlamaCpp,
             Some(1234) => Self::LmStudio,
+            _ if crate::http::is_local_url(base_url) => Self::Probe,
             _ => Self::Generic,
         }
     }
@@ -87,6 +94,14 @@ impl MetadataSource {
                 ServerKind::LlamaCpp => self.ask_props().await,
                 ServerKind::Ollama => self.ask_ollama_show(model).await,
                 ServerKind::LmStudio => self.ask_lmstudio(model).await,
+                ServerKind::Probe => {
+                    let (props, show, lmstudio) = futures::join!(
+                        self.ask_props(),
+                        self.ask_ollama_show(model),
+                        self.ask_lmstudio(model)
+                    );
+                    props.or(show).or(lmstudio)
+                }
                 ServerKind::Generic | ServerKind::OpenAi => ServedModel::default(),
             }
         };
@@ -182,6 +197,51 @@ impl MetadataSource {
             ..ServedModel::default()
         }
     }
+}
+
+/// What servers said about each model asked about, shared by a provider's clones: absent = not
+/// asked yet, `None` = asking, or it said nothing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServedCache(Arc<Mutex<HashMap<String, Option<ServedModel>>>>);
+
+impl ServedCache {
+    /// What the server said about `model`, once it answered.
+    pub(crate) fn get(&self, model: &str) -> Option<ServedModel> {
+        lock(&self.0).get(model).copied().flatten()
+    }
+
+    /// Ask `source` about `model` now and keep the answer.
+    pub(crate) async fn fetch(&self, source: &MetadataSource, model: &str) -> Option<ServedModel> {
+        let found = Some(source.lookup(model).await).filter(|m| !m.is_empty());
+        lock(&self.0).insert(model.to_owned(), found);
+        found
+    }
+
+    /// Start asking `source` about `model` in the background (beside the call that goes out
+    /// now), unless that was done already; nothing without a tokio runtime.
+    pub(crate) fn start(&self, source: impl FnOnce() -> MetadataSource, model: &str) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        {
+            let mut served = lock(&self.0);
+            if served.contains_key(model) {
+                return;
+            }
+            served.insert(model.to_owned(), None);
+        }
+        let source = source();
+        let cache = self.clone();
+        let model = model.to_owned();
+        runtime.spawn(async move {
+            cache.fetch(&source, &model).await;
+        });
+    }
+}
+
+/// The map's lock, even if a thread panicked holding it (its data stays valid).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The entry of `model` in a model list (`data` or `models`): the same id, else the same id

@@ -5,13 +5,12 @@
 //! format. What the server says about a model (context window, max output tokens, prices) is
 //! looked up in the background ([`metadata`]) with the first call for it.
 
-mod metadata;
+pub(crate) mod metadata;
 mod request;
 mod stream;
 pub mod text_calls;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -19,20 +18,19 @@ use skiff_protocol::{RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
 pub use request::{CHAT_ENCODING, chat_body, chat_body_chunks};
+pub(crate) use stream::random_suffix;
 pub use stream::{ChunkError, ChunkTranslator};
 
 use crate::accumulator::StreamAccumulator;
-use crate::anthropic::{
-    Body, ConfigError, apply_event, http_error, same_origin_redirects, transport_error,
-    validate_base_url,
-};
+use crate::anthropic::{Body, ConfigError, apply_event, validate_base_url};
 use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
+use crate::http_errors::{http_error, same_origin_redirects, transport_error};
 use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
 use crate::sse::SseEvent;
 use crate::{Credential, LlmError, ServedModel, StreamError};
-use metadata::{MetadataSource, ServerKind};
+use metadata::{MetadataSource, ServedCache, ServerKind};
 
 /// OpenAI's own endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -206,9 +204,8 @@ struct Inner {
     headers: HeaderMap,
     chat_url: String,
     config: OpenAiConfig,
-    /// What the server said about each model asked about: absent = not asked yet, `None` =
-    /// asking, or it said nothing.
-    served: Mutex<HashMap<String, Option<ServedModel>>>,
+    /// What the server said about each model asked about.
+    served: ServedCache,
 }
 
 /// The OpenAI-compatible provider. Cheap to clone.
@@ -261,7 +258,7 @@ impl OpenAiProvider {
                 headers,
                 chat_url: format!("{}/chat/completions", config.base_url),
                 config,
-                served: Mutex::new(HashMap::new()),
+                served: ServedCache::default(),
             }),
         })
     }
@@ -287,9 +284,10 @@ impl OpenAiProvider {
     /// the answer for [`Provider::served_model`]. Never fails: what the server does not say
     /// stays unknown. Calls do this in the background by themselves.
     pub async fn fetch_served_model(&self, model: &str) -> Option<ServedModel> {
-        let found = Some(self.metadata_source().lookup(model).await).filter(|m| !m.is_empty());
-        lock(&self.inner.served).insert(model.to_owned(), found);
-        found
+        self.inner
+            .served
+            .fetch(&self.metadata_source(), model)
+            .await
     }
 
     /// Start asking the server about `model` in the background, unless that was done already.
@@ -297,25 +295,7 @@ impl OpenAiProvider {
         if !self.inner.config.server_metadata {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        {
-            let mut served = lock(&self.inner.served);
-            if served.contains_key(model) {
-                return;
-            }
-            served.insert(model.to_owned(), None);
-        }
-        let source = self.metadata_source();
-        let inner = Arc::downgrade(&self.inner);
-        let model = model.to_owned();
-        runtime.spawn(async move {
-            let found = Some(source.lookup(&model).await).filter(|m| !m.is_empty());
-            if let Some(inner) = inner.upgrade() {
-                lock(&inner.served).insert(model, found);
-            }
-        });
+        self.inner.served.start(|| self.metadata_source(), model);
     }
 
     /// `GET /models`: the models the server offers.
@@ -397,8 +377,17 @@ impl Provider for OpenAiProvider {
         self.start_lookup(model);
     }
 
+    fn is_local(&self) -> bool {
+        self.inner
+            .config
+            .preset
+            .and_then(preset)
+            .is_some_and(|p| p.local)
+            || crate::http::is_local_url(&self.inner.config.base_url)
+    }
+
     fn served_model(&self, model: &str) -> Option<ServedModel> {
-        lock(&self.inner.served).get(model).copied().flatten()
+        self.inner.served.get(model)
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {
@@ -442,11 +431,6 @@ impl Provider for OpenAiProvider {
             )) as AttemptStream)
         })
     }
-}
-
-/// The map's lock, even if a thread panicked holding it (its data stays valid).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One HTTP attempt: send, check the status, translate the chunks until `[DONE]`.

@@ -449,7 +449,7 @@ fn usage_of(u: &Value) -> DeltaUsage {
     }
 }
 
-fn random_suffix() -> String {
+pub(crate) fn random_suffix() -> String {
     (0..24)
         .map(|_| {
             let n = fastrand::u8(0..62);

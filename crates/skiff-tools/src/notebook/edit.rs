@@ -95,6 +95,24 @@ impl TypedTool for NotebookEditTool {
         false
     }
 
+    async fn check(&self, input: &NotebookEditInput, ctx: &ToolContext) -> Result<(), ToolOutput> {
+        let path = ctx
+            .guard
+            .resolve(&input.notebook_path)
+            .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
+        if !path.exists() {
+            return Err(ToolOutput::tool_use_error("Notebook file does not exist."));
+        }
+        load_for_change(
+            &path,
+            &input.notebook_path,
+            crate::write::OnRefusal::Plain,
+            ctx,
+        )
+        .await
+        .map(|_| ())
+    }
+
     async fn run(&self, input: NotebookEditInput, ctx: &ToolContext) -> ToolOutput {
         let path = match ctx.guard.resolve(&input.notebook_path) {
             Ok(p) => p,
@@ -115,7 +133,14 @@ impl TypedTool for NotebookEditTool {
                 "Cell type is required when using edit_mode=insert.",
             );
         }
-        let original = match load_for_change(&path, &input.notebook_path, ctx).await {
+        let original = match load_for_change(
+            &path,
+            &input.notebook_path,
+            crate::write::OnRefusal::Plain,
+            ctx,
+        )
+        .await
+        {
             Ok(Existing::File(text)) => text,
             Ok(Existing::Missing) => {
                 return ToolOutput::tool_use_error("Notebook file does not exist.");

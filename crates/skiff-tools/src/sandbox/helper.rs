@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::plan::Plan;
+use super::relay::CONNECT_ARG;
 use super::{HELPER_ARG, NetworkPolicy, SETUP_FAILED, SandboxMode, writable_paths};
-
-/// The first argument of git's ssh ProxyCommand mode.
-pub const CONNECT_ARG: &str = "__connect";
 
 /// What the helper was asked to do.
 #[derive(Debug, Clone, PartialEq, Eq)]

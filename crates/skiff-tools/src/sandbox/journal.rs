@@ -10,7 +10,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::runtime::{Sweep, quarantine_dir};
+/// What is checked after a command: the protected paths it could have created.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Sweep {
+    pub(super) absent: Vec<PathBuf>,
+    pub(super) git_watch: Vec<PathBuf>,
+    pub(super) known: Vec<PathBuf>,
+}
+
+/// `SKIFF_HOME/quarantine/<unix seconds>` (a temp directory without a home).
+pub(super) fn quarantine_dir(skiff_home: Option<&Path>) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    match skiff_home {
+        Some(h) => h.join("quarantine").join(stamp.to_string()),
+        None => std::env::temp_dir().join(format!("skiff-quarantine-{stamp}")),
+    }
+}
 
 /// One process's file.
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -37,11 +37,12 @@ mod runtime;
 mod status;
 
 pub use domains::{DomainPattern, DomainRules};
-pub use helper::{CONNECT_ARG, connect_main, helper_main};
+pub use helper::{connect_main, helper_main};
 pub use plan::Plan;
 pub use probe::{NamespaceSupport, Probe};
 pub use proxy::{NetworkAnswer, NetworkApprover, NetworkRequest};
-pub use runtime::{PreparedCall, SandboxRuntime, SandboxSettings};
+pub use relay::CONNECT_ARG;
+pub use runtime::{CallRequest, PreparedCall, SandboxRuntime, SandboxSettings};
 pub use status::{SandboxPolicy, SandboxStatus};
 
 use std::fmt;
@@ -232,6 +233,24 @@ pub struct SandboxConfig {
     /// The session's sandbox state (namespaces, proxy, protected and secret paths); `None`
     /// runs commands under Landlock (and seccomp) only.
     pub runtime: Option<Arc<SandboxRuntime>>,
+}
+
+impl SandboxStatus {
+    /// What the Bash tool needs, with `helper` as the helper program and `runtime` the
+    /// session's sandbox state (namespaces); `None` when commands run directly.
+    pub fn config(
+        &self,
+        helper: PathBuf,
+        runtime: Option<Arc<SandboxRuntime>>,
+    ) -> Option<SandboxConfig> {
+        self.applies().then(|| SandboxConfig {
+            helper,
+            filesystem: self.filesystem,
+            network: self.network,
+            refused: self.refused.clone(),
+            runtime,
+        })
+    }
 }
 
 impl PartialEq for SandboxConfig {

@@ -34,6 +34,7 @@ use nix::sys::statvfs::{FsFlags, statvfs};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getgid, getuid, setsid};
 
+use super::paths::fd_path;
 use super::plan::{Mounts, Plan};
 use super::{NetworkPolicy, SETUP_FAILED, SandboxMode, writable_paths};
 
@@ -146,11 +147,6 @@ impl Sources {
             proxy,
         })
     }
-}
-
-/// `/proc/self/fd/N`: a mount source or socket address for an fd opened before the mounts.
-pub(super) fn fd_path(fd: &OwnedFd) -> PathBuf {
-    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
 /// PID 1 of the sandbox: set up, start the command, reap; returns the exit code.

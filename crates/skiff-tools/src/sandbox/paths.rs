@@ -3,6 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// `/proc/self/fd/N`: a mount source or socket address for an fd opened before the mounts.
+pub(super) fn fd_path(fd: &std::os::fd::OwnedFd) -> PathBuf {
+    PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(fd)
+    ))
+}
+
 /// Secrets under the home directory that sandboxed commands cannot read (directories are
 /// covered by an empty one, files by an empty file).
 pub const DEFAULT_DENY_READ: &[&str] = &[

@@ -12,6 +12,9 @@ use std::path::PathBuf;
 
 use super::plan::ProxyPlan;
 
+/// The first argument of git's ssh ProxyCommand mode.
+pub const CONNECT_ARG: &str = "__connect";
+
 /// The listeners of one sandbox.
 pub(super) struct Relay {
     proxy: TcpListener,
@@ -53,7 +56,7 @@ impl Relay {
             proxy,
             port,
             forwards,
-            socket: super::namespaces::fd_path(&socket),
+            socket: super::paths::fd_path(&socket),
             _socket_fd: socket,
             token: plan.token.clone(),
             connect: plan.connect.clone(),
@@ -83,7 +86,7 @@ impl Relay {
         vars.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
         // git over ssh goes through the proxy too, by skiff's own ProxyCommand.
         let helper = shell_quote(&self.connect.to_string_lossy());
-        let proxy_command = format!("-o ProxyCommand={helper} {} %h %p'", super::CONNECT_ARG);
+        let proxy_command = format!("-o ProxyCommand={helper} {} %h %p'", CONNECT_ARG);
         let ssh = std::env::var("GIT_SSH_COMMAND")
             .ok()
             .filter(|s| !s.trim().is_empty())

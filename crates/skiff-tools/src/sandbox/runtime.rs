@@ -9,12 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::domains::DomainRules;
-use super::journal::Journal;
+use super::journal::{Journal, Sweep, quarantine_dir};
 use super::plan::{Forward, Mounts, Plan, ProxyPlan};
 use super::probe::{NamespaceSupport, Probe};
 use super::proxy::{CallGuard, Proxy};
 use super::{HELPER_ARG, NetworkPolicy, SandboxMode, SandboxStatus, TEMP_DIRS, paths};
-use crate::context::ToolContext;
 
 /// How long a scan of the temp directories for sockets is reused.
 const SOCKET_SCAN_TTL: Duration = Duration::from_secs(2);
@@ -138,10 +137,9 @@ impl SandboxRuntime {
 
     /// The directories commands may write: the workspace roots, but not skiff's home (tool
     /// results saved there are shown read-only).
-    fn write_roots(&self, ctx: &ToolContext) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    fn write_roots(&self, allowed: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let home = self.settings.skiff_home.as_deref();
-        ctx.guard
-            .allowed_dirs()
+        allowed
             .iter()
             .cloned()
             .partition(|r| !home.is_some_and(|h| r.starts_with(h)))
@@ -151,11 +149,11 @@ impl SandboxRuntime {
     /// `command` and the call's id name the command to the user when the proxy asks.
     pub async fn prepare(
         self: &Arc<Self>,
-        ctx: &ToolContext,
+        call: CallRequest<'_>,
         command: &str,
     ) -> Result<PreparedCall, String> {
         let support = self.probe.wait().await;
-        let (roots, shown_roots) = self.write_roots(ctx);
+        let (roots, shown_roots) = self.write_roots(call.allowed_dirs);
         if let NamespaceSupport::Unavailable(why) = support {
             let quiet = self.fs == SandboxMode::Off;
             let note = (!quiet && !self.noted_fallback.swap(true, Ordering::SeqCst)).then(|| {
@@ -195,13 +193,14 @@ impl SandboxRuntime {
             .map(PathBuf::from)
             .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
             .collect();
+        let request = call;
         let mut call = None;
         if self.network == NetworkPolicy::Proxy {
             let proxy = self.proxy().await?;
             let guard = proxy.register(
                 command,
-                ctx.tool_use_id.as_deref().map(str::to_owned),
-                ctx.network_approver.clone(),
+                request.tool_use_id.map(str::to_owned),
+                request.network_approver,
             );
             mounts.proxy = Some(ProxyPlan {
                 socket: proxy.path().to_path_buf(),
@@ -476,12 +475,14 @@ fn proxy_dir() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// What is checked after a command: the protected paths it could have created.
-#[derive(Debug, Default, Clone)]
-pub(super) struct Sweep {
-    pub(super) absent: Vec<PathBuf>,
-    pub(super) git_watch: Vec<PathBuf>,
-    pub(super) known: Vec<PathBuf>,
+/// Who runs a command, as the sandbox needs to know it.
+pub struct CallRequest<'a> {
+    /// The directories the command may write (the workspace and its extra directories).
+    pub allowed_dirs: &'a [PathBuf],
+    /// The tool call, named to the user when the proxy asks about a host.
+    pub tool_use_id: Option<&'a str>,
+    /// Who is asked about a host no rule covers.
+    pub network_approver: Option<Arc<dyn super::NetworkApprover>>,
 }
 
 /// One command's sandbox, prepared.
@@ -589,17 +590,5 @@ impl SandboxRuntime {
     /// Where moved-away files go: `SKIFF_HOME/quarantine/<time>`.
     fn quarantine_dir(&self) -> PathBuf {
         quarantine_dir(self.settings.skiff_home.as_deref())
-    }
-}
-
-/// `SKIFF_HOME/quarantine/<unix seconds>` (a temp directory without a home).
-pub(super) fn quarantine_dir(skiff_home: Option<&Path>) -> PathBuf {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
-    match skiff_home {
-        Some(h) => h.join("quarantine").join(stamp.to_string()),
-        None => std::env::temp_dir().join(format!("skiff-quarantine-{stamp}")),
     }
 }

@@ -1,12 +1,9 @@
 //! The sandbox decided for a run: what the configuration asks for ([`SandboxPolicy`]), what
 //! this machine can enforce of it, and what to tell the user ([`SandboxStatus`]).
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use super::{
-    LandlockSupport, NamespaceSupport, NetworkPolicy, SandboxConfig, SandboxFallback, SandboxMode,
-    SandboxRuntime, landlock_support,
+    LandlockSupport, NamespaceSupport, NetworkPolicy, SandboxFallback, SandboxMode,
+    landlock_support,
 };
 
 /// The sandbox the configuration asks for.
@@ -142,22 +139,6 @@ impl SandboxStatus {
         self.filesystem != SandboxMode::Off
             || self.network == NetworkPolicy::Deny
             || self.refused.is_some()
-    }
-
-    /// What the Bash tool needs, with `helper` as the helper program and `runtime` the
-    /// session's sandbox state (namespaces); `None` when commands run directly.
-    pub fn config(
-        &self,
-        helper: PathBuf,
-        runtime: Option<Arc<SandboxRuntime>>,
-    ) -> Option<SandboxConfig> {
-        self.applies().then(|| SandboxConfig {
-            helper,
-            filesystem: self.filesystem,
-            network: self.network,
-            refused: self.refused.clone(),
-            runtime,
-        })
     }
 
     /// The layers in force, in words: `namespaces + Landlock`, `Landlock only`, …

@@ -13,7 +13,7 @@ use skiff_protocol::recording::{RecordedResult, Recording};
 use skiff_protocol::script::{Script, ScriptBlock};
 
 use super::redact::Redactor;
-use super::run::{Approval, Observed, ObservedResult, is_denial};
+use super::run::{Approval, Observed, ObservedResult, is_denial, is_interrupt};
 
 /// Tools whose structured results (the patch) are compared too.
 const FILE_TOOLS: &[&str] = &["Edit", "MultiEdit", "Write", "NotebookEdit"];
@@ -207,12 +207,6 @@ pub fn unified_diff(expected: &str, actual: &str) -> String {
         .context_radius(3)
         .header("recorded", "replay")
         .to_string()
-}
-
-/// Whether a result says the user interrupted the call.
-pub fn is_interrupt(content: &str, structured: Option<&Value>) -> bool {
-    content == skiff_core::conversation::INTERRUPTED
-        || structured.and_then(|s| s.get("interrupted")) == Some(&Value::Bool(true))
 }
 
 /// What a differing result probably means, for the message.

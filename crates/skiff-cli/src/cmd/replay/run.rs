@@ -129,6 +129,12 @@ pub fn command_line(recording: &Recording, opts: &RunOptions) -> Vec<String> {
     argv
 }
 
+/// Whether a result says the user interrupted the call.
+pub fn is_interrupt(content: &str, structured: Option<&serde_json::Value>) -> bool {
+    content == skiff_core::conversation::INTERRUPTED
+        || structured.and_then(|s| s.get("interrupted")) == Some(&serde_json::Value::Bool(true))
+}
+
 /// Whether a recorded error result is a permission the user (or the lack of one) refused.
 pub fn is_denial(text: &str) -> bool {
     text.starts_with("The user doesn't want to proceed")
@@ -302,7 +308,7 @@ impl Driver<'_> {
             b.get("type").and_then(Value::as_str) == Some("tool_use")
                 && self.recording.results.iter().any(|r| {
                     Some(r.tool_use_id.as_str()) == id
-                        && super::compare::is_interrupt(&r.content, r.structured.as_ref())
+                        && is_interrupt(&r.content, r.structured.as_ref())
                 })
         });
         if interrupted {

@@ -15,8 +15,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, ErrorCode, RequestCancellationHandle};
 use serde_json::json;
-use skiff_core::permissions::PermissionEngine;
-use skiff_core::permissions::rule::{Rule, RuleOrigin, home_dir};
+use skiff_core::permissions::{Destination, PermissionEngine, PermissionUpdate};
 use skiff_core::{
     Answer, ApprovalAnswer, ApprovalRequest, CompactError, CompactReport, Event, Op,
     PermissionMode, RequestId, RequestKind, Session, SessionHandle, UserInput,
@@ -89,6 +88,7 @@ pub struct Parts {
 struct Asked {
     request: ApprovalRequest,
     rule: String,
+    rules: Vec<String>,
     cancel: RequestCancellationHandle,
 }
 
@@ -118,6 +118,10 @@ struct Pump {
     queue: VecDeque<(Prompted, oneshot::Sender<Outcome>)>,
     active: Option<Active>,
     asked: HashMap<RequestId, Asked>,
+    /// The MCP prompts the editor was last told of (their commands).
+    advertised: Vec<String>,
+    /// The MCP servers have connected (their prompts were offered then).
+    mcp_ready: bool,
 }
 
 /// Start serving `session`; commands go to the returned sender, and the task ends (shutting
@@ -137,6 +141,8 @@ pub fn spawn(
         queue: VecDeque::new(),
         active: None,
         asked: HashMap::new(),
+        advertised: Vec::new(),
+        mcp_ready: false,
     };
     (tx, tokio::spawn(pump.run()))
 }
@@ -183,6 +189,7 @@ impl Pump {
                 };
                 self.start(what, done).await;
             }
+            let mcp = self.parts.mcp.clone();
             tokio::select! {
                 cmd = self.rx.recv() => match cmd {
                     Some(Cmd::Close) | None => break,
@@ -192,6 +199,10 @@ impl Pump {
                     Some(ev) => self.event(ev),
                     None => break,
                 },
+                () = mcp.connected(), if !self.mcp_ready => {
+                    self.mcp_ready = true;
+                    self.offer_mcp_prompts();
+                }
             }
         }
         self.handle.interrupt();
@@ -312,10 +323,27 @@ impl Pump {
         }
     }
 
+    /// Tell the editor the commands again when the MCP servers' prompts changed.
+    fn offer_mcp_prompts(&mut self) {
+        let now: Vec<String> = self
+            .parts
+            .custom
+            .mcp()
+            .list()
+            .into_iter()
+            .map(|p| p.command)
+            .collect();
+        if now != self.advertised {
+            self.advertised = now;
+            self.notify(super::slash::available_commands(&self.parts.custom));
+        }
+    }
+
     fn turn_ended(&mut self, r: &ResultMessage) {
         if let Some(update) = self.translator.usage_update(r, &self.state().model) {
             self.notify(update);
         }
+        self.offer_mcp_prompts();
         let Some(active) = self.active.take_if(|a| a.running == Running::Turn) else {
             return;
         };
@@ -346,7 +374,19 @@ impl Pump {
 
     /// Ask the editor about a call, on a task of its own.
     fn ask(&mut self, id: RequestId, request: ApprovalRequest) {
-        let rule = crate::front::approval::suggested_rule(&request, &self.parts.cwd);
+        let rules = self.parts.engine.suggest_rules(
+            &request.tool_name,
+            &request.input,
+            PermissionMode::Default,
+        );
+        // Shown as one choice; "always" saves each rule.
+        let rule = if request.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
+            skiff_core::permissions::network::domain_entry(&request.input)
+        } else if rules.is_empty() {
+            request.tool_name.clone()
+        } else {
+            rules.join(", ")
+        };
         let call = tools::asked(
             &request.tool_use_id,
             &request.tool_name,
@@ -380,6 +420,7 @@ impl Pump {
             Asked {
                 request,
                 rule,
+                rules,
                 cancel,
             },
         );
@@ -392,8 +433,23 @@ impl Pump {
         let (answer, effect) = permission::answer(&asked.request, &asked.rule, outcome);
         match effect {
             Effect::None => {}
-            Effect::Rule(kind, text) => self.add_rule(kind, &text),
-            Effect::Mode(mode) => self.mode_changed(mode),
+            // "Always": the session adds the rules and saves them in the local settings.
+            Effect::Rule(kind, _) => {
+                let _ = self
+                    .handle
+                    .update_permissions(vec![PermissionUpdate::AddRules {
+                        rules: asked.rules.clone(),
+                        behavior: kind,
+                        destination: Destination::LocalSettings,
+                    }]);
+            }
+            // The plan's next mode reaches the session before the answer.
+            Effect::Mode(mode) => {
+                let _ = self
+                    .handle
+                    .update_permissions(vec![PermissionUpdate::mode(mode)]);
+                self.mode_changed(mode);
+            }
             Effect::Domain(entry) => {
                 if let Err(e) =
                     crate::front::approval::persist_allowed_domain(&self.parts.cwd, &entry)
@@ -409,25 +465,11 @@ impl Pump {
         }
     }
 
-    /// "Always": the rule holds for the rest of the session and is saved in the local settings.
-    fn add_rule(&self, kind: skiff_core::permissions::rule::RuleKind, text: &str) {
-        let cwd = &self.parts.cwd;
-        let origin = RuleOrigin {
-            root: cwd.clone(),
-            cwd: cwd.clone(),
-            home: home_dir(),
-        };
-        match Rule::parse(text, &origin) {
-            Ok(rule) => self.parts.engine.add_rule(kind, rule),
-            Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
-        }
-        if let Err(e) = crate::front::approval::persist_rule(cwd, kind.as_str(), text) {
-            tracing::warn!(error = %format!("{e:#}"), "cannot save the rule");
-        }
-    }
-
     /// A slash command (the session is idle, so its status is answered at once).
     async fn slash(&mut self, line: String, done: oneshot::Sender<Outcome>) {
+        if commands::needs_mcp(&line) {
+            self.parts.mcp.connected().await;
+        }
         if line.trim() == "/help" {
             self.notify(agent_text(&super::slash::help(&self.parts.custom)));
             let _ = done.send(Ok(StopReason::EndTurn));

@@ -1,6 +1,6 @@
 //! Slash commands in an editor: the list it offers (`available_commands_update`: skiff's own
-//! commands that make sense outside the REPL, then the workspace's custom commands and skills)
-//! and `/help`. The session runs them (`session.rs`).
+//! commands that make sense outside the REPL, then the workspace's custom commands and skills,
+//! then the MCP servers' prompts) and `/help`. The session runs them (`session.rs`).
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
@@ -37,6 +37,16 @@ pub fn available_commands(custom: &CommandSet) -> SessionUpdate {
             .input(input(c.argument_hint.as_deref().unwrap_or_default())),
         );
     }
+    for p in custom.mcp().list() {
+        if list.iter().any(|a| a.name == p.command) {
+            continue;
+        }
+        let description = match p.description.trim() {
+            "" => format!("a prompt of MCP server {} (MCP)", p.server),
+            d => format!("{d} (MCP)"),
+        };
+        list.push(AvailableCommand::new(p.command.clone(), description).input(input(&p.usage())));
+    }
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list))
 }
 
@@ -50,6 +60,13 @@ pub fn help(custom: &CommandSet) -> String {
     if !mine.is_empty() {
         s.push_str("\nCustom commands and skills:\n");
         for (usage, help) in &mine {
+            s.push_str(&format!("- `{usage}`: {help}\n"));
+        }
+    }
+    let prompts = commands::mcp_help_entries(custom);
+    if !prompts.is_empty() {
+        s.push_str("\nMCP prompts:\n");
+        for (usage, help) in &prompts {
             s.push_str(&format!("- `{usage}`: {help}\n"));
         }
     }

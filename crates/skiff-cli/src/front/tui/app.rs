@@ -268,7 +268,7 @@ impl<W: Write> App<W> {
         };
         match ev {
             TermEvent::Key(key) => {
-                let intents = self.ui.key(key, &self.parts.engine, &self.parts.cwd);
+                let intents = self.ui.key(key, &self.parts.cwd);
                 for intent in intents {
                     self.intent(intent).await;
                 }
@@ -310,6 +310,9 @@ impl<W: Write> App<W> {
                 self.ui.push_lines([decision.record]);
                 for n in &decision.notes {
                     self.ui.note(n);
+                }
+                if !decision.updates.is_empty() {
+                    let _ = self.handle.update_permissions(decision.updates);
                 }
                 let _ = self.handle.reply(decision.id, decision.answer);
             }
@@ -395,6 +398,7 @@ impl<W: Write> App<W> {
                         request.id,
                         a,
                         &self.parts.cwd,
+                        &self.parts.engine,
                     )));
                     self.ui.dirty = true;
                 }

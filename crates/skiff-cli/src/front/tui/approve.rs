@@ -3,17 +3,17 @@
 //! saved / no, and tell skiff what to do instead. Answerable with the arrows and Enter, the
 //! option's number or its letter; Esc says no and stops the turn.
 //!
-//! "Don't ask again" uses the same seam as the line REPL (`front/repl.rs`, `ask`): the rule
-//! `approval::suggested_rule` offers, added to the engine and saved by `approval::persist_*`.
+//! "Don't ask again" uses the same seam as the line REPL (`front/repl.rs`, `ask`): the rules
+//! the engine suggests go to the session as a permission update, which adds them and saves
+//! them (and reports where); an accepted plan's next mode is an update too.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_core::style::{Modifier, Style};
 use ratatui_core::text::{Line, Span};
 use serde_json::Value;
-use skiff_core::permissions::{PermissionEngine, Rule, RuleKind, RuleOrigin};
+use skiff_core::permissions::{PermissionEngine, PermissionUpdate};
 use skiff_core::{Answer, ApprovalAnswer, ApprovalRequest, PermissionMode, RequestId};
 
 use super::composer::Composer;
@@ -48,8 +48,10 @@ pub struct Decision {
     pub id: RequestId,
     /// The answer for the session.
     pub answer: Answer,
-    /// What to tell the user (a rule saved, or not).
+    /// What to tell the user (a domain saved, or not).
     pub notes: Vec<String>,
+    /// Permission changes for the session, sent before the answer.
+    pub updates: Vec<PermissionUpdate>,
     /// The permission mode the session switches to (a plan accepted).
     pub mode: Option<PermissionMode>,
     /// One line for the scrollback: the call and what was answered.
@@ -63,8 +65,11 @@ pub struct ApprovalMenu {
     kind: Kind,
     title: String,
     body: Vec<Line<'static>>,
-    /// The rule (or allowed-domains entry) "don't ask again" saves.
+    /// What "don't ask again" saves: the rules the engine suggests (or the allowed-domains
+    /// entry), shown joined.
     rule: String,
+    /// The rules themselves (tools).
+    rules: Vec<String>,
     options: Vec<(Choice, String, char)>,
     selected: usize,
     /// Typing what to do instead (after choosing no).
@@ -75,13 +80,27 @@ pub struct ApprovalMenu {
 
 impl ApprovalMenu {
     /// The menu for a request.
-    pub fn new(id: RequestId, request: ApprovalRequest, cwd: &Path) -> Self {
+    pub fn new(
+        id: RequestId,
+        request: ApprovalRequest,
+        cwd: &Path,
+        engine: &PermissionEngine,
+    ) -> Self {
         let kind = match request.tool_name.as_str() {
             "ExitPlanMode" => Kind::Plan,
             t if t == skiff_core::permissions::network::NETWORK_TOOL => Kind::Network,
             _ => Kind::Tool,
         };
-        let rule = approval::suggested_rule(&request, cwd);
+        let rules = match kind {
+            Kind::Tool => {
+                engine.suggest_rules(&request.tool_name, &request.input, PermissionMode::Default)
+            }
+            _ => Vec::new(),
+        };
+        let rule = match kind {
+            Kind::Network => skiff_core::permissions::network::domain_entry(&request.input),
+            _ => rules.join(", "),
+        };
         let s = |k: &str| request.input.get(k).and_then(Value::as_str);
         let (title, body, options) = match kind {
             Kind::Plan => {
@@ -139,23 +158,21 @@ impl ApprovalMenu {
                     "WebFetch" => "Fetch".to_owned(),
                     other => format!("Use {other}"),
                 };
-                (
-                    title,
-                    tool_body(&request, cwd),
-                    vec![
-                        (Choice::Yes, "Yes".to_owned(), 'y'),
-                        (
-                            Choice::Always,
-                            format!("Yes, and don't ask again for {rule}"),
-                            'a',
-                        ),
-                        (
-                            Choice::No,
-                            "No, and tell skiff what to do differently".to_owned(),
-                            'n',
-                        ),
-                    ],
-                )
+                let mut options = vec![(Choice::Yes, "Yes".to_owned(), 'y')];
+                // Offered when there is a rule to save.
+                if !rules.is_empty() {
+                    options.push((
+                        Choice::Always,
+                        format!("Yes, and don't ask again for {rule}"),
+                        'a',
+                    ));
+                }
+                options.push((
+                    Choice::No,
+                    "No, and tell skiff what to do differently".to_owned(),
+                    'n',
+                ));
+                (title, tool_body(&request, cwd), options)
             }
         };
         let plan = (kind == Kind::Plan).then(|| s("plan").unwrap_or("(no plan given)").to_owned());
@@ -166,6 +183,7 @@ impl ApprovalMenu {
             title,
             body,
             rule,
+            rules,
             options,
             selected: 0,
             feedback: None,
@@ -179,12 +197,7 @@ impl ApprovalMenu {
     }
 
     /// A key; Some when it answers the request.
-    pub fn key(
-        &mut self,
-        key: KeyEvent,
-        engine: &Arc<PermissionEngine>,
-        cwd: &Path,
-    ) -> Option<Decision> {
+    pub fn key(&mut self, key: KeyEvent, cwd: &Path) -> Option<Decision> {
         if let Some(fb) = &mut self.feedback {
             match key.code {
                 KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
@@ -244,35 +257,34 @@ impl ApprovalMenu {
                 "yes",
             )),
             Choice::YesMode(mode) => {
-                let plan = self
-                    .request
-                    .input
-                    .get("plan")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                let answer = Answer::Approval(ApprovalAnswer::Allow {
-                    updated_input: Some(serde_json::json!({ "plan": plan, "mode": mode.as_str() })),
-                });
-                Some(self.decision(answer, Vec::new(), Some(mode), &format!("yes, {mode}")))
+                // The next mode goes to the session (an update) before the answer.
+                let mut d = self.decision(
+                    Answer::Approval(ApprovalAnswer::allow()),
+                    Vec::new(),
+                    Some(mode),
+                    &format!("yes, {mode}"),
+                );
+                d.updates.push(PermissionUpdate::mode(mode));
+                Some(d)
             }
             Choice::Always => {
-                let notes = match self.kind {
-                    Kind::Network => match approval::persist_allowed_domain(cwd, &self.rule) {
+                let what = format!("yes, don't ask again for {}", self.rule);
+                let allow = Answer::Approval(ApprovalAnswer::allow());
+                if self.kind == Kind::Network {
+                    let notes = match approval::persist_allowed_domain(cwd, &self.rule) {
                         Ok(path) => vec![format!("Added {} to {}.", self.rule, path.display())],
                         Err(e) => vec![format!(
                             "Allowed {} for this session; not saved: {e:#}",
                             self.rule
                         )],
-                    },
-                    _ => always(engine, cwd, &self.rule),
-                };
-                let what = format!("yes, don't ask again for {}", self.rule);
-                Some(self.decision(
-                    Answer::Approval(ApprovalAnswer::allow()),
-                    notes,
-                    None,
-                    &what,
-                ))
+                    };
+                    return Some(self.decision(allow, notes, None, &what));
+                }
+                // Added and saved by the session (it reports where).
+                let mut d = self.decision(allow, Vec::new(), None, &what);
+                d.updates
+                    .push(PermissionUpdate::allow_always(self.rules.clone()));
+                Some(d)
             }
             Choice::No => {
                 if self.kind == Kind::Network {
@@ -320,6 +332,7 @@ impl ApprovalMenu {
             id: self.id.clone(),
             answer,
             notes,
+            updates: Vec::new(),
             mode,
             record,
         }
@@ -401,21 +414,6 @@ fn boxed(out: &mut Vec<Line<'static>>, line: &Line<'static>, inner: usize, inden
         spans.extend(row.spans);
         out.push(Line::from(spans));
     }
-}
-
-/// "Don't ask again": the rule added to the session's engine and saved in
-/// `.skiff/settings.local.json` (as the line REPL does). Returns what to tell the user.
-pub fn always(engine: &Arc<PermissionEngine>, cwd: &Path, rule: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    match Rule::parse(rule, &RuleOrigin::at(cwd)) {
-        Ok(r) => engine.add_rule(RuleKind::Allow, r),
-        Err(e) => notes.push(format!("(cannot add the rule {rule}: {e})")),
-    }
-    match approval::persist_allow_rule(cwd, rule) {
-        Ok(path) => notes.push(format!("Added {rule} to {}.", path.display())),
-        Err(e) => notes.push(format!("Allowed {rule} for this session; not saved: {e:#}")),
-    }
-    notes
 }
 
 fn dim() -> Style {

@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use skiff_core::permissions::PermissionEngine;
 
 use super::history::Search;
 use super::keys::{edit, is_newline};
@@ -54,12 +53,7 @@ impl Ui {
     }
 
     /// A key; what the app must do about it.
-    pub fn key(
-        &mut self,
-        key: KeyEvent,
-        engine: &std::sync::Arc<PermissionEngine>,
-        cwd: &std::path::Path,
-    ) -> Vec<Intent> {
+    pub fn key(&mut self, key: KeyEvent, cwd: &std::path::Path) -> Vec<Intent> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
@@ -73,7 +67,7 @@ impl Ui {
                 } else {
                     key
                 };
-                return match menu.key(key, engine, cwd) {
+                return match menu.key(key, cwd) {
                     Some(decision) => {
                         self.overlay = Overlay::None;
                         vec![Intent::Answer(decision)]

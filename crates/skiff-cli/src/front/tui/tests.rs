@@ -41,11 +41,7 @@ impl Rig {
     }
 
     fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Intent> {
-        self.ui.key(
-            KeyEvent::new(code, modifiers),
-            &self.engine,
-            self.dir.path(),
-        )
+        self.ui.key(KeyEvent::new(code, modifiers), self.dir.path())
     }
 
     fn typed(&mut self, text: &str) -> Vec<Intent> {
@@ -214,6 +210,7 @@ fn the_approval_menu_with_a_diff_and_its_keys() {
         RequestId("r1".into()),
         request,
         r.dir.path(),
+        &r.engine,
     )));
     insta::assert_snapshot!(r.screen(30));
     // Down moves; the letter answers.
@@ -223,9 +220,12 @@ fn the_approval_menu_with_a_diff_and_its_keys() {
         panic!("{intents:?}")
     };
     assert!(
-        d.notes.iter().any(|n| n.contains("Edit(./a.txt)")),
+        matches!(
+            d.updates.as_slice(),
+            [skiff_core::permissions::PermissionUpdate::AddRules { rules, .. }] if !rules.is_empty()
+        ),
         "{:?}",
-        d.notes
+        d.updates
     );
 }
 
@@ -242,6 +242,7 @@ fn the_approval_menu_at_forty_columns() {
         RequestId("r1".into()),
         request,
         r.dir.path(),
+        &r.engine,
     )));
     let screen = r.screen(30);
     for line in screen.lines() {

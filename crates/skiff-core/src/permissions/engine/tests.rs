@@ -1,9 +1,11 @@
 use std::os::unix::fs::symlink;
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use super::*;
 use crate::permissions::rule::RuleOrigin;
+use crate::permissions::shell;
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -22,8 +24,11 @@ fn fixture() -> Fixture {
     std::fs::write(root.join(".env"), "KEY=secret").unwrap();
     std::fs::write(root.join("a.txt"), "a").unwrap();
     std::fs::write(outside.join("secret"), "s").unwrap();
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
     symlink(root.join(".env"), root.join("innocent")).unwrap();
     symlink(&outside, root.join("out")).unwrap();
+    // `lnk/../secret` is `outside/secret` to the kernel, `secret` to the eye.
+    symlink(outside.join("deep"), root.join("lnk")).unwrap();
     Fixture {
         _dir: dir,
         root,
@@ -514,6 +519,8 @@ fn rules_added_while_running_apply_at_once() {
     assert!(is_allow(&bash(&e, Dflt, "cargo test --workspace")));
 }
 
+mod bypasses;
+
 mod property {
     use super::*;
     use proptest::prelude::*;
@@ -541,6 +548,17 @@ mod property {
             Just("sudo rm x".to_owned()),
             Just("env A=1 rm x".to_owned()),
             Just("X=1 rm x".to_owned()),
+            // The dynamic forms of issue 31: deny rules hold (or ask) for them too.
+            Just("{rm,-f,x}".to_owned()),
+            Just("exec -a y rm x".to_owned()),
+            Just("$'\\x72m' -f x".to_owned()),
+            Just("rm${IFS}-f x".to_owned()),
+            Just("/usr/bin/r[m] -f x".to_owned()),
+            Just("$RM -f x".to_owned()),
+            Just("find . -delete".to_owned()),
+            Just("command rm x".to_owned()),
+            Just("xargs rm < list".to_owned()),
+            Just("alias y=rm; y x".to_owned()),
         ]
     }
 

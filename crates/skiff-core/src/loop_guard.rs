@@ -1,0 +1,341 @@
+//! Loop detection (opencode's doom-loop guard, made to help first): a model that sends the same
+//! call with the same input and gets the same failure again is stuck. The third time, its
+//! result carries a short note saying so and what to try instead (for a missing path, what the
+//! nearest existing directory holds; for a command, what the working directory holds); the
+//! fifth time, the run ends with its own error subtype — or, where a client can answer (the
+//! terminal, an SDK's `can_use_tool`), the client is asked whether the run goes on.
+
+use std::path::Path;
+
+use serde_json::Value;
+use skiff_protocol::{ContentBlock, ToolResultContent, ToolUseBlock};
+
+use crate::dispatch::CallResult;
+
+/// The repeat that earns the model a note.
+pub const NOTE_AT: u32 = 3;
+/// The repeat that ends the run (or asks the client).
+pub const STOP_AT: u32 = 5;
+
+/// Start of the note added to a repeated failure's result.
+pub const LOOP_NOTE_START: &str = "<system-reminder>\nThis is the";
+
+/// One failing call and how often in a row it failed this same way.
+#[derive(Debug)]
+struct Failing {
+    name: String,
+    input: Value,
+    failure: String,
+    count: u32,
+}
+
+/// A call the guard stops the run for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeated {
+    /// The tool.
+    pub tool: String,
+    /// Its input.
+    pub input: Value,
+    /// Its id in the last round.
+    pub tool_use_id: String,
+    /// How often it failed the same way.
+    pub count: u32,
+}
+
+impl Repeated {
+    /// The run's error text.
+    pub fn message(&self) -> String {
+        format!(
+            "the model sent the same {} call {} times and it failed the same way each time; \
+             the run was stopped (input: {})",
+            self.tool,
+            self.count,
+            short_json(&self.input)
+        )
+    }
+}
+
+/// Per-run memory of failing calls.
+#[derive(Debug, Default)]
+pub(crate) struct LoopGuard {
+    failing: Vec<Failing>,
+}
+
+impl LoopGuard {
+    /// Look at one round of calls and their results (in the same order): note the third
+    /// repeat of a failure in its result; return the call repeated a fifth time, if any.
+    pub(crate) async fn observe(
+        &mut self,
+        calls: &[ToolUseBlock],
+        results: &mut [CallResult],
+        ctx: &skiff_tools::ToolContext,
+    ) -> Option<Repeated> {
+        let mut stop = None;
+        for (call, result) in calls.iter().zip(results.iter_mut()) {
+            let failed = result.block.is_error == Some(true) && result.denial.is_none();
+            let at = self
+                .failing
+                .iter()
+                .position(|f| f.name == call.name && f.input == call.input);
+            if !failed {
+                if let Some(i) = at {
+                    self.failing.swap_remove(i);
+                }
+                continue;
+            }
+            let failure = result_text(&result.block.content);
+            let count = match at {
+                Some(i) if self.failing[i].failure == failure => {
+                    self.failing[i].count += 1;
+                    self.failing[i].count
+                }
+                Some(i) => {
+                    self.failing[i].failure = failure.clone();
+                    self.failing[i].count = 1;
+                    1
+                }
+                None => {
+                    self.failing.push(Failing {
+                        name: call.name.clone(),
+                        input: call.input.clone(),
+                        failure: failure.clone(),
+                        count: 1,
+                    });
+                    1
+                }
+            };
+            if count >= STOP_AT {
+                stop.get_or_insert(Repeated {
+                    tool: call.name.clone(),
+                    input: call.input.clone(),
+                    tool_use_id: call.id.clone(),
+                    count,
+                });
+            } else if count >= NOTE_AT {
+                let hint = hint(call, &failure, ctx).await;
+                append(&mut result.block.content, note(count, &hint));
+            }
+        }
+        stop
+    }
+
+    /// The client let the run go on after `repeated`: count that call from zero again.
+    pub(crate) fn forgive(&mut self, repeated: &Repeated) {
+        self.failing
+            .retain(|f| !(f.name == repeated.tool && f.input == repeated.input));
+    }
+}
+
+/// Where a client can answer (the terminal, an SDK's `can_use_tool`), ask it whether the run
+/// goes on after `repeated`; without one (a headless run), it does not.
+pub(crate) async fn client_lets_it_go_on(
+    approver: &dyn crate::permissions::Approver,
+    requester: &crate::requests::Requester,
+    repeated: &Repeated,
+) -> bool {
+    if !approver.asks() {
+        return false;
+    }
+    let request = crate::event::ApprovalRequest {
+        tool_name: repeated.tool.clone(),
+        input: repeated.input.clone(),
+        tool_use_id: repeated.tool_use_id.clone(),
+        reason: format!(
+            "The model sent this same {} call {} times and it failed the same way each time. \
+             Allow it to go on (deny to stop the run)?",
+            repeated.tool, repeated.count
+        ),
+    };
+    matches!(
+        approver.approve(request, requester).await,
+        crate::event::ApprovalAnswer::Allow { .. }
+    )
+}
+
+/// The note for the `count`th identical failure.
+fn note(count: u32, hint: &str) -> String {
+    let nth = match count {
+        3 => "third".to_owned(),
+        4 => "fourth".to_owned(),
+        n => format!("{n}th"),
+    };
+    format!(
+        "{LOOP_NOTE_START} {nth} time this exact call failed with this same error. Sending it \
+         again will fail again: do something different. {hint}\nAfter {STOP_AT} identical \
+         failures the run is stopped.\n</system-reminder>"
+    )
+}
+
+/// What to try instead, from the failure and the call.
+async fn hint(call: &ToolUseBlock, failure: &str, ctx: &skiff_tools::ToolContext) -> String {
+    let lower = failure.to_ascii_lowercase();
+    if lower.contains("does not exist") || lower.contains("no such file") {
+        let path = ["file_path", "path", "notebook_path"]
+            .iter()
+            .find_map(|k| call.input.get(*k).and_then(Value::as_str))
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let listing = nearest_listing(ctx, path).await;
+        return format!(
+            "The path `{path}` does not exist.{listing} Use one of the paths that exist (LS or \
+             Glob with a pattern such as `**/*` shows more)."
+        );
+    }
+    if lower.contains("has not been read") {
+        return "Read the file with the Read tool, then send the edit with old_string copied \
+                from what Read shows."
+            .to_owned();
+    }
+    if lower.contains("string to replace not found") {
+        return "old_string must match the file's text exactly: Read the file again and copy \
+                the lines (without the line-number prefix)."
+            .to_owned();
+    }
+    if call.name == "Bash" {
+        let listing = nearest_listing(ctx, ".").await;
+        return format!(
+            "Read the error output above and change the command, or fix what it reports, \
+             before running it again; if the command or a file it needs is missing, check what \
+             the project has.{listing}"
+        );
+    }
+    "Change the input, use another tool, or, if the task is done, answer without calling a tool."
+        .to_owned()
+}
+
+/// " The nearest existing directory, D, holds: …" for `path` (or the workspace root).
+async fn nearest_listing(ctx: &skiff_tools::ToolContext, path: &str) -> String {
+    let guard = std::sync::Arc::clone(&ctx.guard);
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let resolved = guard.resolve(&path).ok()?;
+        let dir = if resolved.is_dir() {
+            resolved
+        } else {
+            skiff_tools::near_paths::nearest_existing_dir(&guard, &resolved)?
+        };
+        let entries = skiff_tools::near_paths::listing(&guard, &dir);
+        let shown = guard.display(Path::new(&dir));
+        Some(if entries.is_empty() {
+            format!(" The directory {shown} is empty.")
+        } else {
+            format!(
+                " The nearest existing directory, {shown}, holds: {}.",
+                entries.join(", ")
+            )
+        })
+    })
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_default()
+}
+
+/// The text of a result, for comparing failures.
+fn result_text(content: &Option<ToolResultContent>) -> String {
+    match content {
+        None => String::new(),
+        Some(ToolResultContent::Text(t)) => t.clone(),
+        Some(ToolResultContent::Blocks(blocks)) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// Add `text` to a result's content.
+fn append(content: &mut Option<ToolResultContent>, text: String) {
+    match content {
+        None => *content = Some(ToolResultContent::Text(text)),
+        Some(ToolResultContent::Text(t)) => {
+            t.push('\n');
+            t.push_str(&text);
+        }
+        Some(ToolResultContent::Blocks(blocks)) => blocks.push(ContentBlock::text(text)),
+    }
+}
+
+/// `v` as JSON, cut to 200 characters.
+fn short_json(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= 200 {
+        s
+    } else {
+        format!("{}…", s.chars().take(200).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use skiff_protocol::ToolResultBlock;
+
+    fn call(input: Value) -> ToolUseBlock {
+        ToolUseBlock {
+            id: "t".into(),
+            name: "Glob".into(),
+            input,
+            cache_control: None,
+        }
+    }
+
+    fn failed(text: &str) -> CallResult {
+        CallResult {
+            block: ToolResultBlock::text("t", text, true),
+            structured: None,
+            denial: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_third_identical_failure_is_noted_and_the_fifth_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("test.sh"), "").unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let c = [call(json!({"pattern": "fail", "path": "tests"}))];
+        for n in 1..=4 {
+            let mut r = [failed("Directory does not exist: tests")];
+            assert_eq!(guard.observe(&c, &mut r, &ctx).await, None);
+            let text = result_text(&r[0].block.content);
+            assert_eq!(text.contains(LOOP_NOTE_START), n >= NOTE_AT, "{n}: {text}");
+            if n == NOTE_AT {
+                assert!(text.contains("third time"), "{text}");
+                assert!(
+                    text.contains("The nearest existing directory, ., holds: test.sh"),
+                    "{text}"
+                );
+            }
+        }
+        let mut r = [failed("Directory does not exist: tests")];
+        let stop = guard.observe(&c, &mut r, &ctx).await.unwrap();
+        assert_eq!(stop.count, STOP_AT);
+        assert!(stop.message().contains("same Glob call 5 times"));
+    }
+
+    #[tokio::test]
+    async fn a_success_or_another_failure_starts_the_count_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let c = [call(json!({"pattern": "x"}))];
+        for round in 0..12 {
+            let mut r = [match round % 3 {
+                2 => CallResult {
+                    block: ToolResultBlock::text("t", "ok", false),
+                    structured: None,
+                    denial: None,
+                },
+                1 => failed("other error"),
+                _ => failed("error"),
+            }];
+            assert_eq!(guard.observe(&c, &mut r, &ctx).await, None);
+            assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Small and local models get work done (issue 37), against the test kit's mock on both
+//! paths (the Anthropic-style `/v1/messages` and OpenAI-compatible chat completions): the task
+//! survives reads that overflow a 16k window; a server's context-size error compacts and
+//! retries once; the same failing call is noted and then stopped; a tool call written as JSON
+//! text is a call on both paths; the window is learned from the server on both paths.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use skiff_core::{Agent, AgentConfig, CompactionStrategy, Session};
+use skiff_llm::{
+    AnthropicConfig, AnthropicProvider, Credential, OpenAiConfig, OpenAiProvider, Provider,
+    RetryPolicy,
+};
+use skiff_protocol::script::{Fault, ScriptTurn};
+use skiff_protocol::sdk::{ResultMessage, ResultSubtype, SdkMessage, SystemMessage};
+use skiff_testkit::MockServer;
+use skiff_testkit::openai::ModelMetadata;
+use skiff_tools::{ToolContext, ToolRegistry};
+
+const TASK: &str = "The tests fail. Find the bug in calc.sh and fix it.";
+
+/// Which endpoint the provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Path {
+    Anthropic,
+    OpenAi,
+}
+
+fn provider(path: Path, server: &MockServer) -> Arc<dyn Provider> {
+    let retry = RetryPolicy {
+        base_delay: Duration::from_millis(5),
+        rate_limit_base_delay: Duration::from_millis(5),
+        ..RetryPolicy::default()
+    };
+    match path {
+        Path::Anthropic => {
+            let mut cfg = AnthropicConfig::new(Credential::api_key("none"));
+            cfg.base_url = server.url();
+            cfg.retry = retry;
+            Arc::new(AnthropicProvider::new(cfg).unwrap())
+        }
+        Path::OpenAi => {
+            let mut cfg = OpenAiConfig::new(server.url(), None);
+            cfg.retry = retry;
+            Arc::new(OpenAiProvider::new(cfg).unwrap())
+        }
+    }
+}
+
+struct Run {
+    server: MockServer,
+    session: Session,
+    dir: tempfile::TempDir,
+}
+
+async fn start(
+    path: Path,
+    turns: Vec<ScriptTurn>,
+    metadata: Option<ModelMetadata>,
+    tweak: impl FnOnce(&mut AgentConfig),
+) -> Run {
+    let mut builder = MockServer::builder().turns(turns).model("local");
+    if let Some(m) = metadata {
+        builder = builder.model_metadata(m);
+    }
+    let server = builder.start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("calc.sh"),
+        "add() { echo $(( $1 - $2 )); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("test.sh"), "source ./calc.sh\n").unwrap();
+    // About 18 KB, as the file whose Read dropped the task in the issue's runs.
+    let big: String = (0..600)
+        .map(|i| format!("line {i:04} of a long file nobody needs\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.txt"), big).unwrap();
+    let mut config = AgentConfig {
+        model: "local".into(),
+        system_prompt: vec!["You are a test agent.".into()],
+        cwd: dir.path().to_path_buf(),
+        max_tokens: 8_192,
+        ..AgentConfig::default()
+    };
+    tweak(&mut config);
+    let session = Agent::new(
+        config,
+        provider(path, &server),
+        ToolRegistry::with_builtins(),
+        ToolContext::new(dir.path()).unwrap(),
+    )
+    .spawn();
+    Run {
+        server,
+        session,
+        dir,
+    }
+}
+
+impl Run {
+    async fn run(&mut self) -> (Vec<SdkMessage>, ResultMessage) {
+        let mut run = self.session.run(TASK);
+        let mut events = Vec::new();
+        while let Some(e) = run.next().await {
+            events.push(e);
+        }
+        let result = run.result().cloned().unwrap();
+        drop(run);
+        assert!(
+            self.server.violations().is_empty(),
+            "{:?}",
+            self.server.violations()
+        );
+        (events, result)
+    }
+
+    /// The model requests' bodies, in order, either path.
+    fn bodies(&self) -> Vec<Value> {
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| r.is_chat() || r.path_only() == "/v1/messages")
+            .map(|r| r.body.clone())
+            .collect()
+    }
+}
+
+/// The text of a request's first user message (either wire format).
+fn first_user_text(body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let first = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    match &first["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+fn read(path: &str) -> ScriptTurn {
+    ScriptTurn::tool_use("Read", json!({"file_path": path}))
+}
+
+fn notices(events: &[SdkMessage], kind: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            SdkMessage::System(SystemMessage::Informational(i)) if i.kind == kind => {
+                Some(i.message.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_task_is_in_every_request_after_reads_that_overflow_a_16k_window() {
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let mut turns: Vec<ScriptTurn> = (0..5).map(|_| read("big.txt")).collect();
+        turns.push(ScriptTurn::text("done"));
+        // The OpenAI-compatible server says its window (llama.cpp's /props); the
+        // Anthropic-style one is told by the settings.
+        let (meta, window) = match path {
+            Path::OpenAi => (
+                Some(ModelMetadata {
+                    context_window: Some(16_384),
+                    ..ModelMetadata::default()
+                }),
+                None,
+            ),
+            Path::Anthropic => (None, Some(16_384)),
+        };
+        let mut run = start(path, turns, meta, |c| {
+            c.context_window = window;
+            c.compaction.strategy = CompactionStrategy::TrimOnly;
+        })
+        .await;
+        if path == Path::OpenAi {
+            // What the provider learns beside its first call, made certain before it.
+            let p = OpenAiProvider::new(OpenAiConfig::new(run.server.url(), None)).unwrap();
+            assert_eq!(
+                p.fetch_served_model("local").await.unwrap().context_window,
+                Some(16_384)
+            );
+        }
+        let (events, r) = run.run().await;
+        assert!(!r.is_error, "{path:?}: {r:?}");
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 6, "{path:?}");
+        for (i, body) in bodies.iter().enumerate() {
+            let first = first_user_text(body);
+            assert!(first.contains(TASK), "{path:?} request {i}: {first}");
+            // A 16k window keeps 4,096 output tokens at least, not the configured 8,192
+            // halving it.
+            let max = body["max_tokens"]
+                .as_u64()
+                .or(body["max_completion_tokens"].as_u64())
+                .unwrap();
+            assert!(
+                (4_096..=8_192).contains(&max),
+                "{path:?} request {i}: {max}"
+            );
+        }
+        let trims = notices(&events, "trim");
+        assert!(
+            !trims.is_empty(),
+            "{path:?}: the reads must overflow the window"
+        );
+        assert!(
+            trims.iter().all(|t| t.contains("first prompt is kept")),
+            "{trims:?}"
+        );
+        // Never "even the shortest valid history exceeds that limit" for the task's sake.
+        assert!(
+            trims.iter().all(|t| !t.contains("even the shortest")),
+            "{trims:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_context_size_error_compacts_and_retries_once() {
+    for path in [Path::Anthropic, Path::OpenAi] {
+        // llama.cpp's refusal (its figures as skiff reads them from the error body).
+        let overflow = || Fault::Status {
+            status: 400,
+            retry_after: None,
+            retry_after_ms: None,
+            message: Some(
+                "the request exceeds the available context size, try increasing it \
+                 (n_prompt_tokens 17321, n_ctx 16384)"
+                    .into(),
+            ),
+        };
+        // The fourth request is refused once, then answered.
+        let turns = vec![
+            read("calc.sh"),
+            read("big.txt"),
+            read("big.txt"),
+            read("big.txt").with_fault(overflow()),
+            ScriptTurn::text("done"),
+        ];
+        let mut run = start(path, turns, None, |c| {
+            c.compaction.strategy = CompactionStrategy::TrimOnly;
+        })
+        .await;
+        let (events, r) = run.run().await;
+        assert!(!r.is_error, "{path:?}: {r:?}");
+        assert_eq!(r.subtype, ResultSubtype::Success);
+        assert_eq!(r.result.as_deref(), Some("done"));
+        // The refused request is not a turn.
+        assert_eq!(r.num_turns, 5, "{path:?}");
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 6);
+        let refused = bodies[3]["messages"].as_array().unwrap().len();
+        let retried = bodies[4]["messages"].as_array().unwrap().len();
+        assert!(retried < refused, "{path:?}: {retried} < {refused}");
+        assert!(first_user_text(&bodies[4]).contains(TASK));
+        let context = notices(&events, "context");
+        assert!(
+            context.iter().any(|n| n.contains("16384 tokens")),
+            "{context:?}"
+        );
+
+        // Refused again right after the retry: the run ends, and not as a success.
+        let turns = vec![
+            read("calc.sh"),
+            read("big.txt"),
+            read("big.txt")
+                .with_fault(overflow())
+                .with_fault(overflow()),
+        ];
+        let mut run = start(path, turns, None, |c| {
+            c.compaction.strategy = CompactionStrategy::TrimOnly;
+        })
+        .await;
+        let (_, r) = run.run().await;
+        assert!(r.is_error);
+        assert_eq!(r.subtype, ResultSubtype::ErrorDuringExecution, "{path:?}");
+        assert_eq!(r.terminal_reason.as_deref(), Some("prompt_too_long"));
+        assert_eq!(run.bodies().len(), 4);
+    }
+}
+
+#[tokio::test]
+async fn the_same_failing_call_is_noted_then_stopped() {
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let glob = || ScriptTurn::tool_use("Glob", json!({"pattern": "fail", "path": "tests"}));
+        let mut turns: Vec<ScriptTurn> = (0..5).map(|_| glob()).collect();
+        turns.push(ScriptTurn::text("never asked"));
+        let mut run = start(path, turns, None, |_| {}).await;
+        let (events, r) = run.run().await;
+        assert!(r.is_error, "{path:?}: {r:?}");
+        assert_eq!(
+            r.subtype,
+            ResultSubtype::ErrorLoopDetected,
+            "{path:?}: {r:?}"
+        );
+        assert_eq!(
+            serde_json::to_value(&r.subtype).unwrap(),
+            "error_loop_detected"
+        );
+        assert_eq!(r.terminal_reason.as_deref(), Some("loop_detected"));
+        assert!(
+            r.errors[0].contains("same Glob call 5 times"),
+            "{:?}",
+            r.errors
+        );
+        assert_eq!(
+            run.bodies().len(),
+            5,
+            "{path:?}: the run stopped at the fifth"
+        );
+        // The results the model got: the plain error twice, then the note with what exists.
+        let results: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                SdkMessage::User(u) => Some(serde_json::to_string(&u.message).unwrap()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results.len(), 5);
+        for (i, text) in results.iter().enumerate() {
+            assert!(text.contains("Directory does not exist: tests"), "{text}");
+            assert!(
+                text.contains("holds: big.txt, calc.sh, test.sh"),
+                "{i}: {text}"
+            );
+            assert_eq!(
+                text.contains("time this exact call failed"),
+                (2..4).contains(&i),
+                "{i}: {text}"
+            );
+        }
+        assert!(results[2].contains("third time"));
+    }
+}
+
+#[tokio::test]
+async fn a_call_written_as_json_text_is_a_call_on_both_paths() {
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![
+            ScriptTurn::text(
+                "```json\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n```",
+            ),
+            ScriptTurn::text("The bug: add subtracts."),
+        ];
+        let mut run = start(path, turns, None, |_| {}).await;
+        let (_, r) = run.run().await;
+        assert!(!r.is_error, "{path:?}: {r:?}");
+        assert_eq!(r.result.as_deref(), Some("The bug: add subtracts."));
+        assert_eq!(r.num_turns, 2, "{path:?}");
+        // The second request answers the call with calc.sh's text.
+        let second = serde_json::to_string(&run.bodies()[1]).unwrap();
+        assert!(second.contains("echo $(( $1 - $2 ))"), "{path:?}: {second}");
+        drop(run.dir);
+    }
+}
+
+#[tokio::test]
+async fn the_anthropic_style_endpoint_learns_the_window_from_the_server() {
+    let server = MockServer::builder()
+        .model("local")
+        .model_metadata(ModelMetadata {
+            context_window: Some(16_384),
+            ..ModelMetadata::default()
+        })
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = AnthropicConfig::new(Credential::api_key("none"));
+    cfg.base_url = server.url();
+    let p = AnthropicProvider::new(cfg).unwrap();
+    assert!(p.served_model("local").is_none());
+    let served = p.fetch_served_model("local").await.unwrap();
+    assert_eq!(served.context_window, Some(16_384));
+    assert_eq!(
+        p.served_model("local").unwrap().context_window,
+        Some(16_384)
+    );
+    assert!(
+        server.requests().iter().any(|r| r.path_only() == "/props"),
+        "llama.cpp's /props is asked behind its Anthropic-style endpoint too"
+    );
+    assert!(p.is_local());
+}
