@@ -346,6 +346,12 @@ struct Assets {
     theme: Theme,
 }
 
+/// Load the syntaxes and the theme now (the terminal UI does it on a thread of its own at
+/// start, so its first code block does not wait for them).
+pub fn warm_up() {
+    let _ = assets();
+}
+
 fn assets() -> &'static Assets {
     static ASSETS: OnceLock<Assets> = OnceLock::new();
     ASSETS.get_or_init(|| {
@@ -455,6 +461,9 @@ pub(crate) struct CodeRun {
 /// which styles the runs itself).
 pub(crate) struct CodeHighlighter(Option<HighlightLines<'static>>);
 
+/// Code lines longer than this (bytes) are not highlighted.
+const MAX_HIGHLIGHTED_LINE: usize = 2000;
+
 impl CodeHighlighter {
     /// A highlighter for a fence's info string; it passes text through when the language is
     /// not known.
@@ -468,6 +477,11 @@ impl CodeHighlighter {
 
     /// The runs of one code line (without its newline); None when not highlighted.
     pub(crate) fn line(&mut self, code: &str) -> Option<Vec<CodeRun>> {
+        // A huge line (minified code) would take the highlighter long: it and the rest of the
+        // block are shown plain.
+        if code.len() > MAX_HIGHLIGHTED_LINE {
+            self.0 = None;
+        }
         let highlighter = self.0.as_mut()?;
         let line = format!("{code}\n");
         let regions = highlighter.highlight_line(&line, &assets().syntaxes).ok()?;
@@ -1591,5 +1605,14 @@ next <span>html</span> and logo (img.png) and docs (http://d) and http://auto
             let mut m = MarkdownStream::new(false);
             assert_eq!(m.push(&text) + &m.finish(), text);
         }
+    }
+
+    #[test]
+    fn a_huge_code_line_is_not_highlighted() {
+        let mut h = CodeHighlighter::new("rust");
+        assert!(h.line("fn main() {}").is_some());
+        assert!(h.line(&"x".repeat(MAX_HIGHLIGHTED_LINE + 1)).is_none());
+        // Nor the rest of the block.
+        assert!(h.line("fn main() {}").is_none());
     }
 }
