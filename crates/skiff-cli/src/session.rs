@@ -137,6 +137,29 @@ pub fn assemble_overrides(
     assembled
 }
 
+/// Build the terminal UI's session for this command line: answer deltas as they stream and
+/// file checkpoints (for its rewind). Warnings go to `quiet` when given (the UI shows them in
+/// its scrollback), else to stderr.
+pub fn assemble_tui(
+    args: &Args,
+    quiet: Option<&mut Vec<String>>,
+) -> Result<Assembled, skiff_config::ConfigError> {
+    let mut warnings = Vec::new();
+    let assembled = builder_for(overrides(args))
+        .deltas(DeltaMode::Raw)
+        .file_checkpoints(true)
+        .build_reporting(&mut warnings);
+    match quiet {
+        Some(out) => out.extend(warnings),
+        None => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
+        }
+    }
+    assembled
+}
+
 /// The settings for this command line in `cwd` (the canonical workspace).
 pub fn settings(
     args: &Args,

@@ -13,6 +13,8 @@ use skiff_testkit::MockServer;
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
     let mut cmd = skiff_testkit::skiff_command!(home);
     cmd.env("TERM", "xterm")
+        // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+        .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)

@@ -323,7 +323,10 @@ async fn the_repl_lists_custom_commands_and_asks_before_their_commands_run() {
         "---\ndescription: Greet someone\nargument-hint: [name]\n---\nGreet $ARGUMENTS. Marker: !`touch marker.txt && echo touched`",
     );
     let mut cmd = skiff(home.path(), ws.path(), &server.url());
-    cmd.env("TERM", "xterm").env("NO_COLOR", "1");
+    // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+    cmd.env("TERM", "xterm")
+        .env("SKIFF_TUI", "off")
+        .env("NO_COLOR", "1");
     let ws_p = ws.path().to_path_buf();
     let status = tokio::task::spawn_blocking(move || {
         let mut s = expectrl::Session::spawn(cmd).unwrap();

@@ -59,6 +59,7 @@ pub struct SessionBuilder {
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
     helper: Option<PathBuf>,
     builtins: Vec<String>,
+    checkpoints: bool,
 }
 
 impl SessionBuilder {
@@ -72,7 +73,16 @@ impl SessionBuilder {
             files: None,
             helper: None,
             builtins: Vec::new(),
+            checkpoints: false,
         }
+    }
+
+    /// Keep a journal of what Write and Edit change, so that the files can be rewound to a
+    /// checkpoint (the terminal UI's rewind; the Agent SDKs turn it on with
+    /// `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING`).
+    pub fn file_checkpoints(mut self, on: bool) -> Self {
+        self.checkpoints = on;
+        self
     }
 
     /// The front end's own slash command names (`/help`, `/clear`, …): custom commands and
@@ -195,6 +205,9 @@ impl SessionBuilder {
                 .clone()
                 .with_aliases(&workspace_spellings(o, &self.env)),
         );
+        if self.checkpoints {
+            ctx.changes.enable_checkpoints();
+        }
         let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         if !o.strict_mcp_config {
             let lookup = |k: &str| {

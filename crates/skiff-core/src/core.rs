@@ -270,6 +270,22 @@ impl Core {
         self.session_source = Some("clear");
     }
 
+    /// Keep only the first `n` messages (a rewind); the files read before are forgotten, so
+    /// the model reads them again before editing. Back to no message, the memory goes with the
+    /// next prompt again.
+    pub fn rewind_history(&mut self, n: usize) {
+        if n >= self.conversation.len() {
+            return;
+        }
+        if n == 0 {
+            self.conversation.clear();
+        } else {
+            let kept = self.conversation.messages()[..n].to_vec();
+            self.conversation.replace(kept);
+        }
+        self.ctx.files.clear();
+    }
+
     /// Fire SessionEnd once for a started session.
     pub async fn end_session(&mut self, sink: &EventSink, reason: &str) {
         if !std::mem::take(&mut self.session_started) {

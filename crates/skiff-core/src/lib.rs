@@ -85,6 +85,7 @@ pub mod transcript;
 pub mod trim;
 mod turn_io;
 mod turn_loop;
+mod user_shell;
 pub mod web_search;
 
 pub use agent::Agent;

@@ -280,6 +280,7 @@ pub fn run_repl(
                 let text = crate::cmd::plugin::repl_command(args, &cwd, &words, &mut confirm);
                 renderer.say(&text);
             }
+            Some(Action::Todos) => renderer.say("The todo list is shown as the model updates it."),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
                 if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {

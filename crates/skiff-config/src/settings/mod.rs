@@ -388,6 +388,9 @@ pub struct Settings {
     pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
     /// `apiKeyHelper` (recorded, not run: unsupported).
     pub api_key_helper: Option<Sourced<String>>,
+    /// `statusLine.command`: the terminal UI shows the first line it prints (a trusted
+    /// workspace's, or the user's).
+    pub status_line: Option<Sourced<String>>,
     /// The MCP keys of the settings files (see [`crate::mcp_config`]).
     pub mcp: McpSettings,
     /// `enabledPlugins`, merged by plugin id (`name@marketplace`), later layers winning (an

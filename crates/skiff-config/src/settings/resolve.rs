@@ -300,6 +300,7 @@ pub(super) fn resolve(
         env: m.env,
         hooks: m.hooks,
         api_key_helper: m.api_key_helper,
+        status_line: m.status_line,
         mcp: m.mcp,
         enabled_plugins: m.enabled_plugins,
         extra_marketplaces: m.extra_marketplaces,

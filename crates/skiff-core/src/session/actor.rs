@@ -104,7 +104,10 @@ pub(crate) async fn run(
                 }
             },
         };
-        let busy = matches!(work, Work::Op(Op::UserMessage(_) | Op::Compact(_)));
+        let busy = matches!(
+            work,
+            Work::Op(Op::UserMessage(_) | Op::Compact(_) | Op::Shell(_))
+        );
         if busy {
             actor.sink.send(Event::Running);
         }
@@ -265,6 +268,18 @@ impl Actor {
                 self.sink.send(Event::Compacted(outcome));
             }
             Work::Op(Op::Clear) => core.clear(&self.sink).await,
+            Work::Op(Op::Rewind(n)) => core.rewind_history(n),
+            Work::Op(Op::Shell(command)) => {
+                let cancel = CancellationToken::new();
+                let io = TurnIo {
+                    sink: &self.sink.clone(),
+                    cancel: &cancel,
+                    requester: &self.requester.clone(),
+                    live: &self.live.clone(),
+                };
+                let run = crate::user_shell::run(core, command, &io);
+                self.drive(run, &cancel).await;
+            }
             Work::Op(Op::Checkpoint(id)) => core.ctx.changes.mark(&id),
             Work::Rewind { id, dry_run, reply } => {
                 let result = core.ctx.changes.rewind_to(&id, dry_run);

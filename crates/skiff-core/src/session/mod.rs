@@ -66,6 +66,16 @@ pub enum Op {
     /// this id (a user message's uuid), so that [`SessionHandle::rewind_files`] can put them
     /// back. Needs checkpoints on in the tool context's change log; ignored otherwise.
     Checkpoint(String),
+    /// Go back to before message `n` of the history: only the first `n` messages are kept (a
+    /// rewind to an earlier prompt, recorded in the transcript as a replacement so a resume
+    /// continues from there). The files are put back separately
+    /// ([`SessionHandle::rewind_files`]).
+    Rewind(usize),
+    /// Run a command the user typed (`!cmd`) with the Bash tool, through the same permission
+    /// checks, approvals and hooks as the model's calls, and add it and its output to the
+    /// conversation (`<bash-input>`, `<bash-stdout>`) without a model call; its `user` frame
+    /// carries the output. Queued like a message while a turn runs.
+    Shell(String),
 }
 
 /// A snapshot of the session's state.
