@@ -388,10 +388,19 @@ fn agent_config(
     if let Some(model) = crate::provider::default_model(backend, settings)? {
         config.model = model;
     }
+    config.reasoning = crate::reasoning::reasoning(o, settings)?;
+    config.fallback_model = crate::reasoning::fallback_model(o, &config.model)?;
+    if let Some(text) = o.json_schema.as_deref().filter(|t| !t.trim().is_empty()) {
+        config.json_schema = Some(
+            skiff_core::structured::OutputSchema::parse(text)
+                .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
+        );
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
         config.model = cloud.map_model(&config.model);
+        config.fallback_model = config.fallback_model.map(|f| cloud.map_model(&f));
         let small = config
             .small_model
             .as_deref()

@@ -27,6 +27,7 @@ pub mod json_doc;
 pub mod mcp;
 pub mod overrides;
 pub mod provider;
+pub mod reasoning;
 pub mod rules;
 pub mod sandbox_gate;
 pub mod sandbox_setup;

@@ -196,6 +196,12 @@ impl Agent {
             tools.register_alias("Agent", TASK_TOOL, &[]);
             Some(env)
         };
+        // Structured output: the main conversation's own tool (subagents do not get it).
+        if let Some(schema) = &self.config.json_schema {
+            let tool: Arc<dyn skiff_tools::Tool> =
+                Arc::new(crate::structured::StructuredOutputTool::new(schema.clone()));
+            let _ = tools.register(tool);
+        }
         let mut definitions = tools.definitions();
         if self.config.compact_tools {
             crate::request::compact_descriptions(&mut definitions);
@@ -218,7 +224,7 @@ impl Agent {
         // E.g. the server's prices and context window, looked up while the first call goes.
         self.provider.prepare(&self.config.model);
         let resumed = !self.history.is_empty();
-        let core = Core {
+        let mut core = Core {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
             provider: self.provider,
@@ -238,7 +244,9 @@ impl Agent {
             mcp_generation: Some(0),
             mcp_servers: Vec::new(),
             subagents,
+            notes: Default::default(),
         };
+        core.apply_reasoning();
         let task = tokio::spawn(crate::session::actor_run(
             core,
             cmd_rx,

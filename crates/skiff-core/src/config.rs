@@ -72,6 +72,14 @@ pub struct AgentConfig {
     /// Slash commands: the front end's built-in names and the custom commands and skills
     /// (`system/init.slash_commands` and `skills`; `/name args` prompts are expanded).
     pub commands: std::sync::Arc<crate::commands::CommandSet>,
+    /// Thinking and effort (default: none asked for).
+    pub reasoning: crate::reasoning::Reasoning,
+    /// The model to switch to after 3 overloaded responses in a row (`--fallback-model`;
+    /// the provider gives up on the main one after that many).
+    pub fallback_model: Option<String>,
+    /// Structured output (`--json-schema`): the `StructuredOutput` tool is offered and the
+    /// run ends once it is called with valid input.
+    pub json_schema: Option<crate::structured::OutputSchema>,
 }
 
 /// Who a subagent session is (hooks get these fields; SubagentStop fires instead of Stop).
@@ -118,6 +126,9 @@ impl Default for AgentConfig {
             agents: Vec::new(),
             subagent: None,
             commands: std::sync::Arc::default(),
+            reasoning: crate::reasoning::Reasoning::default(),
+            fallback_model: None,
+            json_schema: None,
         }
     }
 }

@@ -87,6 +87,32 @@ pub(crate) struct Core {
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
     pub subagents: Option<Arc<crate::subagent::task_tool::SubagentEnv>>,
+    /// Notes for the user not yet shown (what the model in use leaves out of the reasoning
+    /// options), and the ones shown already (each is shown once).
+    pub notes: Notes,
+}
+
+/// Notices for the user, each shown once.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    pending: Vec<String>,
+    shown: std::collections::HashSet<String>,
+}
+
+impl Notes {
+    /// Keep `notes` for the next [`Notes::emit`].
+    pub fn add(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.pending.extend(notes);
+    }
+
+    /// Show the pending notes not shown before, as warnings of `kind`.
+    pub fn emit(&mut self, sink: &EventSink, kind: &str) {
+        for note in std::mem::take(&mut self.pending) {
+            if self.shown.insert(note.clone()) {
+                sink.notice(kind, "warning", note);
+            }
+        }
+    }
 }
 
 impl Core {
@@ -130,8 +156,16 @@ impl Core {
             tracing::info!(from = %self.config.model, to = %live.model, "model switched");
             self.config.model.clone_from(&live.model);
             self.template.model.clone_from(&live.model);
+            self.apply_reasoning();
         }
         self.config.permission_mode = live.mode;
+    }
+
+    /// What the requests of the model in use carry for the session's thinking and effort.
+    pub fn apply_reasoning(&mut self) {
+        let chat = self.provider.history_encoding() == skiff_llm::openai::CHAT_ENCODING;
+        let notes = self.template.set_reasoning(&self.config.reasoning, chat);
+        self.notes.add(notes);
     }
 
     /// The fields every hook input starts with.

@@ -54,6 +54,7 @@
 //! ```
 
 mod agent;
+mod budget;
 pub mod commands;
 pub mod compaction;
 mod config;
@@ -63,6 +64,7 @@ mod core;
 pub mod cost;
 pub mod dispatch;
 pub mod event;
+mod fallback;
 pub mod frames;
 pub mod hooks;
 pub mod late_tools;
@@ -73,11 +75,13 @@ mod model_call;
 mod overflow;
 pub mod permissions;
 pub mod prompt;
+pub mod reasoning;
 pub mod request;
 pub mod requests;
 pub mod session;
 pub mod side_calls;
 pub mod store;
+pub mod structured;
 pub mod subagent;
 pub mod tokens;
 pub mod transcript;
@@ -95,5 +99,6 @@ pub use conversation::Conversation;
 pub use event::{Answer, ApprovalAnswer, ApprovalRequest, Event, Request, RequestId, RequestKind};
 pub use late_tools::{ArrivedTools, LateTools};
 pub use permissions::PermissionMode;
+pub use reasoning::{Reasoning, ThinkingMode};
 pub use session::{Op, Run, Session, SessionEnded, SessionHandle, Status, UserInput};
 pub use turn_loop::{COMPAT_VERSION, CONTINUE_PROMPT, STOP_HOOK_FEEDBACK};

@@ -43,6 +43,8 @@ pub enum SystemMessage {
     HookStarted(HookStarted),
     /// A hook command finished (or failed, or timed out).
     HookResponse(HookResponse),
+    /// The run switched to the fallback model (`--fallback-model`).
+    ModelFallback(ModelFallback),
     /// A subtype this version does not know.
     #[serde(untagged)]
     Unknown(Value),
@@ -139,6 +141,24 @@ pub struct CompactMetadata {
     pub trigger: String,
     /// Context tokens before compaction.
     pub pre_tokens: u64,
+}
+
+/// `system/model_fallback`: the turn goes on with the configured fallback model because the
+/// main one failed (as Claude Code reports it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFallback {
+    /// Why: `overloaded` (repeated 529s).
+    pub trigger: String,
+    /// The model that failed.
+    pub original_model: String,
+    /// The model the turn goes on with.
+    pub fallback_model: String,
+    /// What the user reads.
+    pub content: String,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
 }
 
 /// `system/informational`: a notice for the user.
@@ -285,6 +305,8 @@ pub enum ResultSubtype {
     ErrorDuringExecution,
     /// `--max-budget-usd` reached.
     ErrorMaxBudgetUsd,
+    /// `--json-schema`: no valid structured output within the attempts allowed.
+    ErrorMaxStructuredOutputRetries,
     /// skiff: the model sent the same failing call again and again (loop detection).
     ErrorLoopDetected,
     /// A subtype this version does not know.

@@ -220,6 +220,8 @@ async fn run_subagent(
     config.max_turns = agent.max_turns.or(env.config.max_turns);
     config.deltas = DeltaMode::Off;
     config.init_extra = skiff_protocol::JsonMap::new();
+    // Structured output is the main conversation's answer, not a subagent's.
+    config.json_schema = None;
     config.subagent = Some(SubagentInfo {
         agent_id: agent_id.clone(),
         agent_type: agent.name.clone(),
@@ -269,7 +271,9 @@ async fn run_subagent(
         mcp_generation: Some(0),
         mcp_servers: Vec::new(),
         subagents: None,
+        notes: Default::default(),
     };
+    core.apply_reasoning();
     let sink = env.sink.for_subagent(&parent_id);
     let (live_tx, _live_rx) = watch::channel(Live { model, mode });
     let io = TurnIo {
