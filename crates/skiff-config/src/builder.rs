@@ -363,9 +363,11 @@ fn agent_config(
         },
         &EnvironmentInfo::detect(cwd, &env_model),
     );
+    let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {
         system_prompt,
-        memory: memory(settings, cwd, warnings),
+        memory,
+        memory_files,
         max_turns: settings.max_turns.as_ref().map(|t| t.value),
         max_budget_usd: o.max_budget_usd,
         session_id: session.session_id.clone(),
@@ -452,9 +454,13 @@ fn appended_prompt_text(o: &Overrides) -> Result<Option<String>> {
     )
 }
 
-/// CLAUDE.md and its relatives as the memory reminder; an untrusted workspace's imports stay
-/// inside it (and the user's own directories).
-fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option<String> {
+/// CLAUDE.md and its relatives as the memory reminder, and what each file weighs; an untrusted
+/// workspace's imports stay inside it (and the user's own directories).
+fn memory(
+    settings: &Settings,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> (Option<String>, Vec<skiff_core::context_usage::MemoryUsage>) {
     let mut memory_options = MemoryOptions::from_env();
     if !settings.trusted {
         let mut roots = vec![cwd.to_path_buf()];
@@ -464,7 +470,15 @@ fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option
     }
     let (memory_files, skipped) = load_memory_checked(cwd, &memory_options);
     warnings.extend(skipped);
-    memory_reminder(&memory_files)
+    let usage = memory_files
+        .iter()
+        .map(|f| skiff_core::context_usage::MemoryUsage {
+            path: f.path.display().to_string(),
+            kind: format!("{:?}", f.label),
+            tokens: skiff_core::tokens::estimate_bytes(f.content.len()),
+        })
+        .collect();
+    (memory_reminder(&memory_files), usage)
 }
 
 /// As Claude Code's sandbox mode: commands run without approval while the sandbox contains

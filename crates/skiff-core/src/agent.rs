@@ -169,6 +169,7 @@ impl Agent {
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
         let (live_tx, live_rx) = tokio::sync::watch::channel(crate::core::Live {
+            reasoning: self.config.reasoning.clone(),
             model: self.config.model.clone(),
             mode: self.config.permission_mode,
         });
@@ -245,6 +246,7 @@ impl Agent {
             mcp_servers: Vec::new(),
             subagents,
             notes: Default::default(),
+            last_usage: None,
         };
         core.apply_reasoning();
         let task = tokio::spawn(crate::session::actor_run(

@@ -80,6 +80,8 @@ pub struct AgentConfig {
     /// Structured output (`--json-schema`): the `StructuredOutput` tool is offered and the
     /// run ends once it is called with valid input.
     pub json_schema: Option<crate::structured::OutputSchema>,
+    /// The memory files in `memory`, for `get_context_usage`.
+    pub memory_files: Vec<crate::context_usage::MemoryUsage>,
 }
 
 /// Who a subagent session is (hooks get these fields; SubagentStop fires instead of Stop).
@@ -129,6 +131,7 @@ impl Default for AgentConfig {
             reasoning: crate::reasoning::Reasoning::default(),
             fallback_model: None,
             json_schema: None,
+            memory_files: Vec::new(),
         }
     }
 }

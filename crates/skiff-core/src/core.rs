@@ -23,6 +23,8 @@ pub(crate) struct Live {
     pub model: String,
     /// Permission mode of the next tool calls.
     pub mode: PermissionMode,
+    /// Thinking and effort of the next request.
+    pub reasoning: crate::reasoning::Reasoning,
 }
 
 /// What context management uses besides the conversation itself.
@@ -90,6 +92,8 @@ pub(crate) struct Core {
     /// Notes for the user not yet shown (what the model in use leaves out of the reasoning
     /// options), and the ones shown already (each is shown once).
     pub notes: Notes,
+    /// The usage the API reported for the last request.
+    pub last_usage: Option<skiff_protocol::Usage>,
 }
 
 /// Notices for the user, each shown once.
@@ -156,6 +160,10 @@ impl Core {
             tracing::info!(from = %self.config.model, to = %live.model, "model switched");
             self.config.model.clone_from(&live.model);
             self.template.model.clone_from(&live.model);
+            self.apply_reasoning();
+        }
+        if self.config.reasoning != live.reasoning {
+            self.config.reasoning.clone_from(&live.reasoning);
             self.apply_reasoning();
         }
         self.config.permission_mode = live.mode;

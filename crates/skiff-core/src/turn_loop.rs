@@ -21,8 +21,14 @@ use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
 use crate::requests::Requester;
 
-/// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
-pub const COMPAT_VERSION: &str = "2.1.0";
+/// Version reported as `claude_code_version`: the Claude Code release whose wire protocol skiff
+/// follows, the one the fixtures were captured from and the Agent SDK flows are checked
+/// against (`sdk-tests/`). The SDKs require a semver ≥ 2.0.0 (the Python SDK's
+/// `verbatim_prompts` ≥ 2.1.248); skiff's own version is `skiff_version` beside it.
+pub const COMPAT_VERSION: &str = "2.1.330";
+
+/// skiff's own version (`skiff_version` in `system/init` and the `initialize` answer).
+pub const SKIFF_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Text sent to continue an answer cut off by max_tokens.
 pub const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
@@ -45,6 +51,8 @@ pub(crate) struct TurnIo<'a> {
     /// Settings changed while the turn runs (by the client, or by the turn itself when an
     /// approved plan leaves plan mode).
     pub live: &'a watch::Sender<Live>,
+    /// The prompt is delivered as written: no slash command, MCP prompt or mention expanded.
+    pub verbatim: bool,
 }
 
 /// Per-run counters.
@@ -120,7 +128,7 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
     core.refresh_mcp().await;
     io.sink.emit(init_frame(core));
     // The user's prompt (not a subagent's): `/mcp__server__prompt args` is the server's prompt.
-    let users = before.is_ok() && core.config.subagent.is_none();
+    let users = before.is_ok() && core.config.subagent.is_none() && !io.verbatim;
     let input = if users {
         let prompts = core.config.commands.mcp().clone();
         match crate::commands::mcp_prompt::apply(&prompts, input, io.cancel).await {
@@ -134,7 +142,8 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         input
     };
     let (input, command) =
-        crate::commands::turn::TurnCommand::begin(core, input, before.is_ok(), io).await;
+        crate::commands::turn::TurnCommand::begin(core, input, before.is_ok() && !io.verbatim, io)
+            .await;
     st.command = command;
     // `@server:uri` mentions attach the resources after the prompt.
     let input = if users && before.is_ok() {
@@ -334,6 +343,7 @@ async fn run_loop(
         core.conversation
             .note_request_usage(msg.usage.total_input());
         st.usage.accumulate(&msg.usage);
+        core.last_usage = Some(msg.usage.clone());
         let served = core.provider.served_model(&core.config.model);
         let (_, unknown) = core
             .costs
@@ -720,6 +730,7 @@ fn init_frame(core: &Core) -> SdkMessage {
     for key in ["skills", "plugins"] {
         extra.entry(key).or_insert_with(|| Value::Array(Vec::new()));
     }
+    extra.insert("skiff_version".into(), SKIFF_VERSION.into());
     SdkMessage::System(SystemMessage::Init(SystemInit {
         cwd: core.config.cwd.display().to_string(),
         session_id: core.config.session_id.clone(),

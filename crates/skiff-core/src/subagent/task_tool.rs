@@ -272,15 +272,22 @@ async fn run_subagent(
         mcp_servers: Vec::new(),
         subagents: None,
         notes: Default::default(),
+        last_usage: None,
     };
     core.apply_reasoning();
     let sink = env.sink.for_subagent(&parent_id);
-    let (live_tx, _live_rx) = watch::channel(Live { model, mode });
+    let reasoning = core.config.reasoning.clone();
+    let (live_tx, _live_rx) = watch::channel(Live {
+        model,
+        mode,
+        reasoning,
+    });
     let io = TurnIo {
         sink: &sink,
         cancel: &ctx.cancel,
         requester: &env.requester,
         live: &live_tx,
+        verbatim: false,
     };
     tracing::info!(agent = %agent.name, %agent_id, tools = tool_count, "subagent started");
     let result = run_turn(&mut core, UserInput::Text(input.prompt.clone()), &io).await;
