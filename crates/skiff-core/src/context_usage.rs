@@ -169,11 +169,7 @@ impl Core {
                 .sum(),
         );
         let memory: u64 = self.config.memory_files.iter().map(|m| m.tokens).sum();
-        let fixed = self.template.fixed_tokens();
-        let messages = self
-            .conversation
-            .next_request_tokens(fixed)
-            .saturating_sub(fixed);
+        let messages = tokens::estimate_messages(self.conversation.messages());
         let agent_tokens: u64 = agents.iter().map(|a| a.tokens).sum();
         let mcp_tokens: u64 = mcp_tools.iter().map(|t| t.tokens).sum();
         let builtin_tokens = definition_tokens(&builtin).saturating_sub(agent_tokens + skills);
