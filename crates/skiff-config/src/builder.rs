@@ -448,9 +448,11 @@ fn agent_config(
         },
         &EnvironmentInfo::detect(cwd, &env_model),
     );
+    let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {
         system_prompt,
-        memory: memory(settings, cwd, warnings),
+        memory,
+        memory_files,
         max_turns: settings.max_turns.as_ref().map(|t| t.value),
         max_budget_usd: o.max_budget_usd,
         session_id: session.session_id.clone(),
@@ -473,10 +475,19 @@ fn agent_config(
     if let Some(model) = crate::provider::default_model(backend, settings)? {
         config.model = model;
     }
+    config.reasoning = crate::reasoning::reasoning(o, settings)?;
+    config.fallback_model = crate::reasoning::fallback_model(o, &config.model)?;
+    if let Some(text) = o.json_schema.as_deref().filter(|t| !t.trim().is_empty()) {
+        config.json_schema = Some(
+            skiff_core::structured::OutputSchema::parse(text)
+                .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
+        );
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
         config.model = cloud.map_model(&config.model);
+        config.fallback_model = config.fallback_model.map(|f| cloud.map_model(&f));
         let small = config
             .small_model
             .as_deref()
@@ -528,9 +539,13 @@ fn appended_prompt_text(o: &Overrides) -> Result<Option<String>> {
     )
 }
 
-/// CLAUDE.md and its relatives as the memory reminder; an untrusted workspace's imports stay
-/// inside it (and the user's own directories).
-fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option<String> {
+/// CLAUDE.md and its relatives as the memory reminder, and what each file weighs; an untrusted
+/// workspace's imports stay inside it (and the user's own directories).
+fn memory(
+    settings: &Settings,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> (Option<String>, Vec<skiff_core::context_usage::MemoryUsage>) {
     let mut memory_options = MemoryOptions::from_env();
     if !settings.trusted {
         let mut roots = vec![cwd.to_path_buf()];
@@ -540,7 +555,15 @@ fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option
     }
     let (memory_files, skipped) = load_memory_checked(cwd, &memory_options);
     warnings.extend(skipped);
-    memory_reminder(&memory_files)
+    let usage = memory_files
+        .iter()
+        .map(|f| skiff_core::context_usage::MemoryUsage {
+            path: f.path.display().to_string(),
+            kind: format!("{:?}", f.label),
+            tokens: skiff_core::tokens::estimate_bytes(f.content.len()),
+        })
+        .collect();
+    (memory_reminder(&memory_files), usage)
 }
 
 /// As Claude Code's sandbox mode: commands run without approval while the sandbox contains

@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod overrides;
 pub mod plugins;
 pub mod provider;
+pub mod reasoning;
 pub mod rules;
 pub mod sandbox_gate;
 pub mod sandbox_setup;

@@ -122,3 +122,20 @@ impl EventSink {
         )));
     }
 }
+
+/// A `user` frame of this session.
+pub(crate) fn user_frame(
+    message: skiff_protocol::Message,
+    tool_use_result: Option<serde_json::Value>,
+    sink: &EventSink,
+) -> SdkMessage {
+    SdkMessage::User(skiff_protocol::sdk::UserMessage {
+        message,
+        parent_tool_use_id: None,
+        session_id: sink.session_id().to_owned(),
+        uuid: new_uuid(),
+        timestamp: Some(now_iso()),
+        tool_use_result,
+        extra: skiff_protocol::JsonMap::new(),
+    })
+}

@@ -6,6 +6,8 @@ pub mod acp;
 pub mod approval;
 pub mod commands;
 pub mod headless;
+pub mod hook_events;
 pub mod repl;
+pub mod sdk_options;
 pub mod stdio;
 pub mod tui;

@@ -305,6 +305,10 @@ impl View {
                 level: i.level.clone(),
                 message: i.message.clone(),
             }),
+            SdkMessage::System(SystemMessage::ModelFallback(f)) => out.push(Piece::Notice {
+                level: "warning".to_owned(),
+                message: f.content.clone(),
+            }),
             SdkMessage::System(SystemMessage::CompactBoundary(c)) => out.push(Piece::Compacted {
                 pre_tokens: c.compact_metadata.pre_tokens,
             }),
