@@ -71,7 +71,32 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(run_models(&args)),
+        Some(Command::Mcp {
+            action: args::McpCommand::Serve { flags },
+        }) => {
+            if flags.iter().any(|f| f == "--help" || f == "-h") {
+                let mut help = Args::command();
+                let text = help
+                    .find_subcommand_mut("mcp")
+                    .and_then(|m| m.find_subcommand_mut("serve"))
+                    .map(|c| c.render_help().to_string())
+                    .unwrap_or_default();
+                return report(write_stdout(text.as_bytes()));
+            }
+            let raw = std::env::args_os().collect();
+            let argv = Args::without_command_token(
+                Args::without_command_token(raw, "serve", flags.len()),
+                "mcp",
+                flags.len(),
+            );
+            let mut serve_args = Args::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+            serve_args.normalize();
+            return report(cmd::mcp_serve::run_serve(&serve_args));
+        }
         Some(Command::Mcp { action }) => return report(cmd::mcp::run_mcp(&args, action)),
+        Some(Command::Plugin { action }) => {
+            return report(cmd::plugin::run_plugin(&args, action));
+        }
         Some(Command::Acp { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -66,6 +66,7 @@ pub fn overrides(args: &Args) -> Overrides {
         mcp_servers: Vec::new(),
         strict_mcp_config: args.strict_mcp_config,
         agents: args.agents.clone(),
+        plugin_dirs: args.plugin_dir.clone(),
         system_prompt: args.system_prompt.clone(),
         system_prompt_file: args.system_prompt_file.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
@@ -82,7 +83,7 @@ pub fn overrides(args: &Args) -> Overrides {
 }
 
 /// The session builder for these overrides (the command line's, or an editor's session).
-fn builder_for(overrides: Overrides) -> SessionBuilder {
+pub(crate) fn builder_for(overrides: Overrides) -> SessionBuilder {
     let builder = SessionBuilder::new(overrides, environment()).reserved_commands(
         crate::front::commands::COMMANDS
             .iter()

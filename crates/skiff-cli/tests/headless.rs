@@ -27,12 +27,7 @@ fn repo_root() -> PathBuf {
 
 /// A skiff command with a clean environment (temp HOME so no user memory is read).
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 fn lines(stdout: &[u8]) -> Vec<Value> {

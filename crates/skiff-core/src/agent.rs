@@ -35,6 +35,8 @@ pub struct Agent {
     history: Vec<Message>,
     /// Tools still on their way (MCP servers connecting).
     late_tools: Vec<LateTools>,
+    /// Where the session's rule changes go.
+    permission_store: Option<Arc<dyn crate::permissions::PermissionStore>>,
     /// The session's event channel, made here so that seams can get a [`Requester`] before
     /// the session starts.
     events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
@@ -84,6 +86,7 @@ impl Agent {
             store: Arc::new(NoSession),
             history: Vec::new(),
             late_tools: Vec::new(),
+            permission_store: None,
             events: (tx, rx),
             requester,
         }
@@ -118,6 +121,16 @@ impl Agent {
     /// session's client with a request).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// Where [`crate::session::Op::UpdatePermissions`] rule changes go (and are saved); without
+    /// one, rules cannot change while the session runs.
+    pub fn with_permission_store(
+        mut self,
+        store: Arc<dyn crate::permissions::PermissionStore>,
+    ) -> Self {
+        self.permission_store = Some(store);
         self
     }
 
@@ -225,6 +238,7 @@ impl Agent {
             sink,
             requester,
             (live_tx, live_rx),
+            self.permission_store,
         ));
         Session::new(cmd_tx, ev_rx, task, session_id)
     }

@@ -95,6 +95,18 @@ impl EventSink {
         }
     }
 
+    /// The permission mode changed: `system/status` with the new mode (SDK hosts follow it).
+    pub fn mode_changed(&self, mode: &str) {
+        self.emit(SdkMessage::System(SystemMessage::Status(
+            skiff_protocol::sdk::StatusFrame {
+                status: None,
+                permission_mode: Some(mode.to_owned()),
+                uuid: new_uuid(),
+                session_id: self.session_id.clone(),
+            },
+        )));
+    }
+
     /// Emit a `system/informational` notice (warnings the CLI prints on stderr).
     pub fn notice(&self, kind: &str, level: &str, message: impl Into<String>) {
         let message = message.into();

@@ -397,9 +397,13 @@ async fn run_loop(
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 core.collect_subagent_costs(&mut st.usage);
+                // The client may have chosen the next mode while approving; otherwise default.
+                let switched =
+                    switched.filter(|_| io.live.borrow().mode == crate::PermissionMode::Plan);
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
+                    sink.mode_changed(mode.as_str());
                     sink.notice(
                         "permission_mode",
                         "info",
@@ -597,7 +601,7 @@ fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink
 }
 
 fn init_frame(core: &Core) -> SdkMessage {
-    // The TypeScript SDK's type has these arrays; skiff has no plugins yet.
+    // The TypeScript SDK's type has these arrays (`plugins` is set when plugins are loaded).
     let mut extra = core.config.init_extra.clone();
     extra.insert(
         "skills".into(),

@@ -12,6 +12,7 @@
 //! - [`catalog`]: the session's servers as one [`skiff_tools::McpCatalog`] (tools that change,
 //!   instructions, prompts as slash commands, resources for `@server:uri` mentions), with
 //!   [`resource_tools`]: `ListMcpResourcesTool` and `ReadMcpResourceTool`.
+//! - [`serve`]: skiff's own tools served over MCP (`skiff mcp serve`).
 
 pub mod catalog;
 pub mod client;
@@ -22,6 +23,7 @@ mod naming;
 pub mod offer;
 pub mod resource_tools;
 mod sdk;
+pub mod serve;
 mod stdio;
 pub mod tool;
 mod watch;

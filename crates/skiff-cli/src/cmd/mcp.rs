@@ -51,6 +51,8 @@ pub fn run_mcp(args: &Args, command: &McpCommand) -> anyhow::Result<ExitCode> {
             add(&cwd, &env, *scope, &server)?
         }
         McpCommand::Remove { name, scope } => remove(&cwd, &env, name, *scope)?,
+        // Dispatched before this (its flags are a run's).
+        McpCommand::Serve { .. } => return crate::cmd::mcp_serve::run_serve(args),
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -178,6 +180,7 @@ fn scope_text(scope: Scope) -> &'static str {
         Scope::Project => "Project config (shared via .mcp.json)",
         Scope::User => "User config (available in all your projects)",
         Scope::Dynamic => "Dynamic config (from --mcp-config)",
+        Scope::Plugin => "Plugin (from an enabled plugin; `skiff plugin` manages it)",
     }
 }
 
@@ -295,7 +298,7 @@ fn editable_scope(scope: Scope) -> Option<McpScope> {
         Scope::Local => Some(McpScope::Local),
         Scope::Project => Some(McpScope::Project),
         Scope::User => Some(McpScope::User),
-        Scope::Dynamic => None,
+        Scope::Dynamic | Scope::Plugin => None,
     }
 }
 

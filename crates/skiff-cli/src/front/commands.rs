@@ -28,6 +28,8 @@ pub enum Action {
     Sandbox,
     /// Show the MCP servers.
     Mcp,
+    /// `/plugin ARGS`: manage plugins and marketplaces.
+    Plugin(String),
 }
 
 /// One slash command.
@@ -97,6 +99,12 @@ pub const COMMANDS: &[Command] = &[
         args: "",
         help: "show the MCP servers: connected or why not, and their tools",
         run: |_, _| Action::Mcp,
+    },
+    Command {
+        name: "plugin",
+        args: "[list|install NAME@MKT|enable|disable|uninstall|marketplace add SOURCE|…]",
+        help: "manage plugins and their marketplaces (changes load in new sessions)",
+        run: |_, args| Action::Plugin(args.to_owned()),
     },
     Command {
         name: "bashes",

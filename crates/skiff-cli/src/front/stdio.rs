@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use skiff_core::hooks::SdkHooks;
-use skiff_core::permissions::rule::{Rule, RuleKind, RuleOrigin};
-use skiff_core::permissions::{AskClient, PermissionEngine, not_granted};
+use skiff_core::permissions::{AskClient, PermissionEngine, PermissionUpdate, not_granted};
 use skiff_core::{
     Agent, Answer, ApprovalAnswer, ApprovalRequest, Event, Op, PermissionMode, Request, RequestId,
     RequestKind, Session, UserInput,
@@ -430,12 +429,8 @@ impl Driver {
                 match mode.parse::<PermissionMode>() {
                     Ok(m) => {
                         let _ = self.session().handle().set_permission_mode(m);
+                        // The session sends `system/status` with the mode.
                         self.out.success(id, json!({"mode": m.as_str()}));
-                        self.out.send(&json!({
-                            "type": "system", "subtype": "status", "status": null,
-                            "permissionMode": m.as_str(), "session_id": self.session_id,
-                            "uuid": skiff_core::frames::new_uuid(),
-                        }));
                     }
                     Err(e) => self.out.error(id, &e.to_string(), None),
                 }
@@ -691,62 +686,23 @@ impl Driver {
         }
     }
 
-    /// `updatedPermissions`: rules and mode changes take effect for the rest of the session;
-    /// allow rules meant for the local settings are also written there.
+    /// `updatedPermissions`: rules and mode changes for the rest of the session, applied (and
+    /// saved where their destination says) by the session before the call runs.
     fn apply_updates(&self, updates: &[Value]) {
-        let origin = RuleOrigin {
-            root: self.cwd.clone(),
-            cwd: self.cwd.clone(),
-            home: skiff_core::permissions::rule::home_dir(),
-        };
-        for u in updates {
-            match u.get("type").and_then(Value::as_str) {
-                Some("addRules") => {
-                    let kind = match u.get("behavior").and_then(Value::as_str) {
-                        Some("deny") => RuleKind::Deny,
-                        Some("ask") => RuleKind::Ask,
-                        _ => RuleKind::Allow,
-                    };
-                    let local =
-                        u.get("destination").and_then(Value::as_str) == Some("localSettings");
-                    for r in u
-                        .get("rules")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let Some(tool) = r.get("toolName").and_then(Value::as_str) else {
-                            continue;
-                        };
-                        let text = match r.get("ruleContent").and_then(Value::as_str) {
-                            Some(c) if !c.is_empty() => format!("{tool}({c})"),
-                            _ => tool.to_owned(),
-                        };
-                        match Rule::parse(&text, &origin) {
-                            Ok(rule) => self.engine.add_rule(kind, rule),
-                            Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
-                        }
-                        if local
-                            && kind == RuleKind::Allow
-                            && let Err(e) =
-                                crate::front::approval::persist_allow_rule(&self.cwd, &text)
-                        {
-                            tracing::warn!(error = %e, "cannot save the rule");
-                        }
-                    }
+        let parsed: Vec<PermissionUpdate> = updates
+            .iter()
+            .filter_map(|u| match PermissionUpdate::from_sdk(u) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    tracing::warn!(error = %e, "permission update not applied");
+                    None
                 }
-                Some("setMode") => {
-                    if let Some(Ok(mode)) = u
-                        .get("mode")
-                        .and_then(Value::as_str)
-                        .map(str::parse::<PermissionMode>)
-                        && let Some(s) = &self.session
-                    {
-                        let _ = s.handle().set_permission_mode(mode);
-                    }
-                }
-                other => tracing::info!(?other, "permission update not applied"),
-            }
+            })
+            .collect();
+        if let Some(s) = &self.session
+            && !parsed.is_empty()
+        {
+            let _ = s.handle().update_permissions(parsed);
         }
     }
 
@@ -816,23 +772,13 @@ impl Driver {
                     }
                     return;
                 }
-                let rules: Vec<Value> = self
-                    .engine
-                    .suggest_rules(&a.tool_name, &a.input, PermissionMode::Default)
-                    .iter()
-                    .map(|rule| match rule.split_once('(') {
-                        Some((t, rest)) => {
-                            json!({"toolName": t, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
-                        }
-                        None => json!({"toolName": rule}),
-                    })
-                    .collect();
+                let rules =
+                    self.engine
+                        .suggest_rules(&a.tool_name, &a.input, PermissionMode::Default);
                 let suggestions = if rules.is_empty() {
                     Vec::new()
                 } else {
-                    vec![
-                        json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}),
-                    ]
+                    vec![PermissionUpdate::allow_always(rules).to_sdk()]
                 };
                 let mut req = json!({
                     "subtype": "can_use_tool",

@@ -65,6 +65,8 @@ pub(super) struct Merged {
     pub sandbox_unix_sockets: Vec<Sourced<String>>,
     pub sandbox_deny_read: Vec<Sourced<String>>,
     pub mcp: super::McpSettings,
+    pub enabled_plugins: BTreeMap<String, Sourced<bool>>,
+    pub extra_marketplaces: BTreeMap<String, Sourced<Value>>,
     pub ignored: Vec<Sourced<String>>,
 }
 
@@ -261,6 +263,32 @@ impl Merged {
                 }
                 "disabledMcpjsonServers" => {
                     self.mcp.disabled_mcpjson.extend(strings(v, key, source)?)
+                }
+                // Plugins: `{"name@marketplace": true|false}`, merged by id (later wins).
+                "enabledPlugins" => {
+                    for (id, on) in object(v, key, source)? {
+                        match on {
+                            Value::Bool(b) => {
+                                self.enabled_plugins
+                                    .insert(id.clone(), Sourced::new(*b, source.clone()));
+                            }
+                            Value::Null => {}
+                            _ => {
+                                return invalid(
+                                    &format!("enabledPlugins.{id}"),
+                                    source,
+                                    "true or false",
+                                );
+                            }
+                        }
+                    }
+                }
+                // Marketplaces a repository suggests (`skiff plugin marketplace list` shows them).
+                "extraKnownMarketplaces" => {
+                    for (name, entry) in object(v, key, source)? {
+                        self.extra_marketplaces
+                            .insert(name.clone(), Sourced::new(entry.clone(), source.clone()));
+                    }
                 }
                 "$schema" => {}
                 k if KNOWN_UNSUPPORTED.contains(&k) => self.ignore(k, source, "not supported"),

@@ -390,6 +390,11 @@ pub struct Settings {
     pub api_key_helper: Option<Sourced<String>>,
     /// The MCP keys of the settings files (see [`crate::mcp_config`]).
     pub mcp: McpSettings,
+    /// `enabledPlugins`, merged by plugin id (`name@marketplace`), later layers winning (an
+    /// untrusted workspace's were dropped).
+    pub enabled_plugins: BTreeMap<String, Sourced<bool>>,
+    /// `extraKnownMarketplaces`: marketplaces the settings suggest, by name, as written.
+    pub extra_marketplaces: BTreeMap<String, Sourced<Value>>,
     /// Keys present in settings files that skiff ignores (dotted paths).
     pub ignored: Vec<Sourced<String>>,
     /// The settings files considered, in load order.

@@ -301,6 +301,8 @@ pub(super) fn resolve(
         hooks: m.hooks,
         api_key_helper: m.api_key_helper,
         mcp: m.mcp,
+        enabled_plugins: m.enabled_plugins,
+        extra_marketplaces: m.extra_marketplaces,
         ignored: m.ignored,
         files,
         dotenv_files,

@@ -11,6 +11,7 @@ mod engine;
 pub mod network;
 pub mod rule;
 mod suggest;
+pub mod update;
 mod workspace;
 
 /// The shell analysis the engine decides on (skiff's one shell analysis).
@@ -18,6 +19,7 @@ pub use skiff_tools::shell;
 
 pub use engine::{PermissionEngine, READ_DENIED, RuleSet, Workspace};
 pub use rule::{Rule, RuleKind, RuleOrigin};
+pub use update::{Destination, PermissionStore, PermissionUpdate, SessionRules};
 
 use std::fmt;
 use std::str::FromStr;

@@ -12,11 +12,14 @@ use skiff_protocol::Message;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use super::{Op, Status};
 use crate::core::Core;
 use crate::event::Event;
 use crate::frames::EventSink;
 use crate::live::Live;
+use crate::permissions::{PermissionMode, PermissionStore, PermissionUpdate};
 use crate::requests::Requester;
 use crate::turn_io::TurnIo;
 use crate::turn_loop::run_turn;
@@ -62,6 +65,8 @@ struct Actor {
     requester: Requester,
     live: watch::Sender<Live>,
     live_rx: watch::Receiver<Live>,
+    /// Where rule changes go (none: the session's rules cannot change).
+    store: Option<Arc<dyn PermissionStore>>,
 }
 
 /// Run the session until it is shut down or every handle is dropped.
@@ -71,6 +76,7 @@ pub(crate) async fn run(
     sink: EventSink,
     requester: Requester,
     (live, live_rx): (watch::Sender<Live>, watch::Receiver<Live>),
+    store: Option<Arc<dyn PermissionStore>>,
 ) {
     let mut actor = Actor {
         commands,
@@ -81,6 +87,7 @@ pub(crate) async fn run(
         requester,
         live,
         live_rx,
+        store,
     };
     loop {
         let work = match actor.queue.pop_front() {
@@ -124,7 +131,10 @@ impl Actor {
                     self.closing = true;
                     None
                 }
-                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }) => {
+                op @ (Op::SetModel(_)
+                | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
+                | Op::Reply { .. }) => {
                     self.apply_now(op);
                     None
                 }
@@ -140,11 +150,52 @@ impl Actor {
     fn apply_now(&mut self, op: Op) {
         match op {
             Op::SetModel(model) => self.live.send_modify(|l| l.model = model),
-            Op::SetPermissionMode(mode) => self.live.send_modify(|l| l.mode = mode),
+            Op::SetPermissionMode(mode) => self.set_mode(mode),
+            Op::UpdatePermissions(updates) => {
+                for update in &updates {
+                    self.update_permissions(update);
+                }
+            }
             Op::Reply { id, answer } => {
                 self.requester.resolve(&id, answer);
             }
             _ => {}
+        }
+    }
+
+    /// The mode from the next tool call on; hosts hear of it (`system/status`), as from
+    /// Claude Code after every `set_permission_mode`.
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.live.send_modify(|l| l.mode = mode);
+        self.sink.mode_changed(mode.as_str());
+    }
+
+    /// One permission change: the mode here, rules (and saved modes) through the store.
+    fn update_permissions(&mut self, update: &PermissionUpdate) {
+        if let PermissionUpdate::SetMode { mode, destination } = update {
+            self.set_mode(*mode);
+            if !destination.is_saved() {
+                return;
+            }
+        }
+        let Some(store) = &self.store else {
+            self.sink.notice(
+                "permissions",
+                "warning",
+                "This session's permission rules cannot be changed; the change was not applied.",
+            );
+            return;
+        };
+        match store.apply(update) {
+            Ok(Some(path)) => {
+                self.sink.notice(
+                    "permissions",
+                    "info",
+                    saved(update, &path.display().to_string()),
+                );
+            }
+            Ok(None) => tracing::info!(update = ?update, "permissions changed"),
+            Err(e) => self.sink.notice("permissions", "warning", e),
         }
     }
 
@@ -160,7 +211,10 @@ impl Actor {
             Some(Command::Op(Op::Interrupt)) => cancel.cancel(),
             Some(Command::Op(Op::Shutdown)) => self.closing = true,
             Some(Command::Op(
-                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }),
+                op @ (Op::SetModel(_)
+                | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
+                | Op::Reply { .. }),
             )) => self.apply_now(op),
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
@@ -236,6 +290,29 @@ impl Actor {
                 out = &mut fut => return out,
                 cmd = self.commands.recv(), if self.open => self.busy_command(cmd, cancel),
             }
+        }
+    }
+}
+
+/// What was saved where: `Added Bash(npm test:*) to …/settings.local.json.`
+fn saved(update: &PermissionUpdate, path: &str) -> String {
+    match update {
+        PermissionUpdate::AddRules {
+            rules, behavior, ..
+        } => format!(
+            "Added {} to permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::RemoveRules {
+            rules, behavior, ..
+        } => format!(
+            "Removed {} from permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::SetMode { mode, .. } => {
+            format!("Set permissions.defaultMode to {mode} in {path}.")
         }
     }
 }

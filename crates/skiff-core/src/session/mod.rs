@@ -42,6 +42,12 @@ pub enum Op {
     SetModel(String),
     /// Use this permission mode from the next tool call on.
     SetPermissionMode(PermissionMode),
+    /// Change the rules or the mode (a client's "always allow", an SDK host's
+    /// `updatedPermissions`, an approved plan's next mode), at once, even mid-turn: rules go to
+    /// the session's [`crate::permissions::PermissionStore`] (saved where their destination
+    /// says), the mode to the session. Hosts see `system/status` after a mode change and a
+    /// notice for what was saved or could not be applied.
+    UpdatePermissions(Vec<crate::permissions::PermissionUpdate>),
     /// Summarise the conversation now, with optional focus instructions; ends with
     /// [`Event::Compacted`].
     Compact(Option<String>),
@@ -113,6 +119,14 @@ impl SessionHandle {
     /// Switch the permission mode from the next tool call on.
     pub fn set_permission_mode(&self, mode: PermissionMode) -> Result<(), SessionEnded> {
         self.send(Op::SetPermissionMode(mode))
+    }
+
+    /// Change rules or the mode (see [`Op::UpdatePermissions`]).
+    pub fn update_permissions(
+        &self,
+        updates: Vec<crate::permissions::PermissionUpdate>,
+    ) -> Result<(), SessionEnded> {
+        self.send(Op::UpdatePermissions(updates))
     }
 
     /// Answer a request.
