@@ -113,6 +113,8 @@ impl<W: Write> App<W> {
             started: Instant::now(),
         };
         if !agent.history().is_empty() {
+            // The context used, estimated until the first model call says.
+            ui.status.context_tokens = skiff_core::tokens::estimate_messages(agent.history());
             let width = usize::from(ui.width);
             let lines = super::recap::recap(agent.history(), 3, width);
             ui.push_lines(lines);
@@ -707,7 +709,7 @@ impl<W: Write> App<W> {
         self.ui.status.mode = config.permission_mode;
         self.ui.status.local = local;
         self.ui.status.context_window = context_window(config.context_window, &config.model);
-        self.ui.status.context_tokens = 0;
+        self.ui.status.context_tokens = skiff_core::tokens::estimate_messages(agent.history());
         self.facts.session_id = config.session_id.clone();
         self.facts.transcript = transcript_path(&self.parts.cwd, &config.session_id);
         self.parts.custom = Arc::clone(&config.commands);
