@@ -443,6 +443,7 @@ async fn run_loop(
                     switched_mode: std::sync::Mutex::new(None),
                     hook_common,
                     hook_stop: std::sync::Mutex::new(None),
+                    tool_output: core.config.tool_output,
                 };
                 let mut results = dispatcher.run_all(&tool_uses, cancel).await;
                 crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
@@ -458,6 +459,7 @@ async fn run_loop(
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
+                    sink.send(crate::Event::ModeChanged(mode));
                     sink.notice(
                         "permission_mode",
                         "info",

@@ -801,6 +801,12 @@ impl Driver {
                 }
             }
             Event::Request(r) => self.request(r),
+            // As Claude Code reports a mode change: a status frame carrying the mode.
+            Event::ModeChanged(mode) => self.out.send(&json!({
+                "type": "system", "subtype": "status", "status": null,
+                "permissionMode": mode.as_str(), "session_id": self.session_id,
+                "uuid": skiff_core::frames::new_uuid(),
+            })),
             Event::Compacted(Err(e)) => {
                 self.system_error(&format!("/compact failed: {e}"));
             }
