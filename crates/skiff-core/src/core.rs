@@ -234,6 +234,9 @@ impl Core {
             self.config.reasoning.clone_from(&live.reasoning);
             self.apply_reasoning();
         }
+        if self.config.permission_mode != live.mode {
+            self.conversation.note_mode(live.mode.as_str());
+        }
         self.config.permission_mode = live.mode;
     }
 

@@ -425,6 +425,7 @@ async fn run_loop(
                     switched_mode: std::sync::Mutex::new(None),
                     hook_common,
                     hook_stop: std::sync::Mutex::new(None),
+                    tool_output: core.config.tool_output,
                 };
                 let mut results = dispatcher.run_all(&tool_uses, cancel).await;
                 crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
@@ -444,6 +445,7 @@ async fn run_loop(
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
                     sink.mode_changed(mode.as_str());
+                    sink.send(crate::Event::ModeChanged(mode));
                     sink.notice(
                         "permission_mode",
                         "info",

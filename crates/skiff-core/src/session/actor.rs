@@ -99,7 +99,12 @@ pub(crate) async fn run(
             None => match actor.commands.recv().await {
                 Some(cmd) => match actor.idle_command(cmd) {
                     Some(w) => w,
-                    None => continue,
+                    None => {
+                        // A mode or model set while idle is the session's at once (the
+                        // transcript records the mode).
+                        core.sync(&actor.live.borrow());
+                        continue;
+                    }
                 },
                 None => {
                     actor.open = false;
