@@ -87,6 +87,7 @@ pub mod subagent;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;
+mod turn_frames;
 mod turn_loop;
 pub mod web_search;
 

@@ -863,64 +863,7 @@ impl Driver {
                     }
                     return;
                 }
-                let rules: Vec<Value> = self
-                    .engine
-                    .suggest_rules(&a.tool_name, &a.input, PermissionMode::Default)
-                    .iter()
-                    .map(|rule| match rule.split_once('(') {
-                        Some((t, rest)) => {
-                            json!({"toolName": t, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
-                        }
-                        None => json!({"toolName": rule}),
-                    })
-                    .collect();
-                let suggestions = if rules.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![
-                        json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}),
-                    ]
-                };
-                let mut req = json!({
-                    "subtype": "can_use_tool",
-                    "tool_name": a.tool_name,
-                    "display_name": a.tool_name,
-                    "input": a.input,
-                    "permission_suggestions": suggestions,
-                    "tool_use_id": a.tool_use_id,
-                });
-                // As Claude Code: edits and commands may also switch the session to acceptEdits;
-                // a file tool names the path it wants.
-                if matches!(
-                    a.tool_name.as_str(),
-                    "Bash" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit"
-                ) && let Some(list) = req["permission_suggestions"].as_array_mut()
-                {
-                    list.push(
-                        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
-                    );
-                }
-                if let Some(path) = a
-                    .input
-                    .get("file_path")
-                    .or_else(|| a.input.get("notebook_path"))
-                    .and_then(Value::as_str)
-                {
-                    req["blocked_path"] = json!(self.cwd.join(path).display().to_string());
-                }
-                if let Some(d) = a.input.get("description").and_then(Value::as_str) {
-                    req["description"] = json!(d);
-                }
-                if !a.reason.is_empty() {
-                    req["decision_reason"] = json!(a.reason);
-                }
-                if let Some(server) = a
-                    .tool_name
-                    .strip_prefix("mcp__")
-                    .and_then(|r| r.split("__").next())
-                {
-                    req["mcp_server"] = json!(server);
-                }
+                let req = crate::front::sdk_options::can_use_tool(&self.engine, &self.cwd, &a);
                 self.out.send(
                     &json!({"type": "control_request", "request_id": r.id.0, "request": req}),
                 );
