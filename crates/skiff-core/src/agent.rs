@@ -247,6 +247,7 @@ impl Agent {
             subagents,
             notes: Default::default(),
             last_usage: None,
+            context_snapshot: Arc::default(),
         };
         core.apply_reasoning();
         let task = tokio::spawn(crate::session::actor_run(

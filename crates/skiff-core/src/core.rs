@@ -94,6 +94,9 @@ pub(crate) struct Core {
     pub notes: Notes,
     /// The usage the API reported for the last request.
     pub last_usage: Option<skiff_protocol::Usage>,
+    /// What filled the context window after the last model call, for a client that asks
+    /// while a turn runs.
+    pub context_snapshot: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
 }
 
 /// Notices for the user, each shown once.

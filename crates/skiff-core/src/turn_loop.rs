@@ -405,6 +405,9 @@ async fn run_loop(
         let assistant_text = msg.text();
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
+        if let Ok(mut snapshot) = core.context_snapshot.lock() {
+            *snapshot = Some(core.context_usage());
+        }
         // [hook: budget] Past the budget after this call: nothing more runs.
         if let Some(budget) = crate::budget::exceeded(core) {
             crate::budget::answer_not_run(core, &tool_uses, budget, sink);

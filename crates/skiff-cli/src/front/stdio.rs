@@ -537,7 +537,13 @@ impl Driver {
         let mut hooks_applied = true;
         let hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
         match self.agent.take() {
-            Some(agent) => {
+            Some(mut agent) => {
+                // Checked first: a failed initialize changes nothing.
+                if let Err(e) = crate::front::sdk_options::apply(&mut agent, request) {
+                    self.agent = Some(agent);
+                    self.out.error(id, &e, None);
+                    return;
+                }
                 let (sdk, warnings) = SdkHooks::from_initialize(&hooks, agent.requester());
                 for w in warnings {
                     eprintln!("Warning: {w}");
@@ -549,11 +555,6 @@ impl Driver {
                 };
                 if let Some(late) = self.sdk_servers(request) {
                     agent = agent.with_late_tools(late);
-                }
-                if let Err(e) = crate::front::sdk_options::apply(&mut agent, request) {
-                    self.agent = Some(agent);
-                    self.out.error(id, &e, None);
-                    return;
                 }
                 self.agent = Some(agent);
             }

@@ -7,6 +7,7 @@
 //! the queue dropped, and the conversation left valid; `Shutdown` finishes what was submitted.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use skiff_protocol::Message;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -63,6 +64,8 @@ struct Actor {
     requester: Requester,
     live: watch::Sender<Live>,
     live_rx: watch::Receiver<Live>,
+    /// The context's breakdown after the running turn's last model call.
+    context: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
 }
 
 /// Run the session until it is shut down or every handle is dropped.
@@ -74,6 +77,7 @@ pub(crate) async fn run(
     (live, live_rx): (watch::Sender<Live>, watch::Receiver<Live>),
 ) {
     let mut actor = Actor {
+        context: Arc::clone(&core.context_snapshot),
         commands,
         open: true,
         closing: false,
@@ -187,7 +191,16 @@ impl Actor {
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
             Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
-            Some(Command::ContextUsage(tx)) => self.queue.push_back(Work::ContextUsage(tx)),
+            // Answered at once from the last model call's breakdown, when there is one.
+            Some(Command::ContextUsage(tx)) => {
+                let now = self.context.lock().ok().and_then(|c| c.clone());
+                match now {
+                    Some(usage) => {
+                        let _ = tx.send(usage);
+                    }
+                    None => self.queue.push_back(Work::ContextUsage(tx)),
+                }
+            }
             Some(Command::Rewind { id, dry_run, reply }) => {
                 self.queue.push_back(Work::Rewind { id, dry_run, reply });
             }

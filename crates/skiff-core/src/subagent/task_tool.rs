@@ -273,6 +273,7 @@ async fn run_subagent(
         subagents: None,
         notes: Default::default(),
         last_usage: None,
+        context_snapshot: Arc::default(),
     };
     core.apply_reasoning();
     let sink = env.sink.for_subagent(&parent_id);
