@@ -72,6 +72,13 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// Manage Claude Code plugins and their marketplaces: `skiff plugin marketplace add
+    /// ./my-marketplace`, `skiff plugin install NAME@MARKETPLACE`, `skiff plugin list`.
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: PluginCommand,
+    },
     /// Serve editors over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim):
     /// `skiff acp --model opus`.
     Acp {
@@ -82,6 +89,110 @@ pub enum Command {
             allow_hyphen_values = true
         )]
         flags: Vec<String>,
+    },
+}
+
+/// Where `skiff plugin install|enable|disable|uninstall` records a plugin's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PluginScope {
+    /// You, in every workspace: `enabledPlugins` of `~/.skiff/settings.json`.
+    User,
+    /// Everyone working in this repository: `.claude/settings.json`.
+    Project,
+    /// You, in this repository: `.claude/settings.local.json`.
+    Local,
+}
+
+impl From<PluginScope> for skiff_config::plugins::enable::PluginScope {
+    fn from(s: PluginScope) -> Self {
+        match s {
+            PluginScope::User => Self::User,
+            PluginScope::Project => Self::Project,
+            PluginScope::Local => Self::Local,
+        }
+    }
+}
+
+/// `skiff plugin …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum PluginCommand {
+    /// Add, list, update or remove plugin marketplaces.
+    Marketplace {
+        /// What to do.
+        #[command(subcommand)]
+        action: MarketplaceCommand,
+    },
+    /// Install a plugin from an added marketplace (shows what it adds and asks first) and
+    /// enable it.
+    Install {
+        /// `NAME@MARKETPLACE` (or NAME, when one marketplace has it).
+        plugin: String,
+        /// The settings that enable it.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+        /// Do not ask: install it.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Remove an installed plugin and its `enabledPlugins` entry.
+    #[command(visible_aliases = ["remove", "rm"])]
+    Uninstall {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings whose entry is removed.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// Turn an installed plugin on.
+    Enable {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings to write.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// Turn a plugin off (without uninstalling it).
+    Disable {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings to write.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// List the installed plugins and whether they are on here.
+    List {
+        /// Also list what the added marketplaces offer.
+        #[arg(long)]
+        available: bool,
+    },
+    /// Check a plugin or marketplace directory: what it adds, or what is wrong.
+    Validate {
+        /// The plugin's or marketplace's directory.
+        path: PathBuf,
+    },
+}
+
+/// `skiff plugin marketplace …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum MarketplaceCommand {
+    /// Add a marketplace: a directory, a marketplace.json, a git URL (`#ref` for a branch or
+    /// tag) or GitHub's owner/repo.
+    Add {
+        /// Where it is.
+        source: String,
+    },
+    /// List the added marketplaces.
+    List,
+    /// Fetch the newest commit of a git marketplace (every one without NAME).
+    Update {
+        /// The marketplace.
+        name: Option<String>,
+    },
+    /// Remove a marketplace (its installed plugins are uninstalled).
+    #[command(visible_aliases = ["rm"])]
+    Remove {
+        /// The marketplace.
+        name: String,
     },
 }
 
@@ -111,12 +222,18 @@ pub struct ReplayArgs {
     /// Print one machine-readable JSON report instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Use this permission mode instead of the recorded one.
+    /// The permission mode of the replay (default: `default`; a recording's own mode is
+    /// never taken, since someone else may have written it).
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
     /// Offer these tools instead of the recorded set (comma list, as `--tools`).
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
+    /// Replay in the current directory as it is (its files may be changed). Without it (and
+    /// without `--cwd DIR`), the replay runs in a fresh checkout of the recorded commit in a
+    /// temporary directory.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// `skiff batch …`.
@@ -230,6 +347,18 @@ pub enum McpCommand {
         /// The scope to remove it from.
         #[arg(short, long, value_enum)]
         scope: Option<McpScope>,
+    },
+    /// Serve skiff's own tools (Bash, Read, Write, Edit, Glob, Grep, LS, …) over MCP on
+    /// stdin/stdout, under this workspace's settings, permission rules and sandbox: `skiff mcp
+    /// serve --permission-mode acceptEdits`. Calls that would need approval are refused.
+    Serve {
+        /// Any of skiff's flags (--cwd, --permission-mode, --allowedTools, --settings, …).
+        #[arg(
+            value_name = "FLAGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        flags: Vec<String>,
     },
 }
 
@@ -387,9 +516,9 @@ pub struct Args {
     #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// Plugin directories (accepted for the Agent SDKs; skiff has no plugins).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub plugin_dir: Vec<String>,
+    /// Load the plugin in DIR for this session too (repeatable; the Agent SDKs' `plugins`).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
 
     /// Structured output: a JSON Schema (object-rooted) the final answer must match. The model
     /// answers through a `StructuredOutput` tool whose input is validated; the result carries
@@ -596,11 +725,7 @@ pub const IGNORED_FLAGS: &[IgnoredFlag] = &[
 
 /// Flags skiff parses (so that their values are never taken for a prompt) but does not act on:
 /// they warn too. Part of the same documented list.
-pub const PARSED_BUT_IGNORED: &[IgnoredFlag] = &[ignored(
-    "--plugin-dir",
-    true,
-    "skiff does not load Claude Code plugins",
-)];
+pub const PARSED_BUT_IGNORED: &[IgnoredFlag] = &[];
 
 /// Examples at the end of `skiff --help`.
 const EXAMPLES: &str = "Examples:\n  skiff                                  the interactive REPL\n  skiff -p \"fix the failing test\"         answer once and exit\n  skiff -c                               continue the last session here\n  skiff config                           where each setting comes from\n  skiff help sessions                    the help of a command";

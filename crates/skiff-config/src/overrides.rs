@@ -62,6 +62,9 @@ pub struct Overrides {
     pub mcp_servers: Vec<skiff_mcp::ServerConfig>,
     /// Only the servers of `mcp_config` and `mcp_servers` (`--strict-mcp-config`).
     pub strict_mcp_config: bool,
+    /// Plugin directories loaded for this session (`--plugin-dir`), relative to the workspace
+    /// or absolute.
+    pub plugin_dirs: Vec<PathBuf>,
     /// Agent definitions as JSON (`--agents`).
     pub agents: Option<String>,
     /// The thinking budget in tokens (`--max-thinking-tokens`; 0: no thinking).

@@ -39,7 +39,7 @@ pub(crate) fn answer_not_run(
         .map(|c| ContentBlock::ToolResult(ToolResultBlock::text(c.id.clone(), text.clone(), true)))
         .collect();
     for block in &blocks {
-        sink.emit(crate::turn_frames::user_frame(
+        sink.emit(crate::frames::user_frame(
             Message::blocks(Role::User, vec![block.clone()]),
             Some(serde_json::Value::String(format!("Error: {text}"))),
             sink,

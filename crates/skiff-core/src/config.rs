@@ -81,7 +81,7 @@ pub struct AgentConfig {
     /// run ends once it is called with valid input.
     pub json_schema: Option<crate::structured::OutputSchema>,
     /// The memory files in `memory`, for `get_context_usage`.
-    pub memory_files: Vec<crate::context_usage::MemoryUsage>,
+    pub memory_files: Vec<MemoryUsage>,
     /// Send running commands' output as [`crate::Event::ToolOutput`] as it comes (an editor
     /// shows it in the call); default off.
     pub tool_output: bool,
@@ -242,4 +242,16 @@ impl Default for CompactionConfig {
             summary_max_tokens: 8192,
         }
     }
+}
+
+/// One memory file loaded into the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryUsage {
+    /// Its path.
+    pub path: String,
+    /// `User`, `Project` or `Local`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Estimated tokens.
+    pub tokens: u64,
 }

@@ -11,17 +11,7 @@ use crate::context::ContextLimits;
 use crate::core::Core;
 use crate::tokens;
 
-/// One memory file loaded into the conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MemoryUsage {
-    /// Its path.
-    pub path: String,
-    /// `User`, `Project` or `Local`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Estimated tokens.
-    pub tokens: u64,
-}
+pub use crate::config::MemoryUsage;
 
 /// One row of the breakdown.
 #[derive(Debug, Clone, PartialEq, Serialize)]

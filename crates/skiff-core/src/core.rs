@@ -13,19 +13,10 @@ use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
 use crate::hooks::{HookCommon, HookRunner};
-use crate::permissions::{Approver, PermissionChecker, PermissionMode};
+use crate::live::Live;
+use crate::permissions::{Approver, PermissionChecker};
 use crate::request::RequestTemplate;
-
-/// Settings a client may change while a turn runs; the turn reads them before each request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Live {
-    /// Model of the next request.
-    pub model: String,
-    /// Permission mode of the next tool calls.
-    pub mode: PermissionMode,
-    /// Thinking and effort of the next request.
-    pub reasoning: crate::reasoning::Reasoning,
-}
+use crate::subagent::env::SubagentEnv;
 
 /// What context management uses besides the conversation itself.
 pub(crate) struct ContextEnv<'a> {
@@ -88,7 +79,7 @@ pub(crate) struct Core {
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
-    pub subagents: Option<Arc<crate::subagent::task_tool::SubagentEnv>>,
+    pub subagents: Option<Arc<SubagentEnv>>,
     /// Notes for the user not yet shown (what the model in use leaves out of the reasoning
     /// options), and the ones shown already (each is shown once).
     pub notes: Notes,
@@ -97,6 +88,26 @@ pub(crate) struct Core {
     /// What filled the context window after the last model call, for a client that asks
     /// while a turn runs.
     pub context_snapshot: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
+}
+
+/// What a [`Core`] is made of; [`Core::new`] derives the rest (the request template, costs).
+pub(crate) struct CoreParts {
+    pub config: AgentConfig,
+    pub provider: Arc<dyn Provider>,
+    pub tools: ToolRegistry,
+    pub ctx: ToolContext,
+    pub permissions: Arc<dyn PermissionChecker>,
+    pub approver: Arc<dyn Approver>,
+    pub hooks: Arc<dyn HookRunner>,
+    pub conversation: Conversation,
+    /// The model's prices (`None`: the provider's table).
+    pub price: Option<skiff_llm::ModelInfo>,
+    /// The SessionStart source before the first prompt (none for a subagent).
+    pub session_source: Option<&'static str>,
+    /// Tools still on their way (MCP servers connecting).
+    pub late_tools: Vec<crate::late_tools::LateTools>,
+    /// What the `Task` tool's subagents start from.
+    pub subagents: Option<Arc<SubagentEnv>>,
 }
 
 /// Notices for the user, each shown once.
@@ -123,6 +134,64 @@ impl Notes {
 }
 
 impl Core {
+    /// The one way a session or a subagent gets its core: the request template from the
+    /// configuration and the tools (their descriptions compacted when configured).
+    pub fn new(parts: CoreParts) -> Self {
+        let CoreParts {
+            config,
+            provider,
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            conversation,
+            price,
+            session_source,
+            late_tools,
+            subagents,
+        } = parts;
+        let mut definitions = tools.definitions();
+        if config.compact_tools {
+            crate::request::compact_descriptions(&mut definitions);
+        }
+        let template = RequestTemplate::new(
+            config.model.clone(),
+            config.max_tokens,
+            config.temperature,
+            &config.system_prompt,
+            definitions,
+            config.prompt_caching,
+        );
+        let tools = Arc::new(tools);
+        let mut core = Self {
+            conversation,
+            config,
+            provider,
+            base_tools: Arc::clone(&tools),
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            costs: CostTracker::with_price(price),
+            template,
+            prompt_id: None,
+            session_source,
+            session_started: false,
+            late_tools,
+            mcp: Vec::new(),
+            mcp_generation: Some(0),
+            mcp_servers: Vec::new(),
+            subagents,
+            notes: Notes::default(),
+            last_usage: None,
+            context_snapshot: Arc::default(),
+        };
+        core.apply_reasoning();
+        core
+    }
+
     /// Wait for tools still on their way and add them (before the first request).
     pub async fn receive_late_tools(&mut self) {
         if self.late_tools.is_empty() {
@@ -250,6 +319,22 @@ impl Core {
         self.conversation.clear();
         self.ctx.files.clear();
         self.session_source = Some("clear");
+    }
+
+    /// Keep only the first `n` messages (a rewind); the files read before are forgotten, so
+    /// the model reads them again before editing. Back to no message, the memory goes with the
+    /// next prompt again.
+    pub fn rewind_history(&mut self, n: usize) {
+        if n >= self.conversation.len() {
+            return;
+        }
+        if n == 0 {
+            self.conversation.clear();
+        } else {
+            let kept = self.conversation.messages()[..n].to_vec();
+            self.conversation.replace(kept);
+        }
+        self.ctx.files.clear();
     }
 
     /// Fire SessionEnd once for a started session.

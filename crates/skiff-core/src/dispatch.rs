@@ -295,7 +295,7 @@ impl Dispatcher<'_> {
                             }
                         }
                         if call.name == "ExitPlanMode" {
-                            self.leave_plan_mode(&mut input);
+                            self.leave_plan_mode();
                         }
                     }
                     ApprovalAnswer::Deny { message, interrupt } => {
@@ -319,25 +319,15 @@ impl Dispatcher<'_> {
         slot.get_or_insert(reason);
     }
 
-    /// An approved plan: the session leaves plan mode for the mode the approver chose
-    /// (`mode` in the updated input, a client's extension; `default` otherwise).
-    fn leave_plan_mode(&self, input: &mut Value) {
-        let chosen = input
-            .as_object_mut()
-            .and_then(|o| o.remove("mode"))
-            .and_then(|m| m.as_str().and_then(|m| m.parse::<PermissionMode>().ok()));
-        if self.mode != PermissionMode::Plan && chosen.is_none() {
+    /// An approved plan: the session leaves plan mode — for the mode the client chose with
+    /// [`crate::session::Op::UpdatePermissions`] before answering, `default` otherwise.
+    fn leave_plan_mode(&self) {
+        if self.mode != PermissionMode::Plan {
             return;
         }
-        let mode = chosen.unwrap_or(PermissionMode::Default);
-        let mode = if mode == PermissionMode::Plan {
-            PermissionMode::Default
-        } else {
-            mode
-        };
         match self.switched_mode.lock() {
-            Ok(mut m) => *m = Some(mode),
-            Err(p) => *p.into_inner() = Some(mode),
+            Ok(mut m) => *m = Some(PermissionMode::Default),
+            Err(p) => *p.into_inner() = Some(PermissionMode::Default),
         }
     }
 

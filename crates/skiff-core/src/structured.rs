@@ -238,37 +238,6 @@ impl Attempts {
     }
 }
 
-/// The round's `StructuredOutput` calls, valid (their input) or not (the error sent back), in
-/// request order; `None` when the session has no structured output.
-pub(crate) fn calls(
-    core: &crate::core::Core,
-    tool_uses: &[skiff_protocol::ToolUseBlock],
-    results: &[crate::dispatch::CallResult],
-) -> Option<Vec<Result<Value, String>>> {
-    if core.config.json_schema.is_none() || core.config.subagent.is_some() {
-        return None;
-    }
-    Some(
-        tool_uses
-            .iter()
-            .zip(results)
-            .filter(|(call, _)| call.name == STRUCTURED_OUTPUT)
-            .map(|(call, r)| {
-                if r.block.is_error == Some(true) {
-                    Err(r
-                        .block
-                        .content
-                        .as_ref()
-                        .map(result_text)
-                        .unwrap_or_default())
-                } else {
-                    Ok(call.input.clone())
-                }
-            })
-            .collect(),
-    )
-}
-
 /// The text of a tool result.
 pub fn result_text(content: &skiff_protocol::ToolResultContent) -> String {
     match content {

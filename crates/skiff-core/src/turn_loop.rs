@@ -5,19 +5,18 @@
 use std::time::Instant;
 
 use serde_json::Value;
-use skiff_protocol::sdk::{PermissionDenial, ResultMessage, SdkMessage};
-use skiff_protocol::{ContentBlock, Message, Role, StopReason, ToolUseBlock, Usage};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
+use skiff_protocol::sdk::{
+    PermissionDenial, ResultMessage, ResultSubtype, SdkMessage, SystemInit, SystemMessage,
+};
+use skiff_protocol::{ContentBlock, JsonMap, Message, Role, StopReason, ToolUseBlock, Usage};
 
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::dispatch::Dispatcher;
 use crate::event::UserInput;
 use crate::frames::{EventSink, new_uuid};
 use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
-use crate::requests::Requester;
-use crate::turn_frames::{init_frame, mark_frame, result_frame, user_frame};
+pub(crate) use crate::turn_io::TurnIo;
 
 /// Version reported as `claude_code_version`: the Claude Code release whose wire protocol skiff
 /// follows, the one the fixtures were captured from and the Agent SDK flows are checked
@@ -38,51 +37,36 @@ pub const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:\n";
 /// Sent with each prompt while the session is in plan mode.
 const PLAN_MODE_REMINDER: &str = "<system-reminder>\nPlan mode is active. The user indicated that they do not want you to execute yet -- you MUST NOT make any edits, run any non-readonly tools (including changing configs or making commits), or otherwise make any changes to the system. Research with read-only tools, then present your plan by calling the ExitPlanMode tool; the user approves it before anything is changed.\n</system-reminder>";
 
-/// What a turn talks through besides its core.
-pub(crate) struct TurnIo<'a> {
-    /// Events out.
-    pub sink: &'a EventSink,
-    /// Cancelled by an interrupt.
-    pub cancel: &'a CancellationToken,
-    /// Questions to the client.
-    pub requester: &'a Requester,
-    /// Settings changed while the turn runs (by the client, or by the turn itself when an
-    /// approved plan leaves plan mode).
-    pub live: &'a watch::Sender<Live>,
-    /// The prompt is delivered as written: no slash command, MCP prompt or mention expanded.
-    pub verbatim: bool,
-}
-
 /// Per-run counters.
-pub(crate) struct RunState {
-    pub(crate) started: Instant,
-    pub(crate) num_turns: u32,
-    pub(crate) api_ms: u64,
-    pub(crate) usage: Usage,
-    pub(crate) denials: Vec<PermissionDenial>,
-    pub(crate) last_stop: Option<StopReason>,
+struct RunState {
+    started: Instant,
+    num_turns: u32,
+    api_ms: u64,
+    usage: Usage,
+    denials: Vec<PermissionDenial>,
+    last_stop: Option<StopReason>,
     /// Text of answers continued after max_tokens, joined.
-    pub(crate) text_prefix: String,
-    pub(crate) continuations: u32,
-    pub(crate) max_tokens: u32,
-    pub(crate) merge_next_assistant: bool,
-    pub(crate) stop_hook_active: bool,
+    text_prefix: String,
+    continuations: u32,
+    max_tokens: u32,
+    merge_next_assistant: bool,
+    stop_hook_active: bool,
     /// Continuations forced by Stop hooks in a row.
-    pub(crate) stop_continuations: u32,
+    stop_continuations: u32,
     /// What a slash command changed for this turn (grants, model).
-    pub(crate) command: crate::commands::turn::TurnCommand,
+    command: crate::commands::turn::TurnCommand,
     /// Failing calls sent again and again ([`crate::loop_guard`]).
-    pub(crate) loop_guard: crate::loop_guard::LoopGuard,
+    loop_guard: crate::loop_guard::LoopGuard,
     /// One retry after a server's context-size error ([`crate::overflow`]).
-    pub(crate) overflow: crate::overflow::OverflowRetry,
+    overflow: crate::overflow::OverflowRetry,
     /// Structured output's attempts ([`crate::structured`]).
-    pub(crate) structured: crate::structured::Attempts,
+    structured: crate::structured::Attempts,
     /// The valid structured output, once given.
-    pub(crate) structured_output: Option<Value>,
+    structured_output: Option<Value>,
 }
 
 /// How a run ended (before it becomes a result frame).
-pub(crate) enum End {
+enum End {
     Completed(String),
     MaxTurns,
     Budget(f64),
@@ -457,9 +441,13 @@ async fn run_loop(
                     .into_inner()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 core.collect_subagent_costs(&mut st.usage);
+                // The client may have chosen the next mode while approving; otherwise default.
+                let switched =
+                    switched.filter(|_| io.live.borrow().mode == crate::PermissionMode::Plan);
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
+                    sink.mode_changed(mode.as_str());
                     sink.send(crate::Event::ModeChanged(mode));
                     sink.notice(
                         "permission_mode",
@@ -475,7 +463,7 @@ async fn run_loop(
                     .loop_guard
                     .observe(&tool_uses, &mut results, &core.ctx)
                     .await;
-                let structured_calls = crate::structured::calls(core, &tool_uses, &results);
+                let structured_calls = structured_calls(core, &tool_uses, &results);
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {
@@ -483,7 +471,7 @@ async fn run_loop(
                         st.denials.push(d);
                     }
                     let block = ContentBlock::ToolResult(r.block);
-                    let frame = user_frame(
+                    let frame = crate::frames::user_frame(
                         Message::blocks(Role::User, vec![block.clone()]),
                         r.structured.clone(),
                         sink,
@@ -621,6 +609,37 @@ async fn run_loop(
     }
 }
 
+/// The round's `StructuredOutput` calls, valid (their input) or not (the error sent back), in
+/// request order; `None` when the session has no structured output.
+fn structured_calls(
+    core: &Core,
+    tool_uses: &[ToolUseBlock],
+    results: &[crate::dispatch::CallResult],
+) -> Option<Vec<Result<Value, String>>> {
+    if core.config.json_schema.is_none() || core.config.subagent.is_some() {
+        return None;
+    }
+    Some(
+        tool_uses
+            .iter()
+            .zip(results)
+            .filter(|(call, _)| call.name == crate::structured::STRUCTURED_OUTPUT)
+            .map(|(call, r)| {
+                if r.block.is_error == Some(true) {
+                    Err(r
+                        .block
+                        .content
+                        .as_ref()
+                        .map(crate::structured::result_text)
+                        .unwrap_or_default())
+                } else {
+                    Ok(call.input.clone())
+                }
+            })
+            .collect(),
+    )
+}
+
 /// A notice for each background command that ended since the model last heard of it (the
 /// main session's loop only), as Claude Code's `<task-notification>`.
 fn background_notices(core: &Core) -> Vec<ContentBlock> {
@@ -666,4 +685,171 @@ fn background_tasks(ctx: &skiff_tools::ToolContext) -> Value {
             })
         })
         .collect()
+}
+
+/// Name a file checkpoint after a user frame, so a host can rewind to it.
+fn mark_frame(core: &Core, frame: &SdkMessage) {
+    if let SdkMessage::User(u) = frame {
+        core.ctx.changes.mark(&u.uuid);
+    }
+}
+
+fn init_frame(core: &Core) -> SdkMessage {
+    // The TypeScript SDK's type has these arrays (`plugins` is set when plugins are loaded).
+    let mut extra = core.config.init_extra.clone();
+    extra.insert(
+        "skills".into(),
+        Value::from(core.config.commands.skill_names()),
+    );
+    for key in ["skills", "plugins"] {
+        extra.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    }
+    extra.insert("skiff_version".into(), SKIFF_VERSION.into());
+    SdkMessage::System(SystemMessage::Init(SystemInit {
+        cwd: core.config.cwd.display().to_string(),
+        session_id: core.config.session_id.clone(),
+        tools: core.tools.names(),
+        mcp_servers: core.mcp_servers.clone(),
+        model: core.config.model.clone(),
+        permission_mode: core.config.permission_mode.as_str().to_owned(),
+        slash_commands: core.config.commands.slash_command_names(),
+        api_key_source: core.config.api_key_source.clone(),
+        claude_code_version: COMPAT_VERSION.to_owned(),
+        output_style: "default".to_owned(),
+        agents: core.config.agents.iter().map(|a| a.name.clone()).collect(),
+        uuid: new_uuid(),
+        extra,
+    }))
+}
+
+fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> ResultMessage {
+    let changes: Vec<Value> = core
+        .ctx
+        .changes
+        .take()
+        .into_iter()
+        .filter_map(|c| serde_json::to_value(c).ok())
+        .collect();
+    let (subtype, is_error, result, errors, terminal, status) = match end {
+        End::Completed(text) => (
+            ResultSubtype::Success,
+            false,
+            Some(text),
+            vec![],
+            "completed",
+            None,
+        ),
+        End::MaxTurns => (
+            ResultSubtype::ErrorMaxTurns,
+            true,
+            None,
+            vec![format!(
+                "Reached maximum number of turns ({})",
+                core.config.max_turns.unwrap_or_default()
+            )],
+            "max_turns",
+            None,
+        ),
+        End::Budget(b) => (
+            ResultSubtype::ErrorMaxBudgetUsd,
+            true,
+            None,
+            vec![format!("Reached maximum budget (${b})")],
+            "budget_exhausted",
+            None,
+        ),
+        End::Interrupted { during_tools } => {
+            let note = if during_tools {
+                "[Request interrupted by user for tool use]"
+            } else {
+                "[Request interrupted by user]"
+            };
+            // In the conversation too: the model's next request knows it was stopped.
+            core.conversation.repair();
+            core.conversation
+                .push_user(vec![ContentBlock::text(note)], &[]);
+            sink.emit(crate::frames::user_frame(
+                Message::user_text(note),
+                None,
+                sink,
+            ));
+            (
+                ResultSubtype::ErrorDuringExecution,
+                true,
+                None,
+                vec!["Interrupted by user".to_owned()],
+                if during_tools {
+                    "aborted_tools"
+                } else {
+                    "aborted_streaming"
+                },
+                None,
+            )
+        }
+        // Never `success`: a run that ends on an error says so in its subtype.
+        End::ApiError(e) => {
+            let text = e.to_string();
+            let terminal = if e.context_overflow().is_some() {
+                "prompt_too_long"
+            } else {
+                "api_error"
+            };
+            (
+                ResultSubtype::ErrorDuringExecution,
+                true,
+                Some(text.clone()),
+                vec![text],
+                terminal,
+                e.status(),
+            )
+        }
+        End::Loop(repeated) => (
+            ResultSubtype::ErrorLoopDetected,
+            true,
+            None,
+            vec![repeated.message()],
+            "loop_detected",
+            None,
+        ),
+        End::Failed(text) => (
+            ResultSubtype::ErrorDuringExecution,
+            true,
+            None,
+            vec![text],
+            "error",
+            None,
+        ),
+        End::StructuredRetries(text) => (
+            ResultSubtype::ErrorMaxStructuredOutputRetries,
+            true,
+            None,
+            vec![text],
+            "structured_output_retry_exhausted",
+            None,
+        ),
+    };
+    let mut extra = JsonMap::new();
+    if let Some(value) = st.structured_output.clone() {
+        extra.insert("structured_output".into(), value);
+    }
+    ResultMessage {
+        subtype,
+        is_error,
+        duration_ms: st.started.elapsed().as_millis() as u64,
+        duration_api_ms: st.api_ms,
+        num_turns: st.num_turns,
+        result,
+        stop_reason: st.last_stop.as_ref().map(|s| s.as_str().to_owned()),
+        session_id: core.config.session_id.clone(),
+        uuid: new_uuid(),
+        total_cost_usd: core.costs.total_cost_usd,
+        usage: st.usage.clone(),
+        model_usage: core.costs.per_model.clone(),
+        permission_denials: st.denials.clone(),
+        errors,
+        api_error_status: status,
+        terminal_reason: Some(terminal.to_owned()),
+        changes,
+        extra,
+    }
 }

@@ -10,6 +10,7 @@ pub mod cloud;
 mod credential;
 mod error;
 mod http;
+mod http_errors;
 pub mod openai;
 mod overflow;
 mod pricing;

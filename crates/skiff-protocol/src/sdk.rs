@@ -43,6 +43,8 @@ pub enum SystemMessage {
     HookStarted(HookStarted),
     /// A hook command finished (or failed, or timed out).
     HookResponse(HookResponse),
+    /// The session's state: sent after every permission mode change.
+    Status(StatusFrame),
     /// The run switched to the fallback model (`--fallback-model`).
     ModelFallback(ModelFallback),
     /// A subtype this version does not know.
@@ -141,6 +143,25 @@ pub struct CompactMetadata {
     pub trigger: String,
     /// Context tokens before compaction.
     pub pre_tokens: u64,
+}
+
+/// `system/status`: `status` is what the session is doing (`requesting`, `compacting`, or
+/// `null`), `permissionMode` the mode after a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusFrame {
+    /// What the session is doing (`null` after a mode change).
+    pub status: Option<String>,
+    /// The permission mode, after a change.
+    #[serde(
+        rename = "permissionMode",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub permission_mode: Option<String>,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
 }
 
 /// `system/model_fallback`: the turn goes on with the configured fallback model because the

@@ -2,7 +2,7 @@
 //! before the session starts: `agents` (subagent types for the Task tool, like `--agents`),
 //! `jsonSchema` (structured output, like `--json-schema`), `systemPrompt` and
 //! `appendSystemPrompt` (the TypeScript SDK's); and what the `initialize` answer lists: the
-//! commands a host can send and the agents; and the `can_use_tool` request skiff sends a host.
+//! commands a host can send and the agents.
 
 use serde_json::{Value, json};
 use skiff_core::Agent;
@@ -119,72 +119,6 @@ pub fn agents(list: &[AgentDefinition]) -> Vec<Value> {
             v
         })
         .collect()
-}
-
-/// The `can_use_tool` request for an approval (Claude Code's fields: the rule suggestions,
-/// `setMode` acceptEdits for edits and commands, the blocked path, the description, the
-/// reason, the MCP server).
-pub fn can_use_tool(
-    engine: &skiff_core::permissions::PermissionEngine,
-    cwd: &std::path::Path,
-    a: &skiff_core::ApprovalRequest,
-) -> Value {
-    let rules: Vec<Value> = engine
-        .suggest_rules(&a.tool_name, &a.input, skiff_core::PermissionMode::Default)
-        .iter()
-        .map(|rule| match rule.split_once('(') {
-            Some((t, rest)) => {
-                json!({"toolName": t, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
-            }
-            None => json!({"toolName": rule}),
-        })
-        .collect();
-    let suggestions = if rules.is_empty() {
-        Vec::new()
-    } else {
-        vec![
-            json!({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "localSettings"}),
-        ]
-    };
-    let mut req = json!({
-        "subtype": "can_use_tool",
-        "tool_name": a.tool_name,
-        "display_name": a.tool_name,
-        "input": a.input,
-        "permission_suggestions": suggestions,
-        "tool_use_id": a.tool_use_id,
-    });
-    // As Claude Code: edits and commands may also switch the session to acceptEdits;
-    // a file tool names the path it wants.
-    if matches!(
-        a.tool_name.as_str(),
-        "Bash" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit"
-    ) && let Some(list) = req["permission_suggestions"].as_array_mut()
-    {
-        list.push(json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}));
-    }
-    if let Some(path) = a
-        .input
-        .get("file_path")
-        .or_else(|| a.input.get("notebook_path"))
-        .and_then(Value::as_str)
-    {
-        req["blocked_path"] = json!(cwd.join(path).display().to_string());
-    }
-    if let Some(d) = a.input.get("description").and_then(Value::as_str) {
-        req["description"] = json!(d);
-    }
-    if !a.reason.is_empty() {
-        req["decision_reason"] = json!(a.reason);
-    }
-    if let Some(server) = a
-        .tool_name
-        .strip_prefix("mcp__")
-        .and_then(|r| r.split("__").next())
-    {
-        req["mcp_server"] = json!(server);
-    }
-    req
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use skiff_core::hooks::SdkHooks;
-use skiff_core::permissions::rule::{Rule, RuleKind, RuleOrigin};
-use skiff_core::permissions::{AskClient, PermissionEngine, not_granted};
+use skiff_core::permissions::{AskClient, PermissionEngine, PermissionUpdate, not_granted};
 use skiff_core::{
     Agent, Answer, ApprovalAnswer, ApprovalRequest, Event, Op, PermissionMode, Request, RequestId,
     RequestKind, Session, UserInput,
@@ -443,12 +442,8 @@ impl Driver {
                 match mode.parse::<PermissionMode>() {
                     Ok(m) => {
                         let _ = self.session().handle().set_permission_mode(m);
+                        // The session sends `system/status` with the mode.
                         self.out.success(id, json!({"mode": m.as_str()}));
-                        self.out.send(&json!({
-                            "type": "system", "subtype": "status", "status": null,
-                            "permissionMode": m.as_str(), "session_id": self.session_id,
-                            "uuid": skiff_core::frames::new_uuid(),
-                        }));
                     }
                     Err(e) => self.out.error(id, &e.to_string(), None),
                 }
@@ -537,13 +532,7 @@ impl Driver {
         let mut hooks_applied = true;
         let hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
         match self.agent.take() {
-            Some(mut agent) => {
-                // Checked first: a failed initialize changes nothing.
-                if let Err(e) = crate::front::sdk_options::apply(&mut agent, request) {
-                    self.agent = Some(agent);
-                    self.out.error(id, &e, None);
-                    return;
-                }
+            Some(agent) => {
                 let (sdk, warnings) = SdkHooks::from_initialize(&hooks, agent.requester());
                 for w in warnings {
                     eprintln!("Warning: {w}");
@@ -555,6 +544,11 @@ impl Driver {
                 };
                 if let Some(late) = self.sdk_servers(request) {
                     agent = agent.with_late_tools(late);
+                }
+                if let Err(e) = crate::front::sdk_options::apply(&mut agent, request) {
+                    self.agent = Some(agent);
+                    self.out.error(id, &e, None);
+                    return;
                 }
                 self.agent = Some(agent);
             }
@@ -731,62 +725,23 @@ impl Driver {
         }
     }
 
-    /// `updatedPermissions`: rules and mode changes take effect for the rest of the session;
-    /// allow rules meant for the local settings are also written there.
+    /// `updatedPermissions`: rules and mode changes for the rest of the session, applied (and
+    /// saved where their destination says) by the session before the call runs.
     fn apply_updates(&self, updates: &[Value]) {
-        let origin = RuleOrigin {
-            root: self.cwd.clone(),
-            cwd: self.cwd.clone(),
-            home: skiff_core::permissions::rule::home_dir(),
-        };
-        for u in updates {
-            match u.get("type").and_then(Value::as_str) {
-                Some("addRules") => {
-                    let kind = match u.get("behavior").and_then(Value::as_str) {
-                        Some("deny") => RuleKind::Deny,
-                        Some("ask") => RuleKind::Ask,
-                        _ => RuleKind::Allow,
-                    };
-                    let local =
-                        u.get("destination").and_then(Value::as_str) == Some("localSettings");
-                    for r in u
-                        .get("rules")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                    {
-                        let Some(tool) = r.get("toolName").and_then(Value::as_str) else {
-                            continue;
-                        };
-                        let text = match r.get("ruleContent").and_then(Value::as_str) {
-                            Some(c) if !c.is_empty() => format!("{tool}({c})"),
-                            _ => tool.to_owned(),
-                        };
-                        match Rule::parse(&text, &origin) {
-                            Ok(rule) => self.engine.add_rule(kind, rule),
-                            Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
-                        }
-                        if local
-                            && kind == RuleKind::Allow
-                            && let Err(e) =
-                                crate::front::approval::persist_allow_rule(&self.cwd, &text)
-                        {
-                            tracing::warn!(error = %e, "cannot save the rule");
-                        }
-                    }
+        let parsed: Vec<PermissionUpdate> = updates
+            .iter()
+            .filter_map(|u| match PermissionUpdate::from_sdk(u) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    tracing::warn!(error = %e, "permission update not applied");
+                    None
                 }
-                Some("setMode") => {
-                    if let Some(Ok(mode)) = u
-                        .get("mode")
-                        .and_then(Value::as_str)
-                        .map(str::parse::<PermissionMode>)
-                        && let Some(s) = &self.session
-                    {
-                        let _ = s.handle().set_permission_mode(mode);
-                    }
-                }
-                other => tracing::info!(?other, "permission update not applied"),
-            }
+            })
+            .collect();
+        if let Some(s) = &self.session
+            && !parsed.is_empty()
+        {
+            let _ = s.handle().update_permissions(parsed);
         }
     }
 
@@ -803,11 +758,8 @@ impl Driver {
             }
             Event::Request(r) => self.request(r),
             // As Claude Code reports a mode change: a status frame carrying the mode.
-            Event::ModeChanged(mode) => self.out.send(&json!({
-                "type": "system", "subtype": "status", "status": null,
-                "permissionMode": mode.as_str(), "session_id": self.session_id,
-                "uuid": skiff_core::frames::new_uuid(),
-            })),
+            // The session's own `system/status` frame reports it.
+            Event::ModeChanged(_) => {}
             Event::Compacted(Err(e)) => {
                 self.system_error(&format!("/compact failed: {e}"));
             }
@@ -864,7 +816,54 @@ impl Driver {
                     }
                     return;
                 }
-                let req = crate::front::sdk_options::can_use_tool(&self.engine, &self.cwd, &a);
+                let rules =
+                    self.engine
+                        .suggest_rules(&a.tool_name, &a.input, PermissionMode::Default);
+                let suggestions = if rules.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![PermissionUpdate::allow_always(rules).to_sdk()]
+                };
+                let mut req = json!({
+                    "subtype": "can_use_tool",
+                    "tool_name": a.tool_name,
+                    "display_name": a.tool_name,
+                    "input": a.input,
+                    "permission_suggestions": suggestions,
+                    "tool_use_id": a.tool_use_id,
+                });
+                // As Claude Code: edits and commands may also switch the session to acceptEdits;
+                // a file tool names the path it wants.
+                if matches!(
+                    a.tool_name.as_str(),
+                    "Bash" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit"
+                ) && let Some(list) = req["permission_suggestions"].as_array_mut()
+                {
+                    list.push(
+                        json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+                    );
+                }
+                if let Some(path) = a
+                    .input
+                    .get("file_path")
+                    .or_else(|| a.input.get("notebook_path"))
+                    .and_then(Value::as_str)
+                {
+                    req["blocked_path"] = json!(self.cwd.join(path).display().to_string());
+                }
+                if let Some(d) = a.input.get("description").and_then(Value::as_str) {
+                    req["description"] = json!(d);
+                }
+                if !a.reason.is_empty() {
+                    req["decision_reason"] = json!(a.reason);
+                }
+                if let Some(server) = a
+                    .tool_name
+                    .strip_prefix("mcp__")
+                    .and_then(|r| r.split("__").next())
+                {
+                    req["mcp_server"] = json!(server);
+                }
                 self.out.send(
                     &json!({"type": "control_request", "request_id": r.id.0, "request": req}),
                 );

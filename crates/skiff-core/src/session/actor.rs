@@ -14,11 +14,14 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{Op, Status};
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::event::Event;
 use crate::frames::EventSink;
+use crate::live::Live;
+use crate::permissions::{PermissionMode, PermissionStore, PermissionUpdate};
 use crate::requests::Requester;
-use crate::turn_loop::{TurnIo, run_turn};
+use crate::turn_io::TurnIo;
+use crate::turn_loop::run_turn;
 use skiff_tools::changes::RewindReport;
 
 /// What the handle sends: an op, or a question about the state.
@@ -66,6 +69,8 @@ struct Actor {
     live_rx: watch::Receiver<Live>,
     /// The context's breakdown after the running turn's last model call.
     context: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
+    /// Where rule changes go (none: the session's rules cannot change).
+    store: Option<Arc<dyn PermissionStore>>,
 }
 
 /// Run the session until it is shut down or every handle is dropped.
@@ -75,6 +80,7 @@ pub(crate) async fn run(
     sink: EventSink,
     requester: Requester,
     (live, live_rx): (watch::Sender<Live>, watch::Receiver<Live>),
+    store: Option<Arc<dyn PermissionStore>>,
 ) {
     let mut actor = Actor {
         context: Arc::clone(&core.context_snapshot),
@@ -86,6 +92,7 @@ pub(crate) async fn run(
         requester,
         live,
         live_rx,
+        store,
     };
     loop {
         let work = match actor.queue.pop_front() {
@@ -109,7 +116,7 @@ pub(crate) async fn run(
         };
         let busy = matches!(
             work,
-            Work::Op(Op::UserMessage(_) | Op::VerbatimMessage(_) | Op::Compact(_))
+            Work::Op(Op::UserMessage(_) | Op::VerbatimMessage(_) | Op::Compact(_) | Op::Shell(_))
         );
         if busy {
             actor.sink.send(Event::Running);
@@ -139,6 +146,7 @@ impl Actor {
                 }
                 op @ (Op::SetModel(_)
                 | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
                 | Op::SetMaxThinkingTokens(_)
                 | Op::Reply { .. }) => {
                     self.apply_now(op);
@@ -157,7 +165,12 @@ impl Actor {
     fn apply_now(&mut self, op: Op) {
         match op {
             Op::SetModel(model) => self.live.send_modify(|l| l.model = model),
-            Op::SetPermissionMode(mode) => self.live.send_modify(|l| l.mode = mode),
+            Op::SetPermissionMode(mode) => self.set_mode(mode),
+            Op::UpdatePermissions(updates) => {
+                for update in &updates {
+                    self.update_permissions(update);
+                }
+            }
             Op::SetMaxThinkingTokens(tokens) => self.live.send_modify(|l| {
                 l.reasoning.thinking = Some(match tokens {
                     Some(n) if n > 0 => crate::reasoning::ThinkingMode::Budget(n),
@@ -168,6 +181,42 @@ impl Actor {
                 self.requester.resolve(&id, answer);
             }
             _ => {}
+        }
+    }
+
+    /// The mode from the next tool call on; hosts hear of it (`system/status`), as from
+    /// Claude Code after every `set_permission_mode`.
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.live.send_modify(|l| l.mode = mode);
+        self.sink.mode_changed(mode.as_str());
+    }
+
+    /// One permission change: the mode here, rules (and saved modes) through the store.
+    fn update_permissions(&mut self, update: &PermissionUpdate) {
+        if let PermissionUpdate::SetMode { mode, destination } = update {
+            self.set_mode(*mode);
+            if !destination.is_saved() {
+                return;
+            }
+        }
+        let Some(store) = &self.store else {
+            self.sink.notice(
+                "permissions",
+                "warning",
+                "This session's permission rules cannot be changed; the change was not applied.",
+            );
+            return;
+        };
+        match store.apply(update) {
+            Ok(Some(path)) => {
+                self.sink.notice(
+                    "permissions",
+                    "info",
+                    saved(update, &path.display().to_string()),
+                );
+            }
+            Ok(None) => tracing::info!(update = ?update, "permissions changed"),
+            Err(e) => self.sink.notice("permissions", "warning", e),
         }
     }
 
@@ -185,6 +234,7 @@ impl Actor {
             Some(Command::Op(
                 op @ (Op::SetModel(_)
                 | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
                 | Op::SetMaxThinkingTokens(_)
                 | Op::Reply { .. }),
             )) => self.apply_now(op),
@@ -256,6 +306,19 @@ impl Actor {
                 self.sink.send(Event::Compacted(outcome));
             }
             Work::Op(Op::Clear) => core.clear(&self.sink).await,
+            Work::Op(Op::Rewind(n)) => core.rewind_history(n),
+            Work::Op(Op::Shell(command)) => {
+                let cancel = CancellationToken::new();
+                let io = TurnIo {
+                    sink: &self.sink.clone(),
+                    cancel: &cancel,
+                    requester: &self.requester.clone(),
+                    live: &self.live.clone(),
+                    verbatim: true,
+                };
+                let run = crate::user_shell::run(core, command, &io);
+                self.drive(run, &cancel).await;
+            }
             Work::Op(Op::Checkpoint(id)) => core.ctx.changes.mark(&id),
             Work::Rewind { id, dry_run, reply } => {
                 let result = core.ctx.changes.rewind_to(&id, dry_run);
@@ -281,6 +344,29 @@ impl Actor {
                 out = &mut fut => return out,
                 cmd = self.commands.recv(), if self.open => self.busy_command(cmd, cancel),
             }
+        }
+    }
+}
+
+/// What was saved where: `Added Bash(npm test:*) to …/settings.local.json.`
+fn saved(update: &PermissionUpdate, path: &str) -> String {
+    match update {
+        PermissionUpdate::AddRules {
+            rules, behavior, ..
+        } => format!(
+            "Added {} to permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::RemoveRules {
+            rules, behavior, ..
+        } => format!(
+            "Removed {} from permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::SetMode { mode, .. } => {
+            format!("Set permissions.defaultMode to {mode} in {path}.")
         }
     }
 }

@@ -46,6 +46,12 @@ pub enum Op {
     SetModel(String),
     /// Use this permission mode from the next tool call on.
     SetPermissionMode(PermissionMode),
+    /// Change the rules or the mode (a client's "always allow", an SDK host's
+    /// `updatedPermissions`, an approved plan's next mode), at once, even mid-turn: rules go to
+    /// the session's [`crate::permissions::PermissionStore`] (saved where their destination
+    /// says), the mode to the session. Hosts see `system/status` after a mode change and a
+    /// notice for what was saved or could not be applied.
+    UpdatePermissions(Vec<crate::permissions::PermissionUpdate>),
     /// Think with this budget from the next request on (`None` or 0: no thinking), the Agent
     /// SDKs' `set_max_thinking_tokens`.
     SetMaxThinkingTokens(Option<u32>),
@@ -67,6 +73,16 @@ pub enum Op {
     /// this id (a user message's uuid), so that [`SessionHandle::rewind_files`] can put them
     /// back. Needs checkpoints on in the tool context's change log; ignored otherwise.
     Checkpoint(String),
+    /// Go back to before message `n` of the history: only the first `n` messages are kept (a
+    /// rewind to an earlier prompt, recorded in the transcript as a replacement so a resume
+    /// continues from there). The files are put back separately
+    /// ([`SessionHandle::rewind_files`]).
+    Rewind(usize),
+    /// Run a command the user typed (`!cmd`) with the Bash tool, through the same permission
+    /// checks, approvals and hooks as the model's calls, and add it and its output to the
+    /// conversation (`<bash-input>`, `<bash-stdout>`) without a model call; its `user` frame
+    /// carries the output. Queued like a message while a turn runs.
+    Shell(String),
 }
 
 /// A snapshot of the session's state.
@@ -125,6 +141,14 @@ impl SessionHandle {
     /// Switch the permission mode from the next tool call on.
     pub fn set_permission_mode(&self, mode: PermissionMode) -> Result<(), SessionEnded> {
         self.send(Op::SetPermissionMode(mode))
+    }
+
+    /// Change rules or the mode (see [`Op::UpdatePermissions`]).
+    pub fn update_permissions(
+        &self,
+        updates: Vec<crate::permissions::PermissionUpdate>,
+    ) -> Result<(), SessionEnded> {
+        self.send(Op::UpdatePermissions(updates))
     }
 
     /// Answer a request.

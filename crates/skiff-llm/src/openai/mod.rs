@@ -22,12 +22,10 @@ pub(crate) use stream::random_suffix;
 pub use stream::{ChunkError, ChunkTranslator};
 
 use crate::accumulator::StreamAccumulator;
-use crate::anthropic::{
-    Body, ConfigError, apply_event, http_error, same_origin_redirects, transport_error,
-    validate_base_url,
-};
+use crate::anthropic::{Body, ConfigError, apply_event, validate_base_url};
 use crate::attempt::{Flow, SseHandler, sse_attempt};
 use crate::error::AttemptError;
+use crate::http_errors::{http_error, same_origin_redirects, transport_error};
 use crate::provider::{EventStream, Provider, ProviderEvent};
 use crate::retry::{AttemptStream, RetryPolicy, Retrying, retrying};
 use crate::sse::SseEvent;
