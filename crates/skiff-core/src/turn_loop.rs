@@ -510,7 +510,12 @@ async fn run_loop(
                 // many invalid ones end it with an error.
                 if let Some(calls) = structured_calls {
                     use crate::structured::Next;
-                    match st.structured.after_tools(calls) {
+                    let max = core
+                        .config
+                        .json_schema
+                        .as_ref()
+                        .map_or(crate::structured::DEFAULT_MAX_RETRIES, |s| s.max_attempts());
+                    match st.structured.after_tools(calls, max) {
                         Next::Done(value) => {
                             st.structured_output = Some(value);
                             return End::Completed(format!("{}{assistant_text}", st.text_prefix));

@@ -34,7 +34,8 @@ pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
     let schema = match request.get("jsonSchema").filter(|v| !v.is_null()) {
         Some(schema) => Some(
             skiff_core::structured::OutputSchema::new(schema.clone())
-                .map_err(|e| format!("jsonSchema: {e}"))?,
+                .map_err(|e| format!("jsonSchema: {e}"))?
+                .with_max_attempts(max_attempts()),
         ),
         None => None,
     };
@@ -81,6 +82,15 @@ pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
         config.system_prompt.push(text.to_owned());
     }
     Ok(())
+}
+
+/// MAX_STRUCTURED_OUTPUT_RETRIES from skiff's environment, else Claude Code's 5.
+fn max_attempts() -> u32 {
+    crate::session::environment()
+        .get("MAX_STRUCTURED_OUTPUT_RETRIES")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(skiff_core::structured::DEFAULT_MAX_RETRIES)
 }
 
 /// `initialize`'s `commands`: the built-in ones a host can send, the custom commands and
