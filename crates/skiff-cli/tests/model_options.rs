@@ -361,3 +361,32 @@ async fn structured_output_through_an_openai_compatible_server() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--json-schema"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_structured_output_ends_the_run_after_the_attempts_allowed() {
+    let bad = || ScriptTurn::tool_use("StructuredOutput", json!({"n": "x"}));
+    let server = MockServer::start(Script {
+        turns: vec![bad(), bad(), bad()],
+        ..Script::default()
+    })
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = skiff(home.path(), &server.url());
+    cmd.env("MAX_STRUCTURED_OUTPUT_RETRIES", "2")
+        .args(["-p", "x", "--json-schema"])
+        .arg(r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#);
+    let (out, frames) = run(cmd).await;
+    let r = result(&frames, &out);
+    assert_eq!(r["subtype"], "error_max_structured_output_retries", "{r}");
+    assert_eq!(r["terminal_reason"], "structured_output_retry_exhausted");
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to provide valid structured output after 2 attempts"),
+        "{r}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(messages(&server).len(), 2);
+}

@@ -483,6 +483,12 @@ fn agent_config(
                 .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
         );
     }
+    if let Some(schema) = config.json_schema.take() {
+        config.json_schema = Some(match structured_retries(settings) {
+            Some(n) => schema.with_max_attempts(n),
+            None => schema,
+        });
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
@@ -513,6 +519,15 @@ fn agent_config(
     crate::rules::refuse_bypass_as_root(config.permission_mode, env)?;
     apply_context_settings(settings, &mut config);
     Ok(config)
+}
+
+/// MAX_STRUCTURED_OUTPUT_RETRIES: the failed StructuredOutput attempts allowed.
+pub fn structured_retries(settings: &Settings) -> Option<u32> {
+    settings
+        .lookup
+        .get("MAX_STRUCTURED_OUTPUT_RETRIES")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
 }
 
 /// `--system-prompt` or `--system-prompt-file`.

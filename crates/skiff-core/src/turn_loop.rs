@@ -389,6 +389,9 @@ async fn run_loop(
         let assistant_text = msg.text();
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
+        if let Ok(mut snapshot) = core.context_snapshot.lock() {
+            *snapshot = Some(core.context_usage());
+        }
         // [hook: budget] Past the budget after this call: nothing more runs.
         if let Some(budget) = crate::budget::exceeded(core) {
             crate::budget::answer_not_run(core, &tool_uses, budget, sink);
@@ -507,7 +510,12 @@ async fn run_loop(
                 // many invalid ones end it with an error.
                 if let Some(calls) = structured_calls {
                     use crate::structured::Next;
-                    match st.structured.after_tools(calls) {
+                    let max = core
+                        .config
+                        .json_schema
+                        .as_ref()
+                        .map_or(crate::structured::DEFAULT_MAX_RETRIES, |s| s.max_attempts());
+                    match st.structured.after_tools(calls, max) {
                         Next::Done(value) => {
                             st.structured_output = Some(value);
                             return End::Completed(format!("{}{assistant_text}", st.text_prefix));
