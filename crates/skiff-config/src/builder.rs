@@ -133,8 +133,15 @@ impl SessionBuilder {
         let sandbox =
             SessionSandbox::new(&settings, &cwd, roots, self.helper.as_deref(), warnings)?;
         let mut tools = ToolRegistry::with_builtins();
+        let started = std::time::Instant::now();
         let plugins =
             crate::plugins::session_plugins(&settings, &o.plugin_dirs, &self.env, &cwd, warnings)?;
+        tracing::debug!(
+            plugins = plugins.plugins.len(),
+            micros = started.elapsed().as_micros() as u64,
+            "plugins loaded"
+        );
+        let started = std::time::Instant::now();
         let commands = crate::commands::load(
             o,
             &settings,
@@ -142,6 +149,11 @@ impl SessionBuilder {
             &self.builtins,
             plugins.commands(),
             warnings,
+        );
+        tracing::debug!(
+            commands = commands.commands().len(),
+            micros = started.elapsed().as_micros() as u64,
+            "commands and skills found"
         );
         if let Some(skill) = skiff_core::commands::SkillTool::for_commands(Arc::clone(&commands)) {
             let _ = tools.register(skill);
