@@ -186,8 +186,15 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
     let mut args = args.clone();
     args.trust |= ask_trust(&args);
+    // The terminal UI, or the line REPL on a dumb terminal.
+    let tui = front::tui::supported();
     let built = loop {
-        match session::assemble(&args, skiff_core::DeltaMode::Raw, None, None) {
+        let attempt = if tui {
+            session::assemble_tui(&args, None)
+        } else {
+            session::assemble(&args, skiff_core::DeltaMode::Raw, None, None)
+        };
+        match attempt {
             Ok(built) => break built,
             Err(skiff_config::ConfigError::UnconfirmedBaseUrl(u))
                 if confirm_base_url(&args, &u) =>
@@ -201,6 +208,12 @@ fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<E
     let history = session::environment()
         .skiff_home()
         .map(|home| home.join("history"));
+    if tui {
+        let status_command = workspace_dir(args)
+            .and_then(|cwd| session::settings(args, &cwd).ok())
+            .and_then(|s| s.status_line.map(|c| c.value));
+        return front::tui::run_tui(runtime, args, built, history, status_command);
+    }
     front::repl::run_repl(runtime, args, built, history)
 }
 

@@ -39,13 +39,8 @@ fn workspace(dir: &Path) {
 }
 
 fn skiff(home: &Path, cwd: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("SKIFF_SANDBOX", "off")
-        .current_dir(cwd);
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("SKIFF_SANDBOX", "off").current_dir(cwd);
     c
 }
 
@@ -892,7 +887,9 @@ async fn an_interrupted_call_is_interrupted_again() {
         "{rec:#}"
     );
     assert_eq!(rec["results"][0]["structured"]["interrupted"], true);
-    assert_eq!(rec["inputs"].as_array().unwrap().len(), 2);
+    // The prompt, the interrupt's "[Request interrupted by user]" (kept in the conversation
+    // as with Claude Code) and "go on".
+    assert_eq!(rec["inputs"].as_array().unwrap().len(), 3, "{rec:#}");
 
     let fresh = root.path().join("fresh");
     workspace(&fresh);

@@ -59,6 +59,7 @@ pub struct SessionBuilder {
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
     helper: Option<PathBuf>,
     builtins: Vec<String>,
+    checkpoints: bool,
 }
 
 impl SessionBuilder {
@@ -72,7 +73,16 @@ impl SessionBuilder {
             files: None,
             helper: None,
             builtins: Vec::new(),
+            checkpoints: false,
         }
+    }
+
+    /// Keep a journal of what Write and Edit change, so that the files can be rewound to a
+    /// checkpoint (the terminal UI's rewind; the Agent SDKs turn it on with
+    /// `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING`).
+    pub fn file_checkpoints(mut self, on: bool) -> Self {
+        self.checkpoints = on;
+        self
     }
 
     /// The front end's own slash command names (`/help`, `/clear`, …): custom commands and
@@ -191,7 +201,7 @@ impl SessionBuilder {
             &cwd,
         );
         let session = crate::sessions::plan_session(o, &self.env, &cwd, Some(record), warnings)?;
-        let (ctx, engine, workspace_dirs) = tool_context(
+        let (mut ctx, engine, workspace_dirs) = tool_context(
             &cwd,
             add_dirs,
             session.tool_results_dir.clone(),
@@ -201,6 +211,15 @@ impl SessionBuilder {
             self.files,
             &self.env,
         )?;
+        // Started through a symlink to the workspace: its paths are the workspace's too.
+        ctx.guard = Arc::new(
+            (*ctx.guard)
+                .clone()
+                .with_aliases(&workspace_spellings(o, &self.env)),
+        );
+        if self.checkpoints {
+            ctx.changes.enable_checkpoints();
+        }
         let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         if !o.strict_mcp_config {
             let lookup = |k: &str| {
@@ -261,10 +280,13 @@ impl SessionBuilder {
         );
         let checker = permission_checker(&settings, &sandbox, &engine, &cwd);
         let sandbox_text = sandbox.text(&settings, &cwd);
+        let store =
+            crate::settings_writer::SettingsStore::new(Arc::clone(&engine), &cwd, self.env.home());
         let mut agent = Agent::new(config, built.provider, tools, ctx)
             .with_session(session.store)
             .with_history(session.history)
-            .with_permissions(checker);
+            .with_permissions(checker)
+            .with_permission_store(Arc::new(store));
         if let Some(hooks) =
             crate::rules::command_hooks(&settings, &cwd, extra_env, &plugins, warnings)
         {
@@ -283,6 +305,17 @@ impl SessionBuilder {
             plugins,
             warnings: Vec::new(),
         })
+    }
+}
+
+/// How the user spelled the workspace, when it may differ from its canonical path: `--cwd` as
+/// given, else the shell's `PWD` (the directory skiff was started from, symlinks kept).
+fn workspace_spellings(o: &Overrides, env: &Environment) -> Vec<PathBuf> {
+    let here = std::env::current_dir().ok();
+    match &o.cwd {
+        Some(d) if d.is_absolute() => vec![d.clone()],
+        Some(d) => here.map(|h| h.join(d)).into_iter().collect(),
+        None => env.get("PWD").map(PathBuf::from).into_iter().collect(),
     }
 }
 
@@ -427,9 +460,11 @@ fn agent_config(
         },
         &EnvironmentInfo::detect(cwd, &env_model),
     );
+    let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {
         system_prompt,
-        memory: memory(settings, cwd, warnings),
+        memory,
+        memory_files,
         max_turns: settings.max_turns.as_ref().map(|t| t.value),
         max_budget_usd: o.max_budget_usd,
         session_id: session.session_id.clone(),
@@ -452,10 +487,19 @@ fn agent_config(
     if let Some(model) = crate::provider::default_model(backend, settings)? {
         config.model = model;
     }
+    config.reasoning = crate::reasoning::reasoning(o, settings)?;
+    config.fallback_model = crate::reasoning::fallback_model(o, &config.model)?;
+    if let Some(text) = o.json_schema.as_deref().filter(|t| !t.trim().is_empty()) {
+        config.json_schema = Some(
+            skiff_core::structured::OutputSchema::parse(text)
+                .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
+        );
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
         config.model = cloud.map_model(&config.model);
+        config.fallback_model = config.fallback_model.map(|f| cloud.map_model(&f));
         let small = config
             .small_model
             .as_deref()
@@ -507,9 +551,13 @@ fn appended_prompt_text(o: &Overrides) -> Result<Option<String>> {
     )
 }
 
-/// CLAUDE.md and its relatives as the memory reminder; an untrusted workspace's imports stay
-/// inside it (and the user's own directories).
-fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option<String> {
+/// CLAUDE.md and its relatives as the memory reminder, and what each file weighs; an untrusted
+/// workspace's imports stay inside it (and the user's own directories).
+fn memory(
+    settings: &Settings,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> (Option<String>, Vec<skiff_core::context_usage::MemoryUsage>) {
     let mut memory_options = MemoryOptions::from_env();
     if !settings.trusted {
         let mut roots = vec![cwd.to_path_buf()];
@@ -519,7 +567,15 @@ fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option
     }
     let (memory_files, skipped) = load_memory_checked(cwd, &memory_options);
     warnings.extend(skipped);
-    memory_reminder(&memory_files)
+    let usage = memory_files
+        .iter()
+        .map(|f| skiff_core::context_usage::MemoryUsage {
+            path: f.path.display().to_string(),
+            kind: format!("{:?}", f.label),
+            tokens: skiff_core::tokens::estimate_bytes(f.content.len()),
+        })
+        .collect();
+    (memory_reminder(&memory_files), usage)
 }
 
 /// As Claude Code's sandbox mode: commands run without approval while the sandbox contains

@@ -28,11 +28,13 @@ pub mod mcp;
 pub mod overrides;
 pub mod plugins;
 pub mod provider;
+pub mod reasoning;
 pub mod rules;
 pub mod sandbox_gate;
 pub mod sandbox_setup;
 pub mod sessions;
 pub mod settings;
+pub mod settings_writer;
 #[cfg(test)]
 mod test_argv;
 pub mod tool_host;

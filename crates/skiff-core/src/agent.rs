@@ -10,18 +10,17 @@ use tokio::sync::mpsc;
 
 use crate::config::AgentConfig;
 use crate::conversation::Conversation;
-use crate::core::Core;
-use crate::cost::CostTracker;
+use crate::core::{Core, CoreParts};
 use crate::event::{DeltaMode, Event};
 use crate::frames::EventSink;
 use crate::hooks::{HookRunner, NoHooks};
 use crate::late_tools::LateTools;
 use crate::permissions::{AllowAll, Approver, DenyAsks, PermissionChecker};
-use crate::request::RequestTemplate;
 use crate::requests::Requester;
 use crate::session::Session;
 use crate::store::{NoSession, SessionStore};
-use crate::subagent::task_tool::{SubagentEnv, TASK_TOOL, TaskTool};
+use crate::subagent::env::{SubagentEnv, TASK_TOOL};
+use crate::subagent::task_tool::TaskTool;
 
 /// The parts of a session, before it starts.
 pub struct Agent {
@@ -36,6 +35,8 @@ pub struct Agent {
     history: Vec<Message>,
     /// Tools still on their way (MCP servers connecting).
     late_tools: Vec<LateTools>,
+    /// Where the session's rule changes go.
+    permission_store: Option<Arc<dyn crate::permissions::PermissionStore>>,
     /// The session's event channel, made here so that seams can get a [`Requester`] before
     /// the session starts.
     events: (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>),
@@ -85,6 +86,7 @@ impl Agent {
             store: Arc::new(NoSession),
             history: Vec::new(),
             late_tools: Vec::new(),
+            permission_store: None,
             events: (tx, rx),
             requester,
         }
@@ -119,6 +121,16 @@ impl Agent {
     /// session's client with a request).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
+        self
+    }
+
+    /// Where [`crate::session::Op::UpdatePermissions`] rule changes go (and are saved); without
+    /// one, rules cannot change while the session runs.
+    pub fn with_permission_store(
+        mut self,
+        store: Arc<dyn crate::permissions::PermissionStore>,
+    ) -> Self {
+        self.permission_store = Some(store);
         self
     }
 
@@ -168,7 +180,8 @@ impl Agent {
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
-        let (live_tx, live_rx) = tokio::sync::watch::channel(crate::core::Live {
+        let (live_tx, live_rx) = tokio::sync::watch::channel(crate::live::Live {
+            reasoning: self.config.reasoning.clone(),
             model: self.config.model.clone(),
             mode: self.config.permission_mode,
         });
@@ -196,18 +209,12 @@ impl Agent {
             tools.register_alias("Agent", TASK_TOOL, &[]);
             Some(env)
         };
-        let mut definitions = tools.definitions();
-        if self.config.compact_tools {
-            crate::request::compact_descriptions(&mut definitions);
+        // Structured output: the main conversation's own tool (subagents do not get it).
+        if let Some(schema) = &self.config.json_schema {
+            let tool: Arc<dyn skiff_tools::Tool> =
+                Arc::new(crate::structured::StructuredOutputTool::new(schema.clone()));
+            let _ = tools.register(tool);
         }
-        let template = RequestTemplate::new(
-            self.config.model.clone(),
-            self.config.max_tokens,
-            self.config.temperature,
-            &self.config.system_prompt,
-            definitions,
-            self.config.prompt_caching,
-        );
         let price = self.config.price;
         // Tools' side calls (WebFetch) go to the provider's small model unless the caller
         // gave the context a side model of its own.
@@ -218,33 +225,27 @@ impl Agent {
         // E.g. the server's prices and context window, looked up while the first call goes.
         self.provider.prepare(&self.config.model);
         let resumed = !self.history.is_empty();
-        let core = Core {
+        let core = Core::new(CoreParts {
             conversation: Conversation::with_history(self.store, self.history),
             config: self.config,
             provider: self.provider,
-            base_tools: Arc::new(tools.clone()),
-            tools: Arc::new(tools),
+            tools,
             ctx,
             permissions: self.permissions,
             approver: self.approver,
             hooks: self.hooks,
-            costs: CostTracker::with_price(price),
-            template,
-            prompt_id: None,
+            price,
             session_source: Some(if resumed { "resume" } else { "startup" }),
-            session_started: false,
             late_tools: self.late_tools,
-            mcp: Vec::new(),
-            mcp_generation: Some(0),
-            mcp_servers: Vec::new(),
             subagents,
-        };
+        });
         let task = tokio::spawn(crate::session::actor_run(
             core,
             cmd_rx,
             sink,
             requester,
             (live_tx, live_rx),
+            self.permission_store,
         ));
         Session::new(cmd_tx, ev_rx, task, session_id)
     }

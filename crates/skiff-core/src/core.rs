@@ -13,17 +13,10 @@ use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
 use crate::hooks::{HookCommon, HookRunner};
-use crate::permissions::{Approver, PermissionChecker, PermissionMode};
+use crate::live::Live;
+use crate::permissions::{Approver, PermissionChecker};
 use crate::request::RequestTemplate;
-
-/// Settings a client may change while a turn runs; the turn reads them before each request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Live {
-    /// Model of the next request.
-    pub model: String,
-    /// Permission mode of the next tool calls.
-    pub mode: PermissionMode,
-}
+use crate::subagent::env::SubagentEnv;
 
 /// What context management uses besides the conversation itself.
 pub(crate) struct ContextEnv<'a> {
@@ -86,10 +79,115 @@ pub(crate) struct Core {
     /// MCP server statuses, once known.
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
-    pub subagents: Option<Arc<crate::subagent::task_tool::SubagentEnv>>,
+    pub subagents: Option<Arc<SubagentEnv>>,
+    /// Notes for the user not yet shown (what the model in use leaves out of the reasoning
+    /// options), and the ones shown already (each is shown once).
+    pub notes: Notes,
+    /// The usage the API reported for the last request.
+    pub last_usage: Option<skiff_protocol::Usage>,
+}
+
+/// What a [`Core`] is made of; [`Core::new`] derives the rest (the request template, costs).
+pub(crate) struct CoreParts {
+    pub config: AgentConfig,
+    pub provider: Arc<dyn Provider>,
+    pub tools: ToolRegistry,
+    pub ctx: ToolContext,
+    pub permissions: Arc<dyn PermissionChecker>,
+    pub approver: Arc<dyn Approver>,
+    pub hooks: Arc<dyn HookRunner>,
+    pub conversation: Conversation,
+    /// The model's prices (`None`: the provider's table).
+    pub price: Option<skiff_llm::ModelInfo>,
+    /// The SessionStart source before the first prompt (none for a subagent).
+    pub session_source: Option<&'static str>,
+    /// Tools still on their way (MCP servers connecting).
+    pub late_tools: Vec<crate::late_tools::LateTools>,
+    /// What the `Task` tool's subagents start from.
+    pub subagents: Option<Arc<SubagentEnv>>,
+}
+
+/// Notices for the user, each shown once.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    pending: Vec<String>,
+    shown: std::collections::HashSet<String>,
+}
+
+impl Notes {
+    /// Keep `notes` for the next [`Notes::emit`].
+    pub fn add(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.pending.extend(notes);
+    }
+
+    /// Show the pending notes not shown before, as warnings of `kind`.
+    pub fn emit(&mut self, sink: &EventSink, kind: &str) {
+        for note in std::mem::take(&mut self.pending) {
+            if self.shown.insert(note.clone()) {
+                sink.notice(kind, "warning", note);
+            }
+        }
+    }
 }
 
 impl Core {
+    /// The one way a session or a subagent gets its core: the request template from the
+    /// configuration and the tools (their descriptions compacted when configured).
+    pub fn new(parts: CoreParts) -> Self {
+        let CoreParts {
+            config,
+            provider,
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            conversation,
+            price,
+            session_source,
+            late_tools,
+            subagents,
+        } = parts;
+        let mut definitions = tools.definitions();
+        if config.compact_tools {
+            crate::request::compact_descriptions(&mut definitions);
+        }
+        let template = RequestTemplate::new(
+            config.model.clone(),
+            config.max_tokens,
+            config.temperature,
+            &config.system_prompt,
+            definitions,
+            config.prompt_caching,
+        );
+        let tools = Arc::new(tools);
+        let mut core = Self {
+            conversation,
+            config,
+            provider,
+            base_tools: Arc::clone(&tools),
+            tools,
+            ctx,
+            permissions,
+            approver,
+            hooks,
+            costs: CostTracker::with_price(price),
+            template,
+            prompt_id: None,
+            session_source,
+            session_started: false,
+            late_tools,
+            mcp: Vec::new(),
+            mcp_generation: Some(0),
+            mcp_servers: Vec::new(),
+            subagents,
+            notes: Notes::default(),
+            last_usage: None,
+        };
+        core.apply_reasoning();
+        core
+    }
+
     /// Wait for tools still on their way and add them (before the first request).
     pub async fn receive_late_tools(&mut self) {
         if self.late_tools.is_empty() {
@@ -130,8 +228,23 @@ impl Core {
             tracing::info!(from = %self.config.model, to = %live.model, "model switched");
             self.config.model.clone_from(&live.model);
             self.template.model.clone_from(&live.model);
+            self.apply_reasoning();
+        }
+        if self.config.reasoning != live.reasoning {
+            self.config.reasoning.clone_from(&live.reasoning);
+            self.apply_reasoning();
+        }
+        if self.config.permission_mode != live.mode {
+            self.conversation.note_mode(live.mode.as_str());
         }
         self.config.permission_mode = live.mode;
+    }
+
+    /// What the requests of the model in use carry for the session's thinking and effort.
+    pub fn apply_reasoning(&mut self) {
+        let chat = self.provider.history_encoding() == skiff_llm::openai::CHAT_ENCODING;
+        let notes = self.template.set_reasoning(&self.config.reasoning, chat);
+        self.notes.add(notes);
     }
 
     /// The fields every hook input starts with.
@@ -202,6 +315,22 @@ impl Core {
         self.conversation.clear();
         self.ctx.files.clear();
         self.session_source = Some("clear");
+    }
+
+    /// Keep only the first `n` messages (a rewind); the files read before are forgotten, so
+    /// the model reads them again before editing. Back to no message, the memory goes with the
+    /// next prompt again.
+    pub fn rewind_history(&mut self, n: usize) {
+        if n >= self.conversation.len() {
+            return;
+        }
+        if n == 0 {
+            self.conversation.clear();
+        } else {
+            let kept = self.conversation.messages()[..n].to_vec();
+            self.conversation.replace(kept);
+        }
+        self.ctx.files.clear();
     }
 
     /// Fire SessionEnd once for a started session.

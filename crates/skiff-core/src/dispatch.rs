@@ -66,6 +66,8 @@ pub struct Dispatcher<'a> {
     pub hook_common: HookCommon,
     /// Set when a hook said `continue: false`: the run ends after these calls, for this reason.
     pub hook_stop: std::sync::Mutex<Option<String>>,
+    /// Send running commands' output as [`crate::Event::ToolOutput`] as it comes.
+    pub tool_output: bool,
 }
 
 /// The outcome of one call.
@@ -293,7 +295,7 @@ impl Dispatcher<'_> {
                             }
                         }
                         if call.name == "ExitPlanMode" {
-                            self.leave_plan_mode(&mut input);
+                            self.leave_plan_mode();
                         }
                     }
                     ApprovalAnswer::Deny { message, interrupt } => {
@@ -317,25 +319,15 @@ impl Dispatcher<'_> {
         slot.get_or_insert(reason);
     }
 
-    /// An approved plan: the session leaves plan mode for the mode the approver chose
-    /// (`mode` in the updated input, a client's extension; `default` otherwise).
-    fn leave_plan_mode(&self, input: &mut Value) {
-        let chosen = input
-            .as_object_mut()
-            .and_then(|o| o.remove("mode"))
-            .and_then(|m| m.as_str().and_then(|m| m.parse::<PermissionMode>().ok()));
-        if self.mode != PermissionMode::Plan && chosen.is_none() {
+    /// An approved plan: the session leaves plan mode — for the mode the client chose with
+    /// [`crate::session::Op::UpdatePermissions`] before answering, `default` otherwise.
+    fn leave_plan_mode(&self) {
+        if self.mode != PermissionMode::Plan {
             return;
         }
-        let mode = chosen.unwrap_or(PermissionMode::Default);
-        let mode = if mode == PermissionMode::Plan {
-            PermissionMode::Default
-        } else {
-            mode
-        };
         match self.switched_mode.lock() {
-            Ok(mut m) => *m = Some(mode),
-            Err(p) => *p.into_inner() = Some(mode),
+            Ok(mut m) => *m = Some(PermissionMode::Default),
+            Err(p) => *p.into_inner() = Some(PermissionMode::Default),
         }
     }
 
@@ -420,6 +412,16 @@ impl Dispatcher<'_> {
     ) -> CallResult {
         let mut ctx = self.ctx.with_cancel(cancel.child_token());
         ctx.tool_use_id = Some(std::sync::Arc::from(call.id.as_str()));
+        if self.tool_output {
+            let sink = self.sink.clone();
+            let id = call.id.clone();
+            ctx.output = Some(skiff_tools::OutputTap::new(move |text| {
+                sink.send(crate::Event::ToolOutput {
+                    tool_use_id: id.clone(),
+                    text: text.to_owned(),
+                });
+            }));
+        }
         // A sandboxed command's connection to a host not allowed yet is asked about here.
         if self.approver.asks() {
             ctx.network_approver = Some(std::sync::Arc::new(

@@ -7,8 +7,8 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::StreamError;
-use crate::anthropic::{error_chain, http_error, transport_error};
 use crate::error::AttemptError;
+use crate::http_errors::{error_chain, http_error, transport_error};
 use crate::provider::ProviderEvent;
 use crate::sse::{SseDecoder, SseEvent};
 

@@ -12,8 +12,20 @@ use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use skiff_tools::McpPromptArgument;
 
-use crate::client::ListedTool;
 use crate::watch::{List, Stale};
+
+/// One tool a server offers, as listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its input schema.
+    pub input_schema: serde_json::Value,
+    /// The server says it only reads (`annotations.readOnlyHint`).
+    pub read_only_hint: bool,
+}
 
 /// A prompt a server offers, as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,28 +8,12 @@ use serde_json::{Value, json};
 use skiff_protocol::{ContentBlock, ToolResultContent};
 use skiff_tools::{Tool, ToolContext, ToolOutput};
 
-use crate::client::{CallError, ListedTool, Server};
+use crate::client::{CallError, Server};
+use crate::naming::tool_name;
+use crate::offer::ListedTool;
 
 /// Longest description sent to the model (Claude Code cuts MCP descriptions at 2,048).
 const MAX_DESCRIPTION: usize = 2048;
-
-/// The name the model calls a server's tool by: `mcp__<server>__<tool>`, with characters the
-/// API does not accept in tool names replaced by `_` (as Claude Code does).
-pub fn tool_name(server: &str, tool: &str) -> String {
-    format!("mcp__{}__{}", normalize(server), normalize(tool))
-}
-
-fn normalize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
 
 /// One MCP tool.
 pub struct McpTool {
@@ -192,15 +176,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn names_follow_claude_code() {
-        assert_eq!(tool_name("demo", "add"), "mcp__demo__add");
-        assert_eq!(
-            tool_name("my server", "get.thing"),
-            "mcp__my_server__get_thing"
-        );
-    }
 
     #[test]
     fn text_images_resources_and_errors_map_to_blocks() {

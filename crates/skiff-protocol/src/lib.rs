@@ -11,9 +11,10 @@ mod error;
 mod history;
 pub mod recording;
 mod request;
+pub mod request_checks;
 mod response;
 pub mod script;
-mod script_cursor;
+pub mod script_cursor;
 pub mod sdk;
 mod stream;
 

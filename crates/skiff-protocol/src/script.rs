@@ -4,8 +4,6 @@
 //! drives a test also drives `skiff --provider script`. Rendering a turn into SSE events is a pure
 //! function here; serving them over HTTP lives in `skiff-testkit`.
 
-pub use crate::script_cursor::{ScriptCursor, Step};
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

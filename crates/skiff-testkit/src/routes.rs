@@ -16,7 +16,7 @@ use crate::recording::RecordedRequest;
 use crate::shared::Shared;
 use crate::sse::{Dialect, Frames};
 use crate::streaming::{Ending, OpenStreamGuard, StreamPlan};
-use skiff_protocol::script::Step;
+use skiff_protocol::script_cursor::Step;
 
 /// Largest request body read (bigger bodies are cut off and answered 413).
 const MAX_BODY_BYTES: usize = 256 * 1024 * 1024;
@@ -129,9 +129,16 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     };
     let is_messages = cloud_dialect.is_some()
         || (parts.method == Method::POST && parts.uri.path() == "/v1/messages");
-    let violation = (shared.check && is_messages)
-        .then(|| crate::invariants::check_request(&record.body))
-        .flatten();
+    let is_chat = parts.method == Method::POST && parts.uri.path() == "/v1/chat/completions";
+    let violation = if !shared.check {
+        None
+    } else if is_messages {
+        skiff_protocol::request_checks::check_request(&record.body)
+    } else if is_chat {
+        skiff_protocol::request_checks::check_chat_request(&record.body)
+    } else {
+        None
+    };
     let seq = shared.recorder.record(record);
     let request_id = format!("req_mock_{seq}");
     let call = MessagesCall {

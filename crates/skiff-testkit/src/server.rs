@@ -16,7 +16,7 @@ use crate::openai::ModelMetadata;
 use crate::recording::{RecordedRequest, Recorder};
 use crate::routes;
 use crate::shared::Shared;
-use skiff_protocol::script::ScriptCursor;
+use skiff_protocol::script_cursor::ScriptCursor;
 
 /// A running mock Anthropic Messages API server; it stops when dropped.
 ///

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use skiff_protocol::script::ScriptCursor;
+use skiff_protocol::script_cursor::ScriptCursor;
 use tokio_util::sync::CancellationToken;
 
 use crate::openai::ModelMetadata;

@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod background;
+pub mod background_output;
 pub mod bash;
 pub mod bash_readonly;
 pub mod changes;
@@ -24,6 +25,7 @@ pub mod mcp_catalog;
 pub mod near_paths;
 pub mod notebook;
 pub mod output;
+pub mod output_tap;
 pub mod patch;
 pub mod path_guard;
 pub mod process_guard;
@@ -50,6 +52,7 @@ pub use context::{ToolConfig, ToolContext};
 pub use extra_env::ExtraEnv;
 pub use file_access::FileAccess;
 pub use mcp_catalog::{McpCatalog, McpInstructions, McpPrompt, McpPromptArgument};
+pub use output_tap::OutputTap;
 pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use sandbox::{SandboxConfig, SandboxStatus};

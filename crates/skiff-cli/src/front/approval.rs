@@ -2,9 +2,9 @@
 //! user's answer (yes / always / no, with optional feedback for the model), and saving the
 //! allow rules "always" adds (the engine's `suggest_rules`) to `.skiff/settings.local.json`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use skiff_core::event::{ApprovalAnswer, ApprovalRequest};
 
 /// What the model is told when the user rejects a call without saying why.
@@ -55,95 +55,7 @@ pub fn reject(feedback: Option<&str>) -> ApprovalAnswer {
     }
 }
 
-/// Add `rule` to `permissions.allow` of `<cwd>/.skiff/settings.local.json`, keeping everything
-/// else in the file. A file that is not a JSON object is left alone (an error).
-pub fn persist_allow_rule(cwd: &Path, rule: &str) -> anyhow::Result<PathBuf> {
-    persist_rule(cwd, "allow", rule)
-}
-
-/// Add `entry` to `sandbox.network.allowedDomains` of `<cwd>/.claude/settings.local.json`
-/// (Claude Code's file and key), keeping everything else in the file.
-pub fn persist_allowed_domain(cwd: &Path, entry: &str) -> anyhow::Result<PathBuf> {
-    let dir = cwd.join(".claude");
-    let path = dir.join("settings.local.json");
-    let mut root = read_object(&path, &format!("sandbox.network.allowedDomains: {entry:?}"))?;
-    let mut sandbox = match root.remove("sandbox") {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let mut network = match sandbox.remove("network") {
-        Some(Value::Object(m)) => m,
-        // The string form is the policy: kept as the object's `mode`.
-        Some(Value::String(mode)) => Map::from_iter([("mode".to_owned(), Value::String(mode))]),
-        _ => Map::new(),
-    };
-    let mut list = match network.remove("allowedDomains") {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
-    if !list.iter().any(|d| d.as_str() == Some(entry)) {
-        list.push(Value::String(entry.to_owned()));
-    }
-    network.insert("allowedDomains".into(), Value::Array(list));
-    sandbox.insert("network".into(), Value::Object(network));
-    root.insert("sandbox".into(), Value::Object(sandbox));
-    write_object(&dir, &path, root)
-}
-
-/// A settings file as a JSON object (empty when missing); `what` names the change for the
-/// error when the file is not an object.
-fn read_object(path: &Path, what: &str) -> anyhow::Result<Map<String, Value>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => anyhow::bail!(
-                "{} is not a JSON object; not changed (add {what} by hand)",
-                path.display()
-            ),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    }
-}
-
-/// Write a settings object atomically; a command's sandbox check leaves the file alone.
-fn write_object(dir: &Path, path: &Path, root: Map<String, Value>) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    skiff_tools::protected::record_own_write(dir);
-    let text = serde_json::to_string_pretty(&Value::Object(root))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("settings")
-    ));
-    std::fs::write(&tmp, format!("{text}\n"))?;
-    std::fs::rename(&tmp, path)?;
-    Ok(path.to_path_buf())
-}
-
-/// Add `rule` to `permissions.<list>` (`allow`, `deny` or `ask`) of
-/// `<cwd>/.skiff/settings.local.json`, keeping everything else in the file.
-pub fn persist_rule(cwd: &Path, list: &str, rule: &str) -> anyhow::Result<PathBuf> {
-    let dir = cwd.join(".skiff");
-    let path = dir.join("settings.local.json");
-    let mut root = read_object(&path, &format!("{rule:?} to permissions.{list}"))?;
-    let mut permissions = match root.remove("permissions") {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let mut rules = match permissions.remove(list) {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
-    if !rules.iter().any(|r| r.as_str() == Some(rule)) {
-        rules.push(Value::String(rule.to_owned()));
-    }
-    permissions.insert(list.to_owned(), Value::Array(rules));
-    root.insert("permissions".into(), Value::Object(permissions));
-    write_object(&dir, &path, root)
-}
+pub use skiff_config::settings_writer::persist_allowed_domain;
 
 /// Lines shown above the question: for Edit and Write a unified diff of the change (at most
 /// `max_lines`), for Bash the whole command.
@@ -230,29 +142,6 @@ mod tests {
     }
 
     #[test]
-    fn the_rule_is_added_to_the_local_settings_keeping_the_rest() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".skiff")).unwrap();
-        std::fs::write(
-            dir.path().join(".skiff/settings.local.json"),
-            r#"{"model":"x","permissions":{"allow":["Read"],"deny":["WebFetch"]}}"#,
-        )
-        .unwrap();
-        let path = persist_allow_rule(dir.path(), "Bash(ls)").unwrap();
-        persist_allow_rule(dir.path(), "Bash(ls)").unwrap();
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        assert_eq!(v["model"], "x");
-        assert_eq!(v["permissions"]["allow"], json!(["Read", "Bash(ls)"]));
-        assert_eq!(v["permissions"]["deny"], json!(["WebFetch"]));
-        std::fs::write(dir.path().join(".skiff/settings.local.json"), "not json").unwrap();
-        assert!(persist_allow_rule(dir.path(), "Bash(ls)").is_err());
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join(".skiff/settings.local.json")).unwrap(),
-            "not json"
-        );
-    }
-
-    #[test]
     fn edit_previews_are_diffs() {
         let lines = preview(
             &req(
@@ -264,35 +153,5 @@ mod tests {
         );
         assert!(lines.iter().any(|l| l == "-let x = 1;"), "{lines:?}");
         assert!(lines.iter().any(|l| l == "+let x = 2;"), "{lines:?}");
-    }
-
-    #[test]
-    fn network_approvals_save_allowed_domains() {
-        let dir = tempfile::tempdir().unwrap();
-        let cwd = dir.path();
-        let entry = |host: &str, port: u64| {
-            skiff_core::permissions::network::domain_entry(
-                &json!({"host": host, "port": port, "command": "curl x"}),
-            )
-        };
-        assert_eq!(entry("registry.npmjs.org", 443), "registry.npmjs.org");
-        assert_eq!(entry("localhost", 5432), "localhost:5432");
-        assert_eq!(entry("::1", 80), "[::1]:80");
-        // The string form of the policy survives as `mode`; other keys are kept.
-        std::fs::create_dir_all(cwd.join(".claude")).unwrap();
-        std::fs::write(
-            cwd.join(".claude/settings.local.json"),
-            r#"{"model": "x", "sandbox": {"network": "proxy"}}"#,
-        )
-        .unwrap();
-        let path = persist_allowed_domain(cwd, "github.com").unwrap();
-        persist_allowed_domain(cwd, "github.com").unwrap();
-        persist_allowed_domain(cwd, "localhost:5432").unwrap();
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        assert_eq!(
-            v,
-            json!({"model": "x", "sandbox": {"network": {"mode": "proxy",
-                   "allowedDomains": ["github.com", "localhost:5432"]}}})
-        );
     }
 }

@@ -30,6 +30,8 @@ pub enum Action {
     Mcp,
     /// `/plugin ARGS`: manage plugins and marketplaces.
     Plugin(String),
+    /// Show the model's todo list.
+    Todos,
 }
 
 /// One slash command.
@@ -111,6 +113,12 @@ pub const COMMANDS: &[Command] = &[
         args: "[stop ID]",
         help: "list the background commands (output file, status); stop one",
         run: bashes,
+    },
+    Command {
+        name: "todos",
+        args: "",
+        help: "show the model's todo list",
+        run: |_, _| Action::Todos,
     },
     Command {
         name: "mode",

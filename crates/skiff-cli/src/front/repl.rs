@@ -14,7 +14,8 @@ use reedline::{
     PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
     Validator, default_emacs_keybindings,
 };
-use skiff_core::permissions::{AskClient, PermissionEngine, Rule, RuleKind, RuleOrigin};
+use skiff_core::PermissionMode;
+use skiff_core::permissions::{AskClient, PermissionEngine, PermissionUpdate};
 use skiff_core::{
     Agent, Answer, ApprovalAnswer, DeltaMode, Event, Op, Request, RequestKind, Session,
 };
@@ -279,6 +280,7 @@ pub fn run_repl(
                 let text = crate::cmd::plugin::repl_command(args, &cwd, &words, &mut confirm);
                 renderer.say(&text);
             }
+            Some(Action::Todos) => renderer.say("The todo list is shown as the model updates it."),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
                 if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {
@@ -485,7 +487,11 @@ fn run_turn(
             tokio::select! {
                 ev = session.next_event() => match ev {
                     Some(Event::Request(request)) => {
-                        let answer = ask(renderer, input, &request);
+                        let (answer, updates) = ask(renderer, input, &request);
+                        // The changes first: the session applies them before the call runs.
+                        if !updates.is_empty() {
+                            let _ = handle.update_permissions(updates);
+                        }
                         let _ = handle.reply(request.id, answer);
                     }
                     Some(e) => {
@@ -507,15 +513,19 @@ fn run_turn(
 /// Ask the user about a request on the terminal (the session waits meanwhile): the call, a
 /// diff for edits, then yes / always (adds an allow rule to `.skiff/settings.local.json`) / no
 /// (anything else typed is feedback for the model). Ctrl-C or Ctrl-D denies and interrupts.
-fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Request) -> Answer {
+fn ask(
+    renderer: &mut Renderer<std::io::Stdout>,
+    input: &mut Input,
+    request: &Request,
+) -> (Answer, Vec<PermissionUpdate>) {
     let RequestKind::Approval(a) = &request.kind else {
-        return Answer::Json(serde_json::json!({}));
+        return (Answer::Json(serde_json::json!({})), Vec::new());
     };
     if a.tool_name == "ExitPlanMode" {
         return plan_approval(renderer, input, a);
     }
     if a.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
-        return network_approval(renderer, input, a);
+        return (network_approval(renderer, input, a), Vec::new());
     }
     let call = format!(
         "{}({})",
@@ -539,24 +549,15 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
     let question =
         format!("Allow it? [y]es{always} / [n]o, or tell the model what to do instead: ");
     let answer = input.read(&Question(question.clone()), &question);
-    match answer {
+    let answer = match answer {
         Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
-            Choice::Always => {
-                for rule in &rules {
-                    match Rule::parse(rule, &RuleOrigin::at(&input.cwd)) {
-                        Ok(r) => input.engine.add_rule(RuleKind::Allow, r),
-                        Err(e) => renderer.say(&format!("(cannot add the rule {rule}: {e})")),
-                    }
-                    match approval::persist_allow_rule(&input.cwd, rule) {
-                        Ok(path) => renderer.say(&format!("Added {rule} to {}.", path.display())),
-                        Err(e) => renderer.say(&format!(
-                            "Allowed {rule} for this session; not saved: {e:#}"
-                        )),
-                    }
-                }
-                Answer::Approval(ApprovalAnswer::allow())
+            // Added and saved by the session (it reports where).
+            Choice::Always if !rules.is_empty() => {
+                let update = PermissionUpdate::allow_always(rules);
+                return (Answer::Approval(ApprovalAnswer::allow()), vec![update]);
             }
+            Choice::Always => Answer::Approval(ApprovalAnswer::allow()),
             Choice::No => Answer::Approval(approval::reject(None)),
             Choice::Feedback(text) => Answer::Approval(approval::reject(Some(&text))),
         },
@@ -565,7 +566,8 @@ fn ask(renderer: &mut Renderer<std::io::Stdout>, input: &mut Input, request: &Re
             tracing::warn!(error = %e, "cannot read the answer to an approval; denied");
             Answer::Approval(approval::reject(None))
         }
-    }
+    };
+    (answer, Vec::new())
 }
 
 /// A sandboxed command wants a host that is not allowed: yes (for this session), always
@@ -621,7 +623,7 @@ fn plan_approval(
     renderer: &mut Renderer<std::io::Stdout>,
     input: &mut Input,
     a: &skiff_core::ApprovalRequest,
-) -> Answer {
+) -> (Answer, Vec<PermissionUpdate>) {
     let plan = a
         .input
         .get("plan")
@@ -630,15 +632,17 @@ fn plan_approval(
     renderer.say(&format!("The model's plan:\n{plan}"));
     let question = "Start on it? [y]es, accepting edits / [d]efault: ask before edits / [n]o, keep planning (or say what to change): ";
     let answer = input.read(&Question(question.to_owned()), question);
-    let allow_with = |mode: &str| {
-        Answer::Approval(ApprovalAnswer::Allow {
-            updated_input: Some(serde_json::json!({ "plan": plan, "mode": mode })),
-        })
+    // The next mode goes to the session before the answer.
+    let allow_with = |mode: PermissionMode| {
+        (
+            Answer::Approval(ApprovalAnswer::allow()),
+            vec![PermissionUpdate::mode(mode)],
+        )
     };
-    match answer {
+    let answer = match answer {
         Ok(Signal::Success(line)) => match line.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => allow_with("acceptEdits"),
-            "d" | "default" => allow_with("default"),
+            "y" | "yes" => return allow_with(PermissionMode::AcceptEdits),
+            "d" | "default" => return allow_with(PermissionMode::Default),
             "" | "n" | "no" => Answer::Approval(ApprovalAnswer::Deny {
                 message: "The user doesn't want to proceed with this plan yet. Stay in plan mode and wait for the user.".into(),
                 interrupt: true,
@@ -646,5 +650,6 @@ fn plan_approval(
             _ => Answer::Approval(approval::reject(Some(line.trim()))),
         },
         _ => Answer::Approval(approval::reject(None)),
-    }
+    };
+    (answer, Vec::new())
 }

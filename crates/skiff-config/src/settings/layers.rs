@@ -18,7 +18,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "cleanupPeriodDays",
     "includeCoAuthoredBy",
     "outputStyle",
-    "statusLine",
     "forceLoginMethod",
     "awsAuthRefresh",
     "awsCredentialExport",
@@ -39,6 +38,7 @@ pub(super) struct Merged {
     pub additional_directories: Vec<Sourced<String>>,
     pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
     pub api_key_helper: Option<Sourced<String>>,
+    pub status_line: Option<Sourced<String>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub temperature: Option<Sourced<f32>>,
     pub max_tool_result_chars: Option<Sourced<usize>>,
@@ -246,6 +246,17 @@ impl Merged {
                 "apiKeyHelper" => {
                     self.api_key_helper =
                         Some(Sourced::new(string(v, key, source)?, source.clone()));
+                }
+                // `{"type": "command", "command": "…"}`: the terminal UI's status line.
+                "statusLine" => {
+                    let o = object(v, key, source)?;
+                    match (o.get("type").and_then(Value::as_str), o.get("command")) {
+                        (Some("command") | None, Some(c)) => {
+                            let command = string(c, "statusLine.command", source)?;
+                            self.status_line = Some(Sourced::new(command, source.clone()));
+                        }
+                        _ => self.ignore(key, source, "not a command status line"),
+                    }
                 }
                 "skiff" => self.apply_skiff(object(v, key, source)?, source)?,
                 "sandbox" => self.apply_sandbox(object(v, key, source)?, source)?,

@@ -20,7 +20,7 @@ use crate::event::UserInput;
 use crate::permissions::{
     PermissionChecker, PermissionDecision, PermissionQuery, Rule, RuleOrigin,
 };
-use crate::turn_loop::TurnIo;
+use crate::turn_io::TurnIo;
 
 /// What a command changed for its turn, undone by [`TurnCommand::end`].
 #[derive(Default)]

@@ -326,6 +326,9 @@ impl CommandHooks {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // What the hook starts and leaves behind (even with `setsid`) ends with it.
+        #[cfg(target_os = "linux")]
+        super::reaper::below_reaper(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -360,6 +363,15 @@ impl CommandHooks {
                 failure: None,
             },
             Err(_) => {
+                // The reaper ends the hook and everything below it, then exits; if it does not
+                // (no reaper), the group is killed.
+                signal(pgid, nix::sys::signal::Signal::SIGTERM);
+                if tokio::time::timeout(REAPER_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
+                    kill_group(pgid);
+                }
                 kill_group(pgid);
                 Ran {
                     exit_code: None,
@@ -372,6 +384,16 @@ impl CommandHooks {
                 }
             }
         }
+    }
+}
+
+/// How long a timed-out hook's reaper gets to end what is below it.
+const REAPER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Send `sig` to the process `pid` (the reaper, or the hook's shell without one).
+fn signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
     }
 }
 

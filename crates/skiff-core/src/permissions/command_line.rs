@@ -5,34 +5,12 @@
 //! `..` after a symlink climbing from the link's target as the kernel does — and everything that
 //! cannot be known before the command runs marked as such.
 
-use std::path::PathBuf;
-
 use skiff_tools::commands::{self, Effects, Kind, wrappers};
 use skiff_tools::shell::{self, RedirectOp, Shell, SimpleCommand, Word};
 
-pub use super::command_paths::is_device_sink;
 use super::command_paths::{Cwds, change_dir, expand_glob, path_use, word_paths};
+pub use super::command_paths::{PathUse, is_device_sink};
 use super::workspace::Workspace;
-
-/// A path a command touches, in every form it can be reached by.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathUse {
-    /// The path as the command names it.
-    pub written: String,
-    /// Absolute forms: lexical, real (symlinks of the lexical path resolved) and physical (as
-    /// the kernel walks it), from every directory the command may run in.
-    pub forms: Vec<PathBuf>,
-    /// Not known before the command runs (computed, or relative to a directory that is not
-    /// known).
-    pub unknown: bool,
-}
-
-impl PathUse {
-    /// `/dev/null`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`: no file.
-    pub fn is_device_sink(&self) -> bool {
-        !self.unknown && is_device_sink(&self.written)
-    }
-}
 
 /// One command a command line runs.
 #[derive(Debug, Clone)]

@@ -6,7 +6,25 @@ use std::path::{Path, PathBuf};
 use skiff_tools::path_guard::{path_forms, physical_path};
 use skiff_tools::shell::{self, Word};
 
-use super::command_line::PathUse;
+/// A path a command touches, in every form it can be reached by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathUse {
+    /// The path as the command names it.
+    pub written: String,
+    /// Absolute forms: lexical, real (symlinks of the lexical path resolved) and physical (as
+    /// the kernel walks it), from every directory the command may run in.
+    pub forms: Vec<PathBuf>,
+    /// Not known before the command runs (computed, or relative to a directory that is not
+    /// known).
+    pub unknown: bool,
+}
+
+impl PathUse {
+    /// `/dev/null`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`: no file.
+    pub fn is_device_sink(&self) -> bool {
+        !self.unknown && is_device_sink(&self.written)
+    }
+}
 
 /// The directories the shell may be in.
 #[derive(Debug, Clone)]

@@ -137,6 +137,20 @@ impl PermissionEngine {
         }
     }
 
+    /// Remove the rules of one kind written as `text` (a rule removed while the session runs).
+    pub fn remove_rule(&self, kind: RuleKind, text: &str) {
+        let mut rules = self
+            .rules
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let list = match kind {
+            RuleKind::Allow => &mut rules.allow,
+            RuleKind::Ask => &mut rules.ask,
+            RuleKind::Deny => &mut rules.deny,
+        };
+        list.retain(|r| r.text() != text.trim());
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, RuleSet> {
         self.rules
             .read()

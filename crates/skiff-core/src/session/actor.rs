@@ -12,12 +12,17 @@ use skiff_protocol::Message;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use super::{Op, Status};
-use crate::core::{Core, Live};
+use crate::core::Core;
 use crate::event::Event;
 use crate::frames::EventSink;
+use crate::live::Live;
+use crate::permissions::{PermissionMode, PermissionStore, PermissionUpdate};
 use crate::requests::Requester;
-use crate::turn_loop::{TurnIo, run_turn};
+use crate::turn_io::TurnIo;
+use crate::turn_loop::run_turn;
 use skiff_tools::changes::RewindReport;
 
 /// What the handle sends: an op, or a question about the state.
@@ -28,6 +33,8 @@ pub(crate) enum Command {
     History(oneshot::Sender<Vec<Message>>),
     /// Send back the status.
     Status(oneshot::Sender<Status>),
+    /// Send back what fills the context window.
+    ContextUsage(oneshot::Sender<crate::context_usage::ContextUsage>),
     /// Rewind the files to a checkpoint.
     Rewind {
         id: String,
@@ -41,6 +48,7 @@ enum Work {
     Op(Op),
     History(oneshot::Sender<Vec<Message>>),
     Status(oneshot::Sender<Status>),
+    ContextUsage(oneshot::Sender<crate::context_usage::ContextUsage>),
     Rewind {
         id: String,
         dry_run: bool,
@@ -60,6 +68,8 @@ struct Actor {
     requester: Requester,
     live: watch::Sender<Live>,
     live_rx: watch::Receiver<Live>,
+    /// Where rule changes go (none: the session's rules cannot change).
+    store: Option<Arc<dyn PermissionStore>>,
 }
 
 /// Run the session until it is shut down or every handle is dropped.
@@ -69,6 +79,7 @@ pub(crate) async fn run(
     sink: EventSink,
     requester: Requester,
     (live, live_rx): (watch::Sender<Live>, watch::Receiver<Live>),
+    store: Option<Arc<dyn PermissionStore>>,
 ) {
     let mut actor = Actor {
         commands,
@@ -79,6 +90,7 @@ pub(crate) async fn run(
         requester,
         live,
         live_rx,
+        store,
     };
     loop {
         let work = match actor.queue.pop_front() {
@@ -87,7 +99,12 @@ pub(crate) async fn run(
             None => match actor.commands.recv().await {
                 Some(cmd) => match actor.idle_command(cmd) {
                     Some(w) => w,
-                    None => continue,
+                    None => {
+                        // A mode or model set while idle is the session's at once (the
+                        // transcript records the mode).
+                        core.sync(&actor.live.borrow());
+                        continue;
+                    }
                 },
                 None => {
                     actor.open = false;
@@ -95,7 +112,10 @@ pub(crate) async fn run(
                 }
             },
         };
-        let busy = matches!(work, Work::Op(Op::UserMessage(_) | Op::Compact(_)));
+        let busy = matches!(
+            work,
+            Work::Op(Op::UserMessage(_) | Op::VerbatimMessage(_) | Op::Compact(_) | Op::Shell(_))
+        );
         if busy {
             actor.sink.send(Event::Running);
         }
@@ -122,7 +142,11 @@ impl Actor {
                     self.closing = true;
                     None
                 }
-                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }) => {
+                op @ (Op::SetModel(_)
+                | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
+                | Op::SetMaxThinkingTokens(_)
+                | Op::Reply { .. }) => {
                     self.apply_now(op);
                     None
                 }
@@ -130,6 +154,7 @@ impl Actor {
             },
             Command::History(tx) => Some(Work::History(tx)),
             Command::Status(tx) => Some(Work::Status(tx)),
+            Command::ContextUsage(tx) => Some(Work::ContextUsage(tx)),
             Command::Rewind { id, dry_run, reply } => Some(Work::Rewind { id, dry_run, reply }),
         }
     }
@@ -138,11 +163,58 @@ impl Actor {
     fn apply_now(&mut self, op: Op) {
         match op {
             Op::SetModel(model) => self.live.send_modify(|l| l.model = model),
-            Op::SetPermissionMode(mode) => self.live.send_modify(|l| l.mode = mode),
+            Op::SetPermissionMode(mode) => self.set_mode(mode),
+            Op::UpdatePermissions(updates) => {
+                for update in &updates {
+                    self.update_permissions(update);
+                }
+            }
+            Op::SetMaxThinkingTokens(tokens) => self.live.send_modify(|l| {
+                l.reasoning.thinking = Some(match tokens {
+                    Some(n) if n > 0 => crate::reasoning::ThinkingMode::Budget(n),
+                    _ => crate::reasoning::ThinkingMode::Disabled,
+                });
+            }),
             Op::Reply { id, answer } => {
                 self.requester.resolve(&id, answer);
             }
             _ => {}
+        }
+    }
+
+    /// The mode from the next tool call on; hosts hear of it (`system/status`), as from
+    /// Claude Code after every `set_permission_mode`.
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.live.send_modify(|l| l.mode = mode);
+        self.sink.mode_changed(mode.as_str());
+    }
+
+    /// One permission change: the mode here, rules (and saved modes) through the store.
+    fn update_permissions(&mut self, update: &PermissionUpdate) {
+        if let PermissionUpdate::SetMode { mode, destination } = update {
+            self.set_mode(*mode);
+            if !destination.is_saved() {
+                return;
+            }
+        }
+        let Some(store) = &self.store else {
+            self.sink.notice(
+                "permissions",
+                "warning",
+                "This session's permission rules cannot be changed; the change was not applied.",
+            );
+            return;
+        };
+        match store.apply(update) {
+            Ok(Some(path)) => {
+                self.sink.notice(
+                    "permissions",
+                    "info",
+                    saved(update, &path.display().to_string()),
+                );
+            }
+            Ok(None) => tracing::info!(update = ?update, "permissions changed"),
+            Err(e) => self.sink.notice("permissions", "warning", e),
         }
     }
 
@@ -158,11 +230,16 @@ impl Actor {
             Some(Command::Op(Op::Interrupt)) => cancel.cancel(),
             Some(Command::Op(Op::Shutdown)) => self.closing = true,
             Some(Command::Op(
-                op @ (Op::SetModel(_) | Op::SetPermissionMode(_) | Op::Reply { .. }),
+                op @ (Op::SetModel(_)
+                | Op::SetPermissionMode(_)
+                | Op::UpdatePermissions(_)
+                | Op::SetMaxThinkingTokens(_)
+                | Op::Reply { .. }),
             )) => self.apply_now(op),
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
             Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
+            Some(Command::ContextUsage(tx)) => self.queue.push_back(Work::ContextUsage(tx)),
             Some(Command::Rewind { id, dry_run, reply }) => {
                 self.queue.push_back(Work::Rewind { id, dry_run, reply });
             }
@@ -175,6 +252,9 @@ impl Actor {
             Work::History(tx) => {
                 let _ = tx.send(core.conversation.messages().to_vec());
             }
+            Work::ContextUsage(tx) => {
+                let _ = tx.send(core.context_usage());
+            }
             Work::Status(tx) => {
                 let _ = tx.send(Status {
                     session_id: core.config.session_id.clone(),
@@ -186,13 +266,19 @@ impl Actor {
                     background: core.ctx.background.list(),
                 });
             }
-            Work::Op(Op::UserMessage(input)) => {
+            Work::Op(op @ (Op::UserMessage(_) | Op::VerbatimMessage(_))) => {
+                let (input, verbatim) = match op {
+                    Op::VerbatimMessage(input) => (input, true),
+                    Op::UserMessage(input) => (input, false),
+                    _ => return,
+                };
                 let cancel = CancellationToken::new();
                 let io = TurnIo {
                     sink: &self.sink.clone(),
                     cancel: &cancel,
                     requester: &self.requester.clone(),
                     live: &self.live.clone(),
+                    verbatim,
                 };
                 let turn = run_turn(core, input, &io);
                 self.drive(turn, &cancel).await;
@@ -209,6 +295,19 @@ impl Actor {
                 self.sink.send(Event::Compacted(outcome));
             }
             Work::Op(Op::Clear) => core.clear(&self.sink).await,
+            Work::Op(Op::Rewind(n)) => core.rewind_history(n),
+            Work::Op(Op::Shell(command)) => {
+                let cancel = CancellationToken::new();
+                let io = TurnIo {
+                    sink: &self.sink.clone(),
+                    cancel: &cancel,
+                    requester: &self.requester.clone(),
+                    live: &self.live.clone(),
+                    verbatim: true,
+                };
+                let run = crate::user_shell::run(core, command, &io);
+                self.drive(run, &cancel).await;
+            }
             Work::Op(Op::Checkpoint(id)) => core.ctx.changes.mark(&id),
             Work::Rewind { id, dry_run, reply } => {
                 let result = core.ctx.changes.rewind_to(&id, dry_run);
@@ -234,6 +333,29 @@ impl Actor {
                 out = &mut fut => return out,
                 cmd = self.commands.recv(), if self.open => self.busy_command(cmd, cancel),
             }
+        }
+    }
+}
+
+/// What was saved where: `Added Bash(npm test:*) to …/settings.local.json.`
+fn saved(update: &PermissionUpdate, path: &str) -> String {
+    match update {
+        PermissionUpdate::AddRules {
+            rules, behavior, ..
+        } => format!(
+            "Added {} to permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::RemoveRules {
+            rules, behavior, ..
+        } => format!(
+            "Removed {} from permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
+        PermissionUpdate::SetMode { mode, .. } => {
+            format!("Set permissions.defaultMode to {mode} in {path}.")
         }
     }
 }

@@ -2,6 +2,7 @@
 //! tools and limits; [`definition`] holds the agent types it can start.
 
 pub mod definition;
+pub(crate) mod env;
 mod read_only_bash;
 pub(crate) mod task_tool;
 

@@ -3,78 +3,30 @@
 //! approvals, hooks and change log. Its frames reach the parent's client tagged with
 //! `parent_tool_use_id`; its final text is the tool result; its cost rolls up into the parent's.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use skiff_llm::Provider;
 use skiff_protocol::sdk::ResultMessage;
 use skiff_protocol::{ContentBlock, Usage};
 use skiff_tools::{Tool, ToolContext, ToolOutput, ToolRegistry, TypedTool};
 use tokio::sync::watch;
 
 use super::definition::{AgentDefinition, WRITING_TOOLS};
+use super::env::SubagentEnv;
+pub use super::env::TASK_TOOL;
 use super::read_only_bash::ReadOnlyBash;
-use crate::config::{AgentConfig, SubagentInfo};
+use crate::config::SubagentInfo;
 use crate::conversation::Conversation;
-use crate::core::{Core, Live};
-use crate::cost::CostTracker;
+use crate::core::{Core, CoreParts};
 use crate::event::{DeltaMode, UserInput};
-use crate::frames::EventSink;
-use crate::hooks::HookRunner;
-use crate::permissions::{Approver, PermissionChecker};
-use crate::request::RequestTemplate;
-use crate::requests::Requester;
+use crate::live::Live;
 use crate::store::{NoSession, SessionStore};
-use crate::turn_loop::{TurnIo, run_turn};
-
-/// The tool's name.
-pub const TASK_TOOL: &str = "Task";
-
-/// What every subagent of a session starts from: the parent's parts.
-pub(crate) struct SubagentEnv {
-    pub provider: Arc<dyn Provider>,
-    /// The parent's tools (without Task), updated when late tools (MCP) arrive.
-    pub tools: RwLock<Arc<ToolRegistry>>,
-    pub permissions: Arc<dyn PermissionChecker>,
-    pub approver: Arc<dyn Approver>,
-    pub hooks: Arc<dyn HookRunner>,
-    pub requester: Requester,
-    /// The parent's sink (child sinks tag frames with the Task call's id).
-    pub sink: EventSink,
-    /// The parent's configuration at start.
-    pub config: AgentConfig,
-    /// The parent's model and mode now.
-    pub live: watch::Receiver<Live>,
-    /// The types a Task call may ask for.
-    pub agents: Vec<AgentDefinition>,
-    /// The parent's store (subagent transcripts go beside it).
-    pub store: Arc<dyn SessionStore>,
-    /// Costs of finished subagents, not yet added to the parent's.
-    pub costs: Mutex<Vec<CostTracker>>,
-}
-
-impl SubagentEnv {
-    /// Costs of subagents that finished since the last call.
-    pub fn take_costs(&self) -> Vec<CostTracker> {
-        self.costs
-            .lock()
-            .map(|mut c| std::mem::take(&mut *c))
-            .unwrap_or_default()
-    }
-
-    /// The tools as they are now (MCP tools may arrive after the start).
-    pub fn set_tools(&self, tools: &ToolRegistry) {
-        let mut tools = tools.clone();
-        tools.disable(TASK_TOOL);
-        if let Ok(mut slot) = self.tools.write() {
-            *slot = Arc::new(tools);
-        }
-    }
-}
+use crate::turn_io::TurnIo;
+use crate::turn_loop::run_turn;
 
 /// The models a Task call may name.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -220,24 +172,14 @@ async fn run_subagent(
     config.max_turns = agent.max_turns.or(env.config.max_turns);
     config.deltas = DeltaMode::Off;
     config.init_extra = skiff_protocol::JsonMap::new();
+    // Structured output is the main conversation's answer, not a subagent's.
+    config.json_schema = None;
     config.subagent = Some(SubagentInfo {
         agent_id: agent_id.clone(),
         agent_type: agent.name.clone(),
         parent_transcript: env.store.path().map(std::path::Path::to_path_buf),
         agent_transcript: agent_transcript.clone(),
     });
-    let mut definitions = tools.definitions();
-    if config.compact_tools {
-        crate::request::compact_descriptions(&mut definitions);
-    }
-    let template = RequestTemplate::new(
-        config.model.clone(),
-        config.max_tokens,
-        config.temperature,
-        &config.system_prompt,
-        definitions,
-        config.prompt_caching,
-    );
     let child_ctx = ToolContext {
         files: Arc::default(),
         todos: Arc::default(),
@@ -249,34 +191,33 @@ async fn run_subagent(
     } else {
         None
     };
-    let mut core = Core {
+    let mut core = Core::new(CoreParts {
         conversation: Conversation::with_history(store, Vec::new()),
         config,
         provider: Arc::clone(&env.provider),
-        base_tools: Arc::new(tools.clone()),
-        tools: Arc::new(tools),
+        tools,
         ctx: child_ctx,
         permissions: Arc::clone(&env.permissions),
         approver: Arc::clone(&env.approver),
         hooks: Arc::clone(&env.hooks),
-        costs: CostTracker::with_price(price),
-        template,
-        prompt_id: None,
+        price,
         session_source: None,
-        session_started: false,
         late_tools: Vec::new(),
-        mcp: Vec::new(),
-        mcp_generation: Some(0),
-        mcp_servers: Vec::new(),
         subagents: None,
-    };
+    });
     let sink = env.sink.for_subagent(&parent_id);
-    let (live_tx, _live_rx) = watch::channel(Live { model, mode });
+    let reasoning = core.config.reasoning.clone();
+    let (live_tx, _live_rx) = watch::channel(Live {
+        model,
+        mode,
+        reasoning,
+    });
     let io = TurnIo {
         sink: &sink,
         cancel: &ctx.cancel,
         requester: &env.requester,
         live: &live_tx,
+        verbatim: false,
     };
     tracing::info!(agent = %agent.name, %agent_id, tools = tool_count, "subagent started");
     let result = run_turn(&mut core, UserInput::Text(input.prompt.clone()), &io).await;

@@ -216,7 +216,7 @@ async fn text_of(resp: reqwest::Response) -> (u16, String) {
 fn transport(what: &str, url: &str, e: &reqwest::Error) -> String {
     format!(
         "{what}: could not reach {url}: {}",
-        crate::anthropic::error_chain(e)
+        crate::http_errors::error_chain(e)
     )
 }
 
@@ -466,7 +466,7 @@ pub(crate) async fn imds(
         .map_err(|e| {
             unreachable(format!(
                 "{endpoint} did not answer: {}",
-                crate::anthropic::error_chain(&e)
+                crate::http_errors::error_chain(&e)
             ))
         })?;
     if !token.status().is_success() {
@@ -490,7 +490,7 @@ pub(crate) async fn imds(
                 .map_err(|e| {
                     format!(
                         "EC2 instance metadata: {}",
-                        crate::anthropic::error_chain(&e)
+                        crate::http_errors::error_chain(&e)
                     )
                 })?;
             let (status, text) = text_of(resp).await;

@@ -240,7 +240,7 @@ async fn token_response(
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| format!("{what}: {}", crate::anthropic::error_chain(&e)))?;
+        .map_err(|e| format!("{what}: {}", crate::http_errors::error_chain(&e)))?;
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);

@@ -259,11 +259,11 @@ pub(crate) async fn fetch(
              gcloud application-default login, and {what} did not answer ({}). Run `gcloud auth \
              application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a \
              service-account key file",
-            crate::anthropic::error_chain(&e)
+            crate::http_errors::error_chain(&e)
         ),
         _ => format!(
             "{what}: could not reach the token endpoint: {}",
-            crate::anthropic::error_chain(&e)
+            crate::http_errors::error_chain(&e)
         ),
     })?;
     let status = resp.status().as_u16();

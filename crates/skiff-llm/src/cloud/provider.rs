@@ -68,7 +68,7 @@ impl CloudProvider {
         let client = crate::http::client(
             &summary.endpoint,
             config.connect_timeout,
-            crate::anthropic::same_origin_redirects(),
+            crate::http_errors::same_origin_redirects(),
         )?;
         let mut headers = HeaderMap::new();
         headers.insert(

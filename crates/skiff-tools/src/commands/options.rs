@@ -45,6 +45,24 @@ pub struct Table {
     pub numeric: bool,
 }
 
+/// A table whose `-NUM` is not an option.
+pub(super) const fn t(short: &'static str, long: &'static [&'static str]) -> Table {
+    Table {
+        short,
+        long,
+        numeric: false,
+    }
+}
+
+/// A table whose `-NUM` is an option (`head -5`).
+pub(super) const fn tn(short: &'static str, long: &'static [&'static str]) -> Table {
+    Table {
+        short,
+        long,
+        numeric: true,
+    }
+}
+
 /// An option found on a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {

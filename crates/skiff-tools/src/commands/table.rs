@@ -4,25 +4,9 @@
 //! in doubt an option is listed as a flag: a value then counts as an operand and is checked as
 //! a path, never skipped.
 
-use super::options::Table;
+use super::options::{Table, t, tn};
 use super::table_edits::{CP, MKDIR, MV, RM, RMDIR, TEE, TOUCH};
 use super::table_search::{DIFF, GREP, RG};
-
-pub(super) const fn t(short: &'static str, long: &'static [&'static str]) -> Table {
-    Table {
-        short,
-        long,
-        numeric: false,
-    }
-}
-
-pub(super) const fn tn(short: &'static str, long: &'static [&'static str]) -> Table {
-    Table {
-        short,
-        long,
-        numeric: true,
-    }
-}
 
 /// The table of a command, by name.
 pub fn table(name: &str) -> Option<&'static Table> {

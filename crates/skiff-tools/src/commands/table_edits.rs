@@ -1,8 +1,7 @@
 //! Option tables of the commands that change files (`mkdir`, `rmdir`, `touch`, `rm`, `mv`,
 //! `cp`, `tee`); see [`super::table`].
 
-use super::options::Table;
-use super::table::t;
+use super::options::{Table, t};
 
 pub(super) static MKDIR: Table = t(
     "m=pvZ",

@@ -1,8 +1,7 @@
 //! Option tables of the commands that search and compare (`grep`, `rg`, `diff`); see
 //! [`super::table`].
 
-use super::options::Table;
-use super::table::{t, tn};
+use super::options::{Table, t, tn};
 
 /// `-l`/`--paginate` pipes the output through `pr`.
 pub(super) static DIFF: Table = t(

@@ -6,7 +6,6 @@
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionId, PermissionOptionKind, RequestPermissionOutcome,
 };
-use serde_json::Value;
 use skiff_core::permissions::rule::RuleKind;
 use skiff_core::{ApprovalAnswer, ApprovalRequest, PermissionMode};
 
@@ -96,16 +95,6 @@ pub fn options(request: &ApprovalRequest, rule: &str) -> Vec<PermissionOption> {
     ]
 }
 
-/// The call's input with the mode the approver chose, for an accepted plan (the session reads
-/// `mode` from it when it leaves plan mode).
-fn with_mode(input: &Value, mode: PermissionMode) -> Value {
-    let mut input = input.clone();
-    if let Some(obj) = input.as_object_mut() {
-        obj.insert("mode".into(), Value::String(mode.as_str().to_owned()));
-    }
-    input
-}
-
 /// The answer to the session for the editor's outcome (`Err` when the request failed), and
 /// what else the choice does. A rejection (or a cancelled request) stops the turn, as in the
 /// REPL.
@@ -129,12 +118,7 @@ pub fn answer(
     };
     if request.tool_name == "ExitPlanMode" {
         return match chosen.parse::<PermissionMode>() {
-            Ok(mode) if chosen != REJECT => (
-                ApprovalAnswer::Allow {
-                    updated_input: Some(with_mode(&request.input, mode)),
-                },
-                Effect::Mode(mode),
-            ),
+            Ok(mode) if chosen != REJECT => (ApprovalAnswer::allow(), Effect::Mode(mode)),
             _ => (crate::front::approval::reject(None), Effect::None),
         };
     }
@@ -173,6 +157,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use serde_json::Value;
 
     fn req(tool: &str, input: Value) -> ApprovalRequest {
         ApprovalRequest {
@@ -243,13 +228,13 @@ mod tests {
         assert_eq!(options(&r, "ExitPlanMode").len(), 3);
         let (a, e) = answer(&r, "ExitPlanMode", picked("acceptEdits"));
         assert_eq!(e, Effect::Mode(PermissionMode::AcceptEdits));
-        let ApprovalAnswer::Allow {
-            updated_input: Some(input),
-        } = a
-        else {
-            panic!("not allowed")
-        };
-        assert_eq!(input, json!({"plan": "1. fix", "mode": "acceptEdits"}));
+        // The input goes unchanged: the mode reaches the session as a permission update.
+        assert_eq!(
+            a,
+            ApprovalAnswer::Allow {
+                updated_input: None
+            }
+        );
         assert!(matches!(
             answer(&r, "ExitPlanMode", picked("reject")).0,
             ApprovalAnswer::Deny { .. }

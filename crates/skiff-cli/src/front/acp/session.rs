@@ -15,8 +15,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, ErrorCode, RequestCancellationHandle};
 use serde_json::json;
-use skiff_core::permissions::PermissionEngine;
-use skiff_core::permissions::rule::{Rule, RuleOrigin, home_dir};
+use skiff_core::permissions::{Destination, PermissionEngine, PermissionUpdate};
 use skiff_core::{
     Answer, ApprovalAnswer, ApprovalRequest, CompactError, CompactReport, Event, Op,
     PermissionMode, RequestId, RequestKind, Session, SessionHandle, UserInput,
@@ -61,6 +60,26 @@ pub struct State {
     pub mode: PermissionMode,
     /// Model id.
     pub model: String,
+    /// Bash commands run without asking inside the sandbox (what the modes' descriptions say).
+    pub sandboxed: bool,
+}
+
+impl State {
+    /// The configuration options for this state.
+    pub fn options(
+        &self,
+        models: &[String],
+    ) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
+        modes::config_options(self.mode, &self.model, models, self.sandboxed)
+    }
+
+    /// The `current_mode_update` and `config_option_update` that tell an editor of a mode.
+    pub fn mode_updates(&self, models: &[String]) -> [SessionUpdate; 2] {
+        [
+            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(self.mode.as_str())),
+            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.options(models))),
+        ]
+    }
 }
 
 /// What a session needs besides the skiff session.
@@ -243,19 +262,18 @@ impl Pump {
         }
     }
 
-    /// Tell the editor the mode changed (skiff changed it, or a slash command did).
+    /// Tell the editor the mode changed (skiff changed it: an approved plan, a slash command).
     fn mode_changed(&self, mode: PermissionMode) {
         self.set_state(|s| s.mode = mode);
-        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode.as_str(),
-        )));
-        self.options_changed();
+        for update in self.state().mode_updates(&self.parts.models) {
+            self.notify(update);
+        }
     }
 
     fn options_changed(&self) {
         let st = self.state();
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-            modes::config_options(st.mode, &st.model, &self.parts.models),
+            st.options(&self.parts.models),
         )));
     }
 
@@ -315,6 +333,9 @@ impl Pump {
                 }
             }
             Event::Frame(SdkMessage::Result(r)) => self.turn_ended(&r),
+            // The editor chose it already when it answered the plan's question.
+            Event::ModeChanged(mode) if self.state().mode != mode => self.mode_changed(mode),
+            Event::ModeChanged(_) => {}
             Event::Compacted(outcome) => self.compacted(outcome),
             ev => {
                 for update in self.translator.event(&ev) {
@@ -434,12 +455,23 @@ impl Pump {
         let (answer, effect) = permission::answer(&asked.request, &asked.rule, outcome);
         match effect {
             Effect::None => {}
+            // "Always": the session adds the rules and saves them in the local settings.
             Effect::Rule(kind, _) => {
-                for rule in &asked.rules {
-                    self.add_rule(kind, rule);
-                }
+                let _ = self
+                    .handle
+                    .update_permissions(vec![PermissionUpdate::AddRules {
+                        rules: asked.rules.clone(),
+                        behavior: kind,
+                        destination: Destination::LocalSettings,
+                    }]);
             }
-            Effect::Mode(mode) => self.mode_changed(mode),
+            // The plan's next mode reaches the session before the answer.
+            Effect::Mode(mode) => {
+                let _ = self
+                    .handle
+                    .update_permissions(vec![PermissionUpdate::mode(mode)]);
+                self.mode_changed(mode);
+            }
             Effect::Domain(entry) => {
                 if let Err(e) =
                     crate::front::approval::persist_allowed_domain(&self.parts.cwd, &entry)
@@ -452,23 +484,6 @@ impl Pump {
         let _ = self.handle.reply(id, Answer::Approval(answer));
         if allowed && let Some(update) = self.translator.running(&asked.request.tool_use_id) {
             self.notify(update);
-        }
-    }
-
-    /// "Always": the rule holds for the rest of the session and is saved in the local settings.
-    fn add_rule(&self, kind: skiff_core::permissions::rule::RuleKind, text: &str) {
-        let cwd = &self.parts.cwd;
-        let origin = RuleOrigin {
-            root: cwd.clone(),
-            cwd: cwd.clone(),
-            home: home_dir(),
-        };
-        match Rule::parse(text, &origin) {
-            Ok(rule) => self.parts.engine.add_rule(kind, rule),
-            Err(e) => tracing::warn!(rule = %text, error = %e, "cannot add a rule"),
-        }
-        if let Err(e) = crate::front::approval::persist_rule(cwd, kind.as_str(), text) {
-            tracing::warn!(error = %format!("{e:#}"), "cannot save the rule");
         }
     }
 
@@ -521,6 +536,9 @@ impl Pump {
             Some(Action::Plugin(_)) => "Manage plugins in a terminal with `skiff plugin …` \
                  (install, enable, disable, marketplace add); they load in new sessions."
                 .to_owned(),
+            Some(Action::Todos) => {
+                "The todo list is the plan the editor shows as the model updates it.".to_owned()
+            }
             Some(Action::Compact(focus)) => {
                 if self.session.submit(Op::Compact(focus)).is_ok() {
                     self.active = Some(Active {
