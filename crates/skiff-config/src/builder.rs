@@ -210,21 +210,7 @@ impl SessionBuilder {
         }
         let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         if !o.strict_mcp_config {
-            let lookup = |k: &str| {
-                settings
-                    .lookup
-                    .get(k)
-                    .or_else(|| self.env.vars().get(k).cloned())
-            };
-            let of_plugins = plugins.mcp_servers(&lookup);
-            servers.servers.extend(of_plugins.servers);
-            servers.problems.extend(of_plugins.problems);
-            servers.warnings.extend(
-                of_plugins
-                    .warnings
-                    .into_iter()
-                    .map(|w| format!("Warning: {w}")),
-            );
+            plugins.add_servers(&mut servers, &settings, &self.env);
         }
         warnings.extend(servers.warnings.iter().cloned());
         let extra_env = crate::rules::settings_env(&settings);
@@ -249,14 +235,7 @@ impl SessionBuilder {
         config
             .init_extra
             .insert("sandbox".into(), sandbox.probed_status(warnings).to_json());
-        config
-            .init_extra
-            .insert("plugins".into(), plugins.init_json());
-        if !plugins.errors.is_empty() {
-            config
-                .init_extra
-                .insert("plugin_errors".into(), plugins.errors_json());
-        }
+        plugins.describe_in(&mut config.init_extra);
         tracing::info!(
             model = %config.model,
             provider = %backend.name(),
