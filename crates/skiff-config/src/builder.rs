@@ -131,6 +131,11 @@ impl SessionBuilder {
             let _ = tools.register(skill);
         }
         let mut offer_task = choose_tools(o, &mut tools)?;
+        if settings.compact_prompt.value && o.tools.is_none() {
+            // Small models: the six core tools only (an explicit `--tools` list still wins).
+            tools.retain(&skiff_core::request::COMPACT_TOOLS);
+            offer_task = false;
+        }
         let backend = Backend::of(&settings);
         let built = crate::provider::build(&backend, &settings, o, &cwd)?;
         let mut rules = crate::rules::rule_set(&settings, &cwd, warnings);

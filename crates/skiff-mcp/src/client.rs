@@ -654,6 +654,7 @@ async fn connect_http(
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     config.custom_headers = custom;
+    skiff_tools::tls::install_crypto_provider();
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .build()
