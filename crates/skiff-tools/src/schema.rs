@@ -30,7 +30,6 @@ fn tidy(v: &mut Value, root: bool) {
                 // "Input of the X tool.": the doc comment of the input struct.
                 map.remove("description");
             }
-            consts_to_enum(map);
             // Integer formats (`uint64`) go; a string's `uri` stays, as Claude Code sends it.
             if map.get("format").and_then(Value::as_str) != Some("uri") {
                 map.remove("format");
@@ -54,6 +53,7 @@ fn tidy(v: &mut Value, root: bool) {
                     }
                 }
             }
+            consts_to_enum(map);
             if let Some(Value::Array(options)) = map.get_mut("enum") {
                 options.retain(|o| !o.is_null());
             }
@@ -88,8 +88,11 @@ fn consts_to_enum(map: &mut serde_json::Map<String, Value>) {
         let Some(Value::Array(alts)) = map.get(key) else {
             continue;
         };
+        // A `null` alternative (an optional field) goes, as everywhere in these schemas.
         let consts: Option<Vec<Value>> = alts
             .iter()
+            .filter(|a| a.get("type").and_then(Value::as_str) != Some("null"))
+            .filter(|a| a.get("const").is_none_or(|c| !c.is_null()))
             .map(|a| {
                 let c = a.get("const").filter(|c| c.is_string())?;
                 let typed = a.get("type").is_none_or(|t| t == "string");
