@@ -25,8 +25,8 @@ import tempfile
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SKIFF = os.path.join(ROOT, "target", "release", "skiff")
-MOCK = os.path.join(ROOT, "target", "release", "skiff-mock")
+SKIFF = os.environ.get("SKIFF_BIN") or os.path.join(ROOT, "target", "release", "skiff")
+MOCK = os.environ.get("SKIFF_MOCK_BIN") or os.path.join(ROOT, "target", "release", "skiff-mock")
 BASH_TURNS = 20
 
 MIB = 1024 * 1024
