@@ -3,6 +3,8 @@
 Environment (set by crates/skiff-cli/tests/agent_sdk.rs):
   SKIFF_BIN         the skiff binary (cli_path)
   SKIFF_SDK_SCRIPT  the model script (passed as --provider script --script FILE via extra_args)
+  SKIFF_SDK_MOCK    set when the mock server serves the script instead (ANTHROPIC_BASE_URL): the
+                    test then checks the requests the model received
 The working directory is the test's temporary workspace.
 
 Each flow prints one line `SDK-SUMMARY {json}` describing what the SDK parsed; the Rust test
@@ -53,8 +55,8 @@ def _stderr(line: str) -> None:
 def options(**kw: Any) -> ClaudeAgentOptions:
     """Options running skiff with the scripted model in the current directory."""
     extra = {"provider": "script", "script": os.environ["SKIFF_SDK_SCRIPT"]}
-    if os.environ.get("SKIFF_SDK_CLI_IS_CLAUDE"):
-        extra = {}  # Claude Code itself, with the mock server at ANTHROPIC_BASE_URL (README)
+    if os.environ.get("SKIFF_SDK_CLI_IS_CLAUDE") or os.environ.get("SKIFF_SDK_MOCK"):
+        extra = {}  # the mock server at ANTHROPIC_BASE_URL serves the script (README)
     extra.update(kw.pop("extra_args", {}))
     return ClaudeAgentOptions(
         cli_path=os.environ["SKIFF_BIN"],
@@ -84,6 +86,10 @@ def describe(m: Any) -> dict[str, Any]:
             d["claude_code_version"] = m.data.get("claude_code_version")
             d["mcp_servers"] = m.data.get("mcp_servers")
             d["tools"] = m.data.get("tools")
+            d["agents"] = m.data.get("agents")
+        for key in ("hook_event", "trigger", "original_model", "fallback_model"):
+            if key in m.data:
+                d[key] = m.data[key]
         return d
     if isinstance(m, AssistantMessage):
         blocks = []
@@ -123,6 +129,8 @@ def describe(m: Any) -> dict[str, Any]:
             "session_id": m.session_id,
             "num_turns": m.num_turns,
             "permission_denials": m.permission_denials,
+            "structured_output": m.structured_output,
+            "errors": getattr(m, "errors", None),
         }
     return {"type": type(m).__name__}
 

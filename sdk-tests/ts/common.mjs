@@ -5,6 +5,8 @@
 //   SKIFF_BIN            the skiff binary (pathToClaudeCodeExecutable)
 //   SKIFF_SDK_SCRIPT     the model script (passed as --provider script --script FILE via extraArgs)
 //   SKIFF_AGENT_SDK_TS   the npm install of package.json here (.ci/run: target/sdk-ts)
+//   SKIFF_SDK_MOCK       set when the mock server serves the script instead (ANTHROPIC_BASE_URL):
+//                        the test then checks the requests the model received
 // The working directory is the test's temporary workspace.
 //
 // Each flow prints one line `SDK-SUMMARY {json}`; the Rust test asserts on it. An exception from
@@ -38,7 +40,7 @@ process.on("warning", (w) => warnings.push(`${w.name}: ${w.message}`));
 export function options(extra = {}) {
   const { extraArgs, ...rest } = extra;
   // SKIFF_SDK_CLI_IS_CLAUDE: Claude Code itself, with the mock server at ANTHROPIC_BASE_URL (README)
-  const script = process.env.SKIFF_SDK_CLI_IS_CLAUDE
+  const script = process.env.SKIFF_SDK_CLI_IS_CLAUDE || process.env.SKIFF_SDK_MOCK
     ? {}
     : { provider: "script", script: process.env.SKIFF_SDK_SCRIPT };
   return {
@@ -134,7 +136,11 @@ export function describe(m) {
         claude_code_version: m.claude_code_version,
         mcp_servers: m.mcp_servers,
         tools: m.tools,
+        agents: m.agents,
       });
+    }
+    for (const key of ["hook_event", "trigger", "original_model", "fallback_model"]) {
+      if (key in m) d[key] = m[key];
     }
     return d;
   }
@@ -167,6 +173,8 @@ export function describe(m) {
       session_id: m.session_id,
       num_turns: m.num_turns,
       permission_denials: m.permission_denials ?? null,
+      structured_output: m.structured_output ?? null,
+      errors: m.errors ?? null,
     };
   }
   return { type: m.type, subtype: m.subtype };

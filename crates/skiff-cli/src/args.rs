@@ -75,6 +75,13 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// Manage Claude Code plugins and their marketplaces: `skiff plugin marketplace add
+    /// ./my-marketplace`, `skiff plugin install NAME@MARKETPLACE`, `skiff plugin list`.
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: PluginCommand,
+    },
     /// Serve editors over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim):
     /// `skiff acp --model opus`.
     Acp {
@@ -85,6 +92,110 @@ pub enum Command {
             allow_hyphen_values = true
         )]
         flags: Vec<String>,
+    },
+}
+
+/// Where `skiff plugin install|enable|disable|uninstall` records a plugin's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PluginScope {
+    /// You, in every workspace: `enabledPlugins` of `~/.skiff/settings.json`.
+    User,
+    /// Everyone working in this repository: `.claude/settings.json`.
+    Project,
+    /// You, in this repository: `.claude/settings.local.json`.
+    Local,
+}
+
+impl From<PluginScope> for skiff_config::plugins::enable::PluginScope {
+    fn from(s: PluginScope) -> Self {
+        match s {
+            PluginScope::User => Self::User,
+            PluginScope::Project => Self::Project,
+            PluginScope::Local => Self::Local,
+        }
+    }
+}
+
+/// `skiff plugin …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum PluginCommand {
+    /// Add, list, update or remove plugin marketplaces.
+    Marketplace {
+        /// What to do.
+        #[command(subcommand)]
+        action: MarketplaceCommand,
+    },
+    /// Install a plugin from an added marketplace (shows what it adds and asks first) and
+    /// enable it.
+    Install {
+        /// `NAME@MARKETPLACE` (or NAME, when one marketplace has it).
+        plugin: String,
+        /// The settings that enable it.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+        /// Do not ask: install it.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Remove an installed plugin and its `enabledPlugins` entry.
+    #[command(visible_aliases = ["remove", "rm"])]
+    Uninstall {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings whose entry is removed.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// Turn an installed plugin on.
+    Enable {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings to write.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// Turn a plugin off (without uninstalling it).
+    Disable {
+        /// `NAME@MARKETPLACE`.
+        plugin: String,
+        /// The settings to write.
+        #[arg(short, long, value_enum, default_value = "user")]
+        scope: PluginScope,
+    },
+    /// List the installed plugins and whether they are on here.
+    List {
+        /// Also list what the added marketplaces offer.
+        #[arg(long)]
+        available: bool,
+    },
+    /// Check a plugin or marketplace directory: what it adds, or what is wrong.
+    Validate {
+        /// The plugin's or marketplace's directory.
+        path: PathBuf,
+    },
+}
+
+/// `skiff plugin marketplace …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum MarketplaceCommand {
+    /// Add a marketplace: a directory, a marketplace.json, a git URL (`#ref` for a branch or
+    /// tag) or GitHub's owner/repo.
+    Add {
+        /// Where it is.
+        source: String,
+    },
+    /// List the added marketplaces.
+    List,
+    /// Fetch the newest commit of a git marketplace (every one without NAME).
+    Update {
+        /// The marketplace.
+        name: Option<String>,
+    },
+    /// Remove a marketplace (its installed plugins are uninstalled).
+    #[command(visible_aliases = ["rm"])]
+    Remove {
+        /// The marketplace.
+        name: String,
     },
 }
 
@@ -114,12 +225,18 @@ pub struct ReplayArgs {
     /// Print one machine-readable JSON report instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Use this permission mode instead of the recorded one.
+    /// The permission mode of the replay (default: `default`; a recording's own mode is
+    /// never taken, since someone else may have written it).
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
     /// Offer these tools instead of the recorded set (comma list, as `--tools`).
     #[arg(long, value_name = "TOOLS")]
     pub tools: Option<String>,
+    /// Replay in the current directory as it is (its files may be changed). Without it (and
+    /// without `--cwd DIR`), the replay runs in a fresh checkout of the recorded commit in a
+    /// temporary directory.
+    #[arg(long)]
+    pub in_place: bool,
 }
 
 /// `skiff batch …`.
@@ -234,6 +351,18 @@ pub enum McpCommand {
         #[arg(short, long, value_enum)]
         scope: Option<McpScope>,
     },
+    /// Serve skiff's own tools (Bash, Read, Write, Edit, Glob, Grep, LS, …) over MCP on
+    /// stdin/stdout, under this workspace's settings, permission rules and sandbox: `skiff mcp
+    /// serve --permission-mode acceptEdits`. Calls that would need approval are refused.
+    Serve {
+        /// Any of skiff's flags (--cwd, --permission-mode, --allowedTools, --settings, …).
+        #[arg(
+            value_name = "FLAGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        flags: Vec<String>,
+    },
 }
 
 /// skiff: an agentic coding assistant.
@@ -245,7 +374,7 @@ pub enum McpCommand {
     name = "skiff",
     version,
     about,
-    after_help = "Examples:\n  skiff                                  the interactive REPL\n  skiff -p \"fix the failing test\"         answer once and exit\n  skiff -c                               continue the last session here\n  skiff config                           where each setting comes from\n  skiff help sessions                    the help of a command"
+    after_help = after_help()
 )]
 pub struct Args {
     /// The prompt. With -p it is answered once and skiff exits.
@@ -347,33 +476,58 @@ pub struct Args {
     #[arg(long, value_name = "TOOL")]
     pub permission_prompt_tool: Option<String>,
 
-    /// Thinking budget (accepted for the Agent SDKs; skiff does not request thinking yet).
-    #[arg(long, value_name = "TOKENS", hide = true)]
-    pub max_thinking_tokens: Option<u64>,
+    /// Extended thinking with this budget of tokens per response (Claude models that support
+    /// it; 0 turns thinking off). Also MAX_THINKING_TOKENS.
+    #[arg(long, value_name = "TOKENS")]
+    pub max_thinking_tokens: Option<u32>,
+
+    /// Thinking: adaptive (the model decides how much to think; a budget on models without
+    /// adaptive thinking), enabled (the same) or disabled.
+    #[arg(long, value_name = "MODE", value_parser = ["adaptive", "enabled", "disabled"])]
+    pub thinking: Option<String>,
+
+    /// How adaptive thinking is shown: summarized or omitted.
+    #[arg(long, value_name = "DISPLAY", value_parser = ["summarized", "omitted"])]
+    pub thinking_display: Option<String>,
+
+    /// Effort of the model's answers: low, medium, high, xhigh or max (the API's
+    /// `output_config.effort` on models that support it; `reasoning_effort` on
+    /// OpenAI-compatible servers that take it).
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high", "xhigh", "max"])]
+    pub effort: Option<String>,
 
     /// Echo user messages read from stdin back as `user` frames with their uuid (stream-json
     /// in and out; the Agent SDKs' file checkpoints use the uuids).
     #[arg(long)]
     pub replay_user_messages: bool,
 
-    /// Custom subagents as JSON (as the Agent SDKs pass them).
-    #[arg(long, value_name = "JSON", hide = true)]
+    /// Every hook run as `system/hook_started` and `system/hook_response` frames in
+    /// stream-json (without it only SessionStart hooks show, as with Claude Code).
+    #[arg(long)]
+    pub include_hook_events: bool,
+
+    /// Custom subagents as JSON (`{"name": {"description": …, "prompt": …, "tools": […],
+    /// "model": …}}`, as the Agent SDKs pass them), offered by the Task tool.
+    #[arg(long, value_name = "JSON")]
     pub agents: Option<String>,
 
-    /// API beta headers (accepted for the Agent SDKs).
-    #[arg(long, num_args = 1.., hide = true)]
+    /// Extra `anthropic-beta` header values (comma or space separated; Anthropic API).
+    #[arg(long, num_args = 1.., value_delimiter = ',', value_name = "BETAS")]
     pub betas: Vec<String>,
 
-    /// Model to fall back to when the main one is overloaded (accepted for the Agent SDKs).
-    #[arg(long, value_name = "MODEL", hide = true)]
+    /// Model to switch to when the main one is overloaded (after 3 overloaded responses in a
+    /// row).
+    #[arg(long, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// Plugin directories (accepted for the Agent SDKs; skiff has no plugins).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub plugin_dir: Vec<String>,
+    /// Load the plugin in DIR for this session too (repeatable; the Agent SDKs' `plugins`).
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Vec<PathBuf>,
 
-    /// JSON schema for structured output (accepted for the Agent SDKs).
-    #[arg(long, value_name = "SCHEMA", hide = true)]
+    /// Structured output: a JSON Schema (object-rooted) the final answer must match. The model
+    /// answers through a `StructuredOutput` tool whose input is validated; the result carries
+    /// it as `structured_output`.
+    #[arg(long, value_name = "SCHEMA")]
     pub json_schema: Option<String>,
 
     /// Same as --permission-mode bypassPermissions.
@@ -466,42 +620,136 @@ pub struct Args {
     pub default_max_turns: Option<u32>,
 }
 
+/// A flag Claude Code's clients pass that skiff accepts and does not act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IgnoredFlag {
+    /// The flag (`--name`).
+    pub name: &'static str,
+    /// Whether it takes a value (removed with it).
+    pub takes_value: bool,
+    /// Why skiff does not act on it (shown by `skiff --help` and in the README).
+    pub reason: &'static str,
+}
+
+const fn ignored(name: &'static str, takes_value: bool, reason: &'static str) -> IgnoredFlag {
+    IgnoredFlag {
+        name,
+        takes_value,
+        reason,
+    }
+}
+
 /// Flags that Claude Code's clients (the Agent SDKs, editors' launchers) pass and skiff
-/// deliberately ignores, and whether each takes a value: they are accepted with a warning. Any
-/// other unknown flag is an error (exit 2, naming the closest flag skiff has). The README lists
-/// them under "Flags skiff ignores".
-pub const IGNORED_FLAGS: &[(&str, bool)] = &[
-    ("--agent", true),
-    ("--allow-dangerously-skip-permissions", false),
-    ("--await-initialize", false),
-    ("--channels", true),
-    ("--debug-file", true),
-    ("--debug-to-stderr", false),
-    ("--effort", true),
-    ("--include-hook-events", false),
-    ("--initialize-fields", true),
-    ("--managed-settings", true),
-    ("--managed-settings-in-initialize", false),
-    ("--permission-prompts", true),
-    ("--plugin-dir-no-mcp", true),
-    ("--project-config-root", true),
-    ("--resume-drops-turn", true),
-    ("--resume-session-at", true),
-    ("--session-mirror", false),
-    ("--task-budget", true),
-    ("--thinking", true),
-    ("--thinking-display", true),
+/// deliberately ignores, each with the reason: they are accepted with a warning (their value
+/// too, never taken for the prompt). Any other unknown flag is an error (exit 2, naming the
+/// closest flag skiff has). `skiff --help` lists them with their reasons, and so does the
+/// README under "Flags skiff accepts and ignores" (a test holds the three together).
+pub const IGNORED_FLAGS: &[IgnoredFlag] = &[
+    ignored(
+        "--agent",
+        true,
+        "runs the main conversation as a named agent; skiff's main conversation is always its own",
+    ),
+    ignored(
+        "--allow-dangerously-skip-permissions",
+        false,
+        "skiff lets a session switch to bypassPermissions without it",
+    ),
+    ignored(
+        "--await-initialize",
+        false,
+        "skiff always answers initialize before it reads a user message",
+    ),
+    ignored(
+        "--channels",
+        true,
+        "Claude Code's release channels; skiff has none",
+    ),
+    ignored(
+        "--debug-file",
+        true,
+        "skiff's debug log is always ~/.skiff/logs/skiff.log (--debug mirrors it to stderr)",
+    ),
+    ignored(
+        "--debug-to-stderr",
+        false,
+        "--debug already mirrors the log to stderr",
+    ),
+    ignored(
+        "--initialize-fields",
+        true,
+        "skiff's initialize answer always carries every field it has",
+    ),
+    ignored(
+        "--managed-settings",
+        true,
+        "organization-managed settings; skiff reads the settings files and --settings",
+    ),
+    ignored(
+        "--managed-settings-in-initialize",
+        false,
+        "organization-managed settings; skiff reads the settings files and --settings",
+    ),
+    ignored(
+        "--permission-prompts",
+        true,
+        "skiff asks the host only with --permission-prompt-tool stdio and denies otherwise",
+    ),
+    ignored(
+        "--plugin-dir-no-mcp",
+        true,
+        "skiff does not load Claude Code plugins",
+    ),
+    ignored(
+        "--project-config-root",
+        true,
+        "skiff reads the project's settings from the workspace (--cwd)",
+    ),
+    ignored(
+        "--resume-drops-turn",
+        true,
+        "resuming part of a session; skiff resumes whole sessions",
+    ),
+    ignored(
+        "--resume-session-at",
+        true,
+        "resuming part of a session; skiff resumes whole sessions",
+    ),
+    ignored(
+        "--session-mirror",
+        false,
+        "mirrors the transcript to the SDK's session store; skiff writes its own transcript",
+    ),
+    ignored(
+        "--task-budget",
+        true,
+        "a token budget the model is told about; skiff limits runs with --max-turns and --max-budget-usd",
+    ),
 ];
 
 /// Flags skiff parses (so that their values are never taken for a prompt) but does not act on:
 /// they warn too. Part of the same documented list.
-pub const PARSED_BUT_IGNORED: &[&str] = &[
-    "--betas",
-    "--fallback-model",
-    "--json-schema",
-    "--max-thinking-tokens",
-    "--plugin-dir",
-];
+pub const PARSED_BUT_IGNORED: &[IgnoredFlag] = &[];
+
+/// Examples at the end of `skiff --help`.
+const EXAMPLES: &str = "Examples:\n  skiff                                  the interactive REPL\n  skiff -p \"fix the failing test\"         answer once and exit\n  skiff -c                               continue the last session here\n  skiff config                           where each setting comes from\n  skiff help sessions                    the help of a command";
+
+/// The end of `skiff --help`: the examples, then the flags accepted and ignored.
+fn after_help() -> String {
+    format!("{EXAMPLES}\n\n{}", ignored_flags_help().trim_end())
+}
+
+/// The `--help` section listing [`IGNORED_FLAGS`] with their reasons.
+pub fn ignored_flags_help() -> String {
+    let mut text =
+        String::from("Accepted for Claude Code's clients and ignored (with a warning):\n");
+    let mut all: Vec<&IgnoredFlag> = IGNORED_FLAGS.iter().chain(PARSED_BUT_IGNORED).collect();
+    all.sort_by_key(|f| f.name);
+    for f in all {
+        text.push_str(&format!("  {:<38} {}\n", f.name, f.reason));
+    }
+    text
+}
 
 impl Args {
     /// Parse a command line: the flags of [`IGNORED_FLAGS`] (with their values) are removed with
@@ -518,7 +766,7 @@ impl Args {
                     for flag in PARSED_BUT_IGNORED {
                         let given = argv.iter().any(|a| {
                             let a = a.to_string_lossy();
-                            a == *flag || a.starts_with(&format!("{flag}="))
+                            a == flag.name || a.starts_with(&format!("{}=", flag.name))
                         });
                         if given {
                             warnings.push(ignored_warning(flag));
@@ -535,7 +783,7 @@ impl Args {
                 return Err(e);
             };
             let name = flag.split('=').next().unwrap_or(&flag).to_owned();
-            let Some((_, takes_value)) = IGNORED_FLAGS.iter().find(|(f, _)| *f == name) else {
+            let Some(flag) = IGNORED_FLAGS.iter().find(|f| f.name == name) else {
                 return Err(closest_flag(e, &name));
             };
             let Some(at) = argv.iter().position(|a| {
@@ -545,13 +793,13 @@ impl Args {
                 return Err(e);
             };
             let attached = argv[at].to_string_lossy().contains('=');
-            let n = if *takes_value && !attached && at + 1 < argv.len() {
+            let n = if flag.takes_value && !attached && at + 1 < argv.len() {
                 2
             } else {
                 1
             };
             argv.drain(at..at + n);
-            warnings.push(ignored_warning(&name));
+            warnings.push(ignored_warning(flag));
         }
     }
 
@@ -601,9 +849,9 @@ impl Args {
     }
 }
 
-/// Split on commas and whitespace outside parentheses.
-fn ignored_warning(flag: &str) -> String {
-    format!("Warning: skiff ignores {flag} (a Claude Code option it does not support)")
+/// The warning for a flag of [`IGNORED_FLAGS`].
+fn ignored_warning(flag: &IgnoredFlag) -> String {
+    format!("Warning: skiff ignores {}: {}", flag.name, flag.reason)
 }
 
 /// The error for an unknown flag, naming the flag of skiff's closest to it when clap has not.
@@ -653,6 +901,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Split on commas and whitespace outside parentheses.
 pub fn split_rules(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -743,12 +992,12 @@ mod tests {
     fn the_ignored_flags_of_claude_codes_clients_warn() {
         let (args, warnings) = Args::parse_command_line(line(&[
             "-p",
-            "--effort",
-            "high",
-            "--thinking=adaptive",
-            "--include-hook-events",
-            "--betas",
-            "b1",
+            "--task-budget",
+            "1000",
+            "--resume-session-at=msg_1",
+            "--session-mirror",
+            "--agent",
+            "reviewer",
             "--permission-mode",
             "plan",
             "hello",
@@ -757,7 +1006,12 @@ mod tests {
         assert_eq!(args.prompt.as_deref(), Some("hello"));
         assert_eq!(args.permission_mode.as_deref(), Some("plan"));
         assert_eq!(warnings.len(), 4, "{warnings:?}");
-        for flag in ["--effort", "--thinking", "--include-hook-events", "--betas"] {
+        for flag in [
+            "--task-budget",
+            "--resume-session-at",
+            "--session-mirror",
+            "--agent",
+        ] {
             assert!(
                 warnings.iter().any(|w| w.contains(flag)),
                 "{flag}: {warnings:?}"
@@ -765,6 +1019,82 @@ mod tests {
         }
         let (_, warnings) = Args::parse_command_line(line(&["-p", "hi"])).unwrap();
         assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn model_options_take_their_values_never_the_prompt() {
+        // As a user writes it: the prompt first, the flags after it.
+        let (args, warnings) = Args::parse_command_line(line(&[
+            "-p",
+            "explain this",
+            "--effort",
+            "high",
+            "--thinking",
+            "adaptive",
+            "--thinking-display=summarized",
+            "--max-thinking-tokens",
+            "4096",
+            "--betas",
+            "b1,b2",
+            "--fallback-model",
+            "haiku",
+            "--json-schema",
+            r#"{"type":"object"}"#,
+            "--include-hook-events",
+            "--agents",
+            "{}",
+        ]))
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(args.prompt.as_deref(), Some("explain this"));
+        assert_eq!(args.effort.as_deref(), Some("high"));
+        assert_eq!(args.thinking.as_deref(), Some("adaptive"));
+        assert_eq!(args.thinking_display.as_deref(), Some("summarized"));
+        assert_eq!(args.max_thinking_tokens, Some(4096));
+        assert_eq!(args.betas, ["b1", "b2"]);
+        assert_eq!(args.fallback_model.as_deref(), Some("haiku"));
+        assert_eq!(args.json_schema.as_deref(), Some(r#"{"type":"object"}"#));
+        assert!(args.include_hook_events);
+        // The SDKs' `=` form, flags before the prompt.
+        let (args, _) = Args::parse_command_line(line(&[
+            "--effort=low",
+            "--thinking=disabled",
+            "--betas=x",
+            "-p",
+            "hi",
+        ]))
+        .unwrap();
+        assert_eq!(args.prompt.as_deref(), Some("hi"));
+        assert_eq!(args.effort.as_deref(), Some("low"));
+        assert_eq!(args.thinking.as_deref(), Some("disabled"));
+        assert_eq!(args.betas, ["x"]);
+        let e = Args::parse_command_line(line(&["-p", "hi", "--effort", "extreme"])).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn every_ignored_flag_says_why_in_the_help() {
+        use clap::CommandFactory;
+        let help = Args::command().render_help().to_string();
+        for f in IGNORED_FLAGS.iter().chain(PARSED_BUT_IGNORED) {
+            assert!(!f.reason.trim().is_empty(), "{}", f.name);
+            assert!(
+                help.lines()
+                    .any(|l| l.trim_start().starts_with(f.name) && l.contains(f.reason)),
+                "{} is not listed with its reason in --help:\n{help}",
+                f.name
+            );
+            // An ignored flag is never one skiff acts on.
+            let long = &f.name[2..];
+            let parsed = Args::command()
+                .get_arguments()
+                .any(|a| a.get_long() == Some(long) && !a.is_hide_set());
+            assert!(
+                !parsed,
+                "{} is a visible flag and in the ignored list",
+                f.name
+            );
+        }
     }
 
     #[test]

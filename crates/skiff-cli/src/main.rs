@@ -79,7 +79,32 @@ fn main() -> ExitCode {
         Some(Command::Completions { shell }) => return report(print_completions(*shell)),
         Some(Command::Man) => return report(print_man_page()),
         Some(Command::Models) => return report(run_models(&args)),
+        Some(Command::Mcp {
+            action: args::McpCommand::Serve { flags },
+        }) => {
+            if flags.iter().any(|f| f == "--help" || f == "-h") {
+                let mut help = Args::command();
+                let text = help
+                    .find_subcommand_mut("mcp")
+                    .and_then(|m| m.find_subcommand_mut("serve"))
+                    .map(|c| c.render_help().to_string())
+                    .unwrap_or_default();
+                return report(write_stdout(text.as_bytes()));
+            }
+            let raw = std::env::args_os().collect();
+            let argv = Args::without_command_token(
+                Args::without_command_token(raw, "serve", flags.len()),
+                "mcp",
+                flags.len(),
+            );
+            let mut serve_args = Args::try_parse_from(argv).unwrap_or_else(|e| e.exit());
+            serve_args.normalize();
+            return report(cmd::mcp_serve::run_serve(&serve_args));
+        }
         Some(Command::Mcp { action }) => return report(cmd::mcp::run_mcp(&args, action)),
+        Some(Command::Plugin { action }) => {
+            return report(cmd::plugin::run_plugin(&args, action));
+        }
         Some(Command::Acp { .. }) | None => {}
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -209,8 +234,15 @@ fn report(outcome: anyhow::Result<ExitCode>) -> ExitCode {
 fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<ExitCode> {
     let mut args = args.clone();
     args.trust |= ask_trust(&args);
+    // The terminal UI, or the line REPL on a dumb terminal.
+    let tui = front::tui::supported();
     let built = loop {
-        match session::assemble(&args, skiff_core::DeltaMode::Raw, None, None) {
+        let attempt = if tui {
+            session::assemble_tui(&args, None)
+        } else {
+            session::assemble(&args, skiff_core::DeltaMode::Raw, None, None)
+        };
+        match attempt {
             Ok(built) => break built,
             Err(skiff_config::ConfigError::UnconfirmedBaseUrl(u))
                 if confirm_base_url(&args, &u) =>
@@ -224,6 +256,12 @@ fn repl_main(runtime: &tokio::runtime::Runtime, args: &Args) -> anyhow::Result<E
     let history = session::environment()
         .skiff_home()
         .map(|home| home.join("history"));
+    if tui {
+        let status_command = workspace_dir(args)
+            .and_then(|cwd| session::settings(args, &cwd).ok())
+            .and_then(|s| s.status_line.map(|c| c.value));
+        return front::tui::run_tui(runtime, args, built, history, status_command);
+    }
     front::repl::run_repl(runtime, args, built, history)
 }
 

@@ -66,6 +66,14 @@ pub fn overrides(args: &Args) -> Overrides {
         mcp_servers: Vec::new(),
         strict_mcp_config: args.strict_mcp_config,
         agents: args.agents.clone(),
+        plugin_dirs: args.plugin_dir.clone(),
+        max_thinking_tokens: args.max_thinking_tokens,
+        thinking: args.thinking.clone(),
+        thinking_display: args.thinking_display.clone(),
+        effort: args.effort.clone(),
+        betas: args.betas.clone(),
+        fallback_model: args.fallback_model.clone(),
+        json_schema: args.json_schema.clone(),
         system_prompt: args.system_prompt.clone(),
         system_prompt_file: args.system_prompt_file.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
@@ -82,7 +90,7 @@ pub fn overrides(args: &Args) -> Overrides {
 }
 
 /// The session builder for these overrides (the command line's, or an editor's session).
-fn builder_for(overrides: Overrides) -> SessionBuilder {
+pub(crate) fn builder_for(overrides: Overrides) -> SessionBuilder {
     let builder = SessionBuilder::new(overrides, environment()).reserved_commands(
         crate::front::commands::COMMANDS
             .iter()
@@ -132,6 +140,29 @@ pub fn assemble_overrides(
         .build_reporting(&mut warnings);
     for warning in &warnings {
         eprintln!("{warning}");
+    }
+    assembled
+}
+
+/// Build the terminal UI's session for this command line: answer deltas as they stream and
+/// file checkpoints (for its rewind). Warnings go to `quiet` when given (the UI shows them in
+/// its scrollback), else to stderr.
+pub fn assemble_tui(
+    args: &Args,
+    quiet: Option<&mut Vec<String>>,
+) -> Result<Assembled, skiff_config::ConfigError> {
+    let mut warnings = Vec::new();
+    let assembled = builder_for(overrides(args))
+        .deltas(DeltaMode::Raw)
+        .file_checkpoints(true)
+        .build_reporting(&mut warnings);
+    match quiet {
+        Some(out) => out.extend(warnings),
+        None => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
+        }
     }
     assembled
 }

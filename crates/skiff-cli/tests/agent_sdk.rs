@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skiff_protocol::script::Script;
-use skiff_testkit::MockServer;
+use skiff_testkit::{MockServer, RecordedRequest};
 
 /// A flow that has not finished by then is killed (the interrupt flow's command sleeps 30 s).
 const FLOW_TIMEOUT: Duration = Duration::from_secs(60);
@@ -82,8 +82,19 @@ fn installed(sdk: Sdk) -> bool {
     ok
 }
 
-/// Run one flow with skiff as the CLI, in a temp workspace with a temp HOME; its summary line.
+/// Run one flow with skiff as the CLI and the scripted provider, in a temp workspace with a
+/// temp HOME; its summary line.
 fn run_flow(sdk: Sdk, flow: &str) -> Option<Value> {
+    run_flow_in(sdk, flow, false).map(|(summary, _)| summary)
+}
+
+/// Run one flow with the mock server serving its script (skiff's Anthropic provider at
+/// ANTHROPIC_BASE_URL): its summary line and the Messages API requests the model received.
+fn run_flow_mock(sdk: Sdk, flow: &str) -> Option<(Value, Vec<RecordedRequest>)> {
+    run_flow_in(sdk, flow, true)
+}
+
+fn run_flow_in(sdk: Sdk, flow: &str, mock: bool) -> Option<(Value, Vec<RecordedRequest>)> {
     if !installed(sdk) {
         return None;
     }
@@ -113,24 +124,26 @@ fn run_flow(sdk: Sdk, flow: &str) -> Option<Value> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // Claude Code as the reference: the mock server serves the script (kept until the flow ends).
-    let _reference = std::env::var_os("SKIFF_AGENT_SDK_REFERENCE_CLI").map(|cli| {
+    // Claude Code as the reference, or a flow that checks the model's requests: the mock
+    // server serves the script (kept until the flow ends).
+    let reference = std::env::var_os("SKIFF_AGENT_SDK_REFERENCE_CLI");
+    let served = (mock || reference.is_some()).then(|| {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let script: Script =
             serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
-        let server = rt
-            .block_on(
-                MockServer::builder()
-                    .script(script)
-                    .allow_invalid_requests()
-                    .start(),
-            )
-            .unwrap();
-        cmd.env("SKIFF_BIN", cli)
-            .env("SKIFF_SDK_CLI_IS_CLAUDE", "1")
+        let mut builder = MockServer::builder().script(script);
+        if reference.is_some() {
+            builder = builder.allow_invalid_requests();
+        }
+        let server = rt.block_on(builder.start()).unwrap();
+        cmd.env("SKIFF_SDK_MOCK", "1")
             .env("ANTHROPIC_BASE_URL", server.url())
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+            .env("ANTHROPIC_API_KEY", "sk-test");
+        if let Some(cli) = &reference {
+            cmd.env("SKIFF_BIN", cli)
+                .env("SKIFF_SDK_CLI_IS_CLAUDE", "1")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        }
         (server, rt)
     });
     let (stdout, stderr, status) = run_with_timeout(cmd, FLOW_TIMEOUT);
@@ -143,7 +156,18 @@ fn run_flow(sdk: Sdk, flow: &str) -> Option<Value> {
     assert_eq!(status, "0", "{what}");
     let summary: Value = serde_json::from_str(summary).unwrap();
     common_checks(&summary, &what);
-    Some(summary)
+    let requests = match &served {
+        Some((server, _)) => {
+            assert!(
+                reference.is_some() || server.violations().is_empty(),
+                "requests the API would reject: {:?}\n{what}",
+                server.violations()
+            );
+            server.messages_requests()
+        }
+        None => Vec::new(),
+    };
+    Some((summary, requests))
 }
 
 /// Run `cmd`, killing it after `timeout`: (stdout, stderr, exit status or "killed ...").
@@ -445,6 +469,316 @@ fn sdk_mcp_tool(sdk: Sdk) {
     assert_eq!(results[0]["content"], "5", "{s}");
     assert_eq!(results[0]["is_error"], false, "{s}");
     assert_success(&s, "The sum is 5.");
+}
+
+/// The system prompt of a recorded request, as one text.
+fn system_text(r: &RecordedRequest) -> String {
+    match &r.body["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn tool_names(r: &RecordedRequest) -> Vec<String> {
+    r.body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|d| d["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn sdk_agents(sdk: Sdk) {
+    let Some((s, requests)) = run_flow_mock(sdk, "agents") else {
+        return;
+    };
+    assert!(
+        init(&s)["agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("code-reviewer")),
+        "init.agents: {s}"
+    );
+    assert!(
+        s["server_agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("code-reviewer")),
+        "the server info's agents: {s}"
+    );
+    for cmd in ["compact", "clear"] {
+        assert!(
+            s["server_commands"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(cmd)),
+            "the server info's commands: {s}"
+        );
+    }
+    assert_eq!(s["server_version"], skiff_core::COMPAT_VERSION, "{s}");
+    let results = blocks(&s, "user", "tool_result");
+    assert_eq!(results.len(), 1, "{s}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_sdk_task", "{s}");
+    assert_eq!(results[0]["is_error"], false, "{s}");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("LGTM from the reviewer."),
+        "{s}"
+    );
+    assert_success(&s, "The reviewer says LGTM.");
+    // The Task tool offered it; the subagent ran with its own prompt, tools and model.
+    let task = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Task")
+        .unwrap_or_else(|| panic!("no Task tool: {:?}", tool_names(&requests[0])));
+    assert!(
+        task["description"]
+            .as_str()
+            .unwrap()
+            .contains("- code-reviewer: Reviews code changes for bugs."),
+        "{task}"
+    );
+    let sub = requests
+        .iter()
+        .find(|r| system_text(r).contains("You are a strict code reviewer."))
+        .unwrap_or_else(|| panic!("no request with the agent's prompt: {requests:?}"));
+    assert_eq!(sub.body["model"], "claude-haiku-4-5");
+    assert_eq!(tool_names(sub), ["Read"]);
+}
+
+fn structured_output(sdk: Sdk) {
+    let Some(s) = run_flow(sdk, "structured") else {
+        return;
+    };
+    assert!(
+        init(&s)["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("StructuredOutput")),
+        "init.tools: {s}"
+    );
+    let results = blocks(&s, "user", "tool_result");
+    assert_eq!(results.len(), 2, "{s}");
+    assert_eq!(results[0]["is_error"], true, "{s}");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Output does not match required schema: /count: "),
+        "{s}"
+    );
+    assert_eq!(results[1]["is_error"], false, "{s}");
+    let r = last_result(&s);
+    assert_eq!(r["subtype"], "success", "{s}");
+    assert_eq!(
+        r["structured_output"],
+        json!({"count": 3, "names": ["a", "b", "c"]}),
+        "{s}"
+    );
+}
+
+fn max_budget(sdk: Sdk) {
+    let Some((s, requests)) = run_flow_mock(sdk, "budget") else {
+        return;
+    };
+    let r = last_result(&s);
+    assert_eq!(r["subtype"], "error_max_budget_usd", "{s}");
+    assert_eq!(r["is_error"], true, "{s}");
+    assert_eq!(s["files"], json!([]), "the pending Bash call ran: {s}");
+    let results = blocks(&s, "user", "tool_result");
+    assert_eq!(results.len(), 1, "{s}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_sdk_budget", "{s}");
+    assert_eq!(results[0]["is_error"], true, "{s}");
+    assert!(
+        results[0]["content"].as_str().unwrap().contains("not run"),
+        "{s}"
+    );
+    assert_eq!(requests.len(), 1, "the model was called past the budget");
+}
+
+fn allow_list(sdk: Sdk) {
+    let Some(s) = run_flow(sdk, "allowlist") else {
+        return;
+    };
+    let results = blocks(&s, "user", "tool_result");
+    assert_eq!(results.len(), 2, "{s}");
+    assert_eq!(results[0]["tool_use_id"], "toolu_sdk_touch", "{s}");
+    assert_eq!(results[0]["is_error"], true, "{s}");
+    assert_eq!(results[1]["is_error"], false, "{s}");
+    assert_eq!(results[1]["content"].as_str().unwrap().trim(), "allowed");
+    assert_eq!(
+        s["files"],
+        json!([]),
+        "touch ran outside the allow list: {s}"
+    );
+    assert_success(&s, "Only echo ran.");
+    let denials = last_result(&s)["permission_denials"].clone();
+    assert_eq!(denials[0]["tool_use_id"], "toolu_sdk_touch", "{s}");
+}
+
+fn model_options(sdk: Sdk) {
+    let Some((s, requests)) = run_flow_mock(sdk, "model_options") else {
+        return;
+    };
+    assert_success(&s, "Answered by the fallback.");
+    let models: Vec<&Value> = requests.iter().map(|r| &r.body["model"]).collect();
+    assert_eq!(
+        models,
+        [
+            "claude-opus-4-5",
+            "claude-opus-4-5",
+            "claude-opus-4-5",
+            "claude-sonnet-4-5"
+        ],
+        "{s}"
+    );
+    for r in &requests {
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 5000}),
+            "{}",
+            r.body
+        );
+        let betas = r.header("anthropic-beta").unwrap_or_default();
+        assert!(betas.contains("context-1m-2025-08-07"), "{betas}");
+    }
+    // Opus 4.5 takes an effort level, Sonnet 4.5 does not.
+    assert_eq!(requests[0].body["output_config"], json!({"effort": "high"}));
+    assert!(requests[3].body.get("output_config").is_none());
+    let fallback = of_type(&s, "system")
+        .into_iter()
+        .find(|m| m["subtype"] == "model_fallback")
+        .unwrap_or_else(|| panic!("no model_fallback frame: {s}"));
+    assert_eq!(fallback["trigger"], "overloaded");
+    assert_eq!(fallback["fallback_model"], "claude-sonnet-4-5");
+}
+
+fn extras(sdk: Sdk) {
+    let Some((s, requests)) = run_flow_mock(sdk, "extras") else {
+        return;
+    };
+    for cmd in ["compact", "clear"] {
+        assert!(
+            s["server_commands"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(cmd)),
+            "{s}"
+        );
+    }
+    let rs = results(&s);
+    assert_eq!(rs.len(), 3, "{s}");
+    // Verbatim: `/clear …` was not run as a command; the model got it as written.
+    assert_eq!(rs[0]["result"], "Nothing to clear.", "{s}");
+    let first = requests[0].body["messages"].to_string();
+    assert!(first.contains("/clear the cache please"), "{first}");
+    // Hook events in the stream (the UserPromptSubmit command hook of --settings).
+    let hooks: Vec<&Value> = s["hook_events"].as_array().unwrap().iter().collect();
+    assert!(
+        hooks
+            .iter()
+            .any(|h| h["subtype"] == "hook_response" && h["hook_event"] == "UserPromptSubmit"),
+        "{s}"
+    );
+    // The context's breakdown.
+    let ctx = &s["context"];
+    assert_eq!(ctx["model"], "claude-sonnet-4-5", "{s}");
+    assert_eq!(ctx["rawMaxTokens"], 200_000, "{s}");
+    assert!(ctx["categories"]["messages"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        ctx["categories"]["system_prompt"].as_u64().unwrap() > 0,
+        "{s}"
+    );
+    assert!(ctx["totalTokens"].as_u64().unwrap() > 0, "{s}");
+    // The interrupted answer stayed in the conversation, with the interruption noted.
+    assert_eq!(s["interrupted"], true, "{s}");
+    assert_eq!(rs[1]["subtype"], "error_during_execution", "{s}");
+    assert_eq!(rs[2]["result"], "Going on.", "{s}");
+    let last = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap();
+    let kept = last[last.len() - 2].to_string();
+    assert!(
+        last[last.len() - 2]["role"] == "assistant" && kept.contains("The "),
+        "{last:?}"
+    );
+    assert!(
+        last[last.len() - 1]
+            .to_string()
+            .contains("[Request interrupted by user]"),
+        "{last:?}"
+    );
+}
+
+#[test]
+fn python_agents_from_initialize() {
+    sdk_agents(Sdk::Python);
+}
+
+#[test]
+fn ts_agents_from_initialize() {
+    sdk_agents(Sdk::Ts);
+}
+
+#[test]
+fn python_structured_output() {
+    structured_output(Sdk::Python);
+}
+
+#[test]
+fn ts_structured_output() {
+    structured_output(Sdk::Ts);
+}
+
+#[test]
+fn python_max_budget() {
+    max_budget(Sdk::Python);
+}
+
+#[test]
+fn ts_max_budget() {
+    max_budget(Sdk::Ts);
+}
+
+#[test]
+fn python_allowed_tools_is_an_allow_list() {
+    allow_list(Sdk::Python);
+}
+
+#[test]
+fn ts_allowed_tools_is_an_allow_list() {
+    allow_list(Sdk::Ts);
+}
+
+#[test]
+fn python_model_options() {
+    model_options(Sdk::Python);
+}
+
+#[test]
+fn ts_model_options() {
+    model_options(Sdk::Ts);
+}
+
+#[test]
+fn python_extras() {
+    extras(Sdk::Python);
+}
+
+#[test]
+fn ts_extras() {
+    extras(Sdk::Ts);
 }
 
 #[test]

@@ -430,3 +430,57 @@ async fn the_flags_claude_codes_clients_pass_and_skiff_ignores_warn() {
     .await
     .unwrap();
 }
+
+/// The CI's check of the flags skiff accepts and ignores: `skiff --help` lists each with the
+/// reason, and the README's table documents each with the same reason (or the list is empty).
+#[test]
+fn every_flag_skiff_ignores_is_documented_with_its_reason() {
+    let out = bare().arg("--help").assert().success();
+    let help = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let Some(start) = help.find("Accepted for Claude Code's clients and ignored") else {
+        // No such section: no flag is ignored.
+        assert!(!help.contains("ignored"), "{help}");
+        return;
+    };
+    let listed: Vec<(String, String)> = help[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  --"))
+        .map(|l| {
+            let l = l.trim();
+            let (flag, reason) = l.split_once(char::is_whitespace).unwrap_or((l, ""));
+            (flag.to_owned(), reason.trim().to_owned())
+        })
+        .collect();
+    assert!(!listed.is_empty(), "{help}");
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let section = readme
+        .split("### Flags skiff accepts and ignores")
+        .nth(1)
+        .expect("the README has no \"Flags skiff accepts and ignores\" section");
+    for (flag, reason) in &listed {
+        assert!(
+            reason.len() > 10,
+            "{flag} is ignored without a reason in --help"
+        );
+        let row = format!("| `{flag}` | {reason} |");
+        assert!(
+            section.contains(&row),
+            "the README does not document {flag} with its reason; expected the row\n{row}"
+        );
+        // Given on a command line, it warns with the reason and takes its value along.
+        let home = tempfile::tempdir().unwrap();
+        let assert = bare()
+            .env("HOME", home.path())
+            .env("SKIFF_HOME", home.path().join(".skiff"))
+            .current_dir(home.path())
+            .args([format!("{flag}=value").as_str(), "config"])
+            .assert()
+            .success();
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        assert!(err.contains(flag) && err.contains(reason), "{flag}: {err}");
+    }
+}

@@ -23,12 +23,8 @@ fn repo_root() -> PathBuf {
 }
 
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("SKIFF_MAX_RETRIES", "0");
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("SKIFF_MAX_RETRIES", "0");
     c
 }
 

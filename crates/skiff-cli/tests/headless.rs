@@ -27,12 +27,7 @@ fn repo_root() -> PathBuf {
 
 /// A skiff command with a clean environment (temp HOME so no user memory is read).
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 fn lines(stdout: &[u8]) -> Vec<Value> {
@@ -585,4 +580,40 @@ fn skiff_cmd_in_shell(home: &Path) -> Command {
         .env("HOME", home)
         .env("SKIFF_HOME", home.join(".skiff"));
     c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_shows_an_auto_approved_edit_as_a_diff_with_the_files_line_numbers() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let text: String = (1..=9).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.path().join("notes.txt"), text).unwrap();
+    let server = MockServer::builder()
+        .turn(ScriptTurn::tool_use(
+            "Read",
+            json!({"file_path": "notes.txt"}),
+        ))
+        .turn(ScriptTurn::tool_use(
+            "Edit",
+            json!({"file_path": "notes.txt", "old_string": "line 7", "new_string": "line seven"}),
+        ))
+        .turn(ScriptTurn::text("edited"))
+        .start()
+        .await
+        .unwrap();
+    let out = skiff(home.path())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .current_dir(ws.path())
+        .args(["-p", "edit it", "--permission-mode", "acceptEdits"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The hunk where the change is (line 7 of the file), not `@@ -1,3 +1,4 @@`, and no false
+    // end-of-file marker.
+    assert!(stderr.contains("7 -line 7"), "{stderr}");
+    assert!(stderr.contains("7 +line seven"), "{stderr}");
+    assert!(stderr.contains("6  line 6"), "{stderr}");
+    assert!(!stderr.contains("No newline"), "{stderr}");
 }

@@ -10,12 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 fn workspace() -> tempfile::TempDir {
@@ -61,6 +56,7 @@ fn a_trusted_workspaces_hook_blocks_and_shows_in_stream_json() {
             "--script",
             "script.json",
             "--dangerously-skip-permissions",
+            "--include-hook-events",
         ])
         .args(["--output-format", "stream-json", "--verbose"])
         .env("IS_SANDBOX", "1")
@@ -96,6 +92,31 @@ fn a_trusted_workspaces_hook_blocks_and_shows_in_stream_json() {
     .unwrap();
     assert_eq!(input["tool_input"]["command"], "rm -rf build");
     assert_eq!(input["hook_event_name"], "PreToolUse");
+}
+
+#[test]
+fn hook_frames_need_include_hook_events_as_with_claude_code() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = workspace();
+    let out = skiff(home.path())
+        .current_dir(ws.path())
+        .env("SKIFF_TRUST_WORKSPACE", "1")
+        .args(["-p", "clean up", "--script", "script.json"])
+        .args(["--dangerously-skip-permissions"])
+        .args(["--output-format", "stream-json", "--verbose"])
+        .env("IS_SANDBOX", "1")
+        .output()
+        .unwrap();
+    let all = frames(&out.stdout);
+    assert!(
+        !all.iter()
+            .any(|f| f["subtype"] == "hook_started" || f["subtype"] == "hook_response"),
+        "{all:?}"
+    );
+    // The hook ran all the same.
+    assert!(ws.path().join("ran.jsonl").exists());
+    let result = all.iter().find(|f| f["type"] == "user").unwrap();
+    assert_eq!(result["message"]["content"][0]["is_error"], true);
 }
 
 #[test]

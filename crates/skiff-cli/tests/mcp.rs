@@ -11,12 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 /// The test MCP server (node), or `None` (test skipped) where node is missing.

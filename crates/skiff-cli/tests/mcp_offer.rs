@@ -354,6 +354,8 @@ async fn the_repl_lists_the_prompts_and_resources_and_runs_a_prompt() {
         .env("ANTHROPIC_API_KEY", "sk-ant-mcp-offer-test")
         .env("ANTHROPIC_BASE_URL", mock.url())
         .env("TERM", "xterm")
+        // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+        .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
         .current_dir(ws.path())
         .args(["--mcp-config", &config(&server)]);

@@ -13,12 +13,7 @@ const SECRET: &str = "sk-ant-THE-SECRET";
 
 /// A skiff command with a clean environment (temp HOME, no user settings).
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 /// One turn per call, then a final answer.

@@ -63,12 +63,8 @@ fn long(marker: &str) -> String {
 }
 
 fn skiff(home: &Path, ws: &Path, script: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .current_dir(ws)
+    let mut cmd = skiff_testkit::skiff_command!(home);
+    cmd.current_dir(ws)
         .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
         .args(["--permission-mode", "bypassPermissions"])
         .args(["--provider", "script", "--script"])

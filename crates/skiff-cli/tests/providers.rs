@@ -17,12 +17,7 @@ fn repo_root() -> PathBuf {
 
 /// A skiff command with a clean environment (no keys at all).
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"));
-    c
+    skiff_testkit::skiff_command!(home)
 }
 
 fn buggy_project() -> tempfile::TempDir {

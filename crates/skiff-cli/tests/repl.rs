@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use expectrl::{ControlCode, Session};
@@ -12,12 +11,10 @@ use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("TERM", "xterm")
+    let mut cmd = skiff_testkit::skiff_command!(home);
+    cmd.env("TERM", "xterm")
+        // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+        .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)

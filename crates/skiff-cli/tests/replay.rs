@@ -39,13 +39,8 @@ fn workspace(dir: &Path) {
 }
 
 fn skiff(home: &Path, cwd: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("SKIFF_SANDBOX", "off")
-        .current_dir(cwd);
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("SKIFF_SANDBOX", "off").current_dir(cwd);
     c
 }
 

@@ -466,6 +466,42 @@ fn the_default_sandbox_runs_commands_without_approval_where_it_is_enforced() {
 }
 
 #[test]
+fn an_allow_list_of_bash_patterns_is_an_allow_list_in_the_sandbox_too() {
+    let env = Env::new();
+    // As an Agent SDK's `allowed_tools=["Bash(echo:*)"]` without can_use_tool: a command
+    // outside the list is denied (headless), the sandbox's auto-allow notwithstanding.
+    let (out, frames) = env.run(
+        &["touch notallowed.txt", "echo allowed"],
+        &["--allowedTools", "Bash(echo:*)"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let res = results(&frames);
+    assert_eq!(res.len(), 2, "{res:?}");
+    assert!(res[0].0, "{res:?}");
+    assert!(!env.ws.join("notallowed.txt").exists());
+    assert_eq!(res[1], (false, "allowed".to_owned()));
+    let result = frames.iter().find(|f| f["type"] == "result").unwrap();
+    assert_eq!(result["permission_denials"][0]["tool_name"], "Bash");
+    // A setting that turns auto-allow on explicitly wins, where the sandbox is enforced.
+    let (_, frames) = env.run(
+        &["touch sandboxed.txt"],
+        &[
+            "--allowedTools",
+            "Bash(echo:*)",
+            "--settings",
+            r#"{"sandbox": {"autoAllowBashIfSandboxed": true}}"#,
+        ],
+        &[],
+    );
+    let init = frames.iter().find(|f| f["subtype"] == "init").unwrap();
+    if init["sandbox"]["enforced"] == true {
+        assert!(!results(&frames)[0].0, "{:?}", results(&frames));
+        assert!(env.ws.join("sandboxed.txt").exists());
+    }
+}
+
+#[test]
 fn without_landlock_skiff_warns_once_and_runs_unsandboxed() {
     let env = Env::new();
     let vars = [(SIMULATE, "1")];

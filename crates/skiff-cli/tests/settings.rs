@@ -121,7 +121,8 @@ fn config_shows_each_value_with_the_layer_that_won() {
     assert_eq!(allow.len(), 2, "{out}");
     assert!(allow[0].contains("\"Read\"") && allow[1].contains("\"Edit\""));
     assert!(line(&out, "env.FOO").contains("\"bar\""));
-    assert!(line(&out, "env.FOO").contains("not passed to tools yet"));
+    // The settings' env reaches the commands skiff runs (issue 39).
+    assert!(line(&out, "env.FOO").contains("[set for Bash, hooks and MCP servers]"));
 
     // --setting-sources and --settings, then env, then flags.
     let out = e.config(&["--setting-sources", "user"], &[]);

@@ -10,12 +10,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 fn skiff(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("IS_SANDBOX", "1");
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("IS_SANDBOX", "1");
     c
 }
 

@@ -22,12 +22,8 @@ fn write(root: &Path, rel: &str, text: &str) {
 
 /// skiff in `ws` with a clean environment (temp HOME) against the mock server.
 fn skiff(home: &Path, ws: &Path, url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("ANTHROPIC_API_KEY", "sk-test")
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)
         // These tests are about which `!` commands the rules let run; with the sandbox on,
         // sandboxed Bash needs no approval (the sandbox has its own tests).
@@ -327,7 +323,10 @@ async fn the_repl_lists_custom_commands_and_asks_before_their_commands_run() {
         "---\ndescription: Greet someone\nargument-hint: [name]\n---\nGreet $ARGUMENTS. Marker: !`touch marker.txt && echo touched`",
     );
     let mut cmd = skiff(home.path(), ws.path(), &server.url());
-    cmd.env("TERM", "xterm").env("NO_COLOR", "1");
+    // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+    cmd.env("TERM", "xterm")
+        .env("SKIFF_TUI", "off")
+        .env("NO_COLOR", "1");
     let ws_p = ws.path().to_path_buf();
     let status = tokio::task::spawn_blocking(move || {
         let mut s = expectrl::Session::spawn(cmd).unwrap();

@@ -12,12 +12,8 @@ use serde_json::{Value, json};
 use skiff_testkit::MockServer;
 
 fn skiff(home: &Path, ws: &Path, url: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("SKIFF_HOME", home.join(".skiff"))
-        .env("ANTHROPIC_API_KEY", "sk-test")
+    let mut c = skiff_testkit::skiff_command!(home);
+    c.env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", url)
         .current_dir(ws)
         .args(["--output-format", "stream-json", "--verbose"]);

@@ -1,4 +1,5 @@
-//! The subagent types a session offers through the Task tool: the built-in ones, the user's
+//! The subagent types a session offers through the Task tool: the built-in ones, the enabled
+//! plugins' (`plugin-name:agent`), the user's
 //! (`~/.claude/agents`, `~/.skiff/agents`), the workspace's (`.claude/agents`,
 //! `.skiff/agents`, only once the workspace is trusted) and `--agents` JSON; later sources
 //! override earlier ones by name.
@@ -24,15 +25,19 @@ fn agent_dirs(cwd: &Path, trusted: bool, env: &Environment) -> Vec<PathBuf> {
     dirs
 }
 
-/// Every agent type for this session; warnings about unusable files go to `warnings`.
+/// Every agent type for this session (the enabled plugins' `plugin_agents`, named
+/// `plugin-name:agent`, above the built-in ones); warnings about unusable files go to
+/// `warnings`.
 pub fn load(
     flag: Option<&str>,
     cwd: &Path,
     trusted: bool,
     env: &Environment,
+    plugin_agents: Vec<AgentDefinition>,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<AgentDefinition>> {
     let mut layers = builtin_agents();
+    layers.extend(plugin_agents);
     for dir in agent_dirs(cwd, trusted, env) {
         let (agents, problems) = load_agents_dir(&dir);
         warnings.extend(problems.into_iter().map(|w| format!("Warning: {w}")));
@@ -59,7 +64,7 @@ mod tests {
     }
 
     fn load(flag: Option<&str>, cwd: &Path, trusted: bool) -> Result<Vec<AgentDefinition>> {
-        super::load(flag, cwd, trusted, &env(), &mut Vec::new())
+        super::load(flag, cwd, trusted, &env(), Vec::new(), &mut Vec::new())
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct Assembled {
     pub sandbox: SandboxText,
     /// The MCP servers (`/mcp`).
     pub mcp: McpHandle,
+    /// The plugins loaded (`/plugin`).
+    pub plugins: crate::plugins::SessionPlugins,
     /// What the user should be told (settings ignored in an untrusted workspace, unsupported
     /// sandbox layers, rules and hooks that do not parse, a resumed transcript's repairs, …).
     pub warnings: Vec<String>,
@@ -57,6 +59,7 @@ pub struct SessionBuilder {
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
     helper: Option<PathBuf>,
     builtins: Vec<String>,
+    checkpoints: bool,
 }
 
 impl SessionBuilder {
@@ -70,7 +73,16 @@ impl SessionBuilder {
             files: None,
             helper: None,
             builtins: Vec::new(),
+            checkpoints: false,
         }
+    }
+
+    /// Keep a journal of what Write and Edit change, so that the files can be rewound to a
+    /// checkpoint (the terminal UI's rewind; the Agent SDKs turn it on with
+    /// `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING`).
+    pub fn file_checkpoints(mut self, on: bool) -> Self {
+        self.checkpoints = on;
+        self
     }
 
     /// The front end's own slash command names (`/help`, `/clear`, …): custom commands and
@@ -105,6 +117,11 @@ impl SessionBuilder {
         self
     }
 
+    /// The overrides, the environment and the sandbox helper (for the tool server).
+    pub(crate) fn into_parts(self) -> (Overrides, Environment, Option<PathBuf>) {
+        (self.overrides, self.env, self.helper)
+    }
+
     /// Build the session; its warnings are in [`Assembled::warnings`].
     pub fn build(self) -> Result<Assembled> {
         let mut warnings = Vec::new();
@@ -126,7 +143,16 @@ impl SessionBuilder {
         let sandbox =
             SessionSandbox::new(&settings, &cwd, roots, self.helper.as_deref(), warnings)?;
         let mut tools = ToolRegistry::with_builtins();
-        let commands = crate::commands::load(o, &settings, &cwd, &self.builtins, warnings);
+        let plugins =
+            crate::plugins::session_plugins(&settings, &o.plugin_dirs, &self.env, &cwd, warnings)?;
+        let commands = crate::commands::load(
+            o,
+            &settings,
+            &cwd,
+            &self.builtins,
+            plugins.commands(),
+            warnings,
+        );
         if let Some(skill) = skiff_core::commands::SkillTool::for_commands(Arc::clone(&commands)) {
             let _ = tools.register(skill);
         }
@@ -152,6 +178,7 @@ impl SessionBuilder {
                 &cwd,
                 settings.trusted,
                 &self.env,
+                plugins.agents(),
                 warnings,
             )?
         } else {
@@ -167,10 +194,43 @@ impl SessionBuilder {
             &cwd,
         );
         let session = crate::sessions::plan_session(o, &self.env, &cwd, Some(record), warnings)?;
-        let (ctx, engine, workspace_dirs) = tool_context(
-            &cwd, add_dirs, &session, &settings, rules, &sandbox, self.files, &self.env,
+        let (mut ctx, engine, workspace_dirs) = tool_context(
+            &cwd,
+            add_dirs,
+            session.tool_results_dir.clone(),
+            &settings,
+            rules,
+            &sandbox,
+            self.files,
+            &self.env,
         )?;
-        let servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
+        // Started through a symlink to the workspace: its paths are the workspace's too.
+        ctx.guard = Arc::new(
+            (*ctx.guard)
+                .clone()
+                .with_aliases(&workspace_spellings(o, &self.env)),
+        );
+        if self.checkpoints {
+            ctx.changes.enable_checkpoints();
+        }
+        let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
+        if !o.strict_mcp_config {
+            let lookup = |k: &str| {
+                settings
+                    .lookup
+                    .get(k)
+                    .or_else(|| self.env.vars().get(k).cloned())
+            };
+            let of_plugins = plugins.mcp_servers(&lookup);
+            servers.servers.extend(of_plugins.servers);
+            servers.problems.extend(of_plugins.problems);
+            servers.warnings.extend(
+                of_plugins
+                    .warnings
+                    .into_iter()
+                    .map(|w| format!("Warning: {w}")),
+            );
+        }
         warnings.extend(servers.warnings.iter().cloned());
         let extra_env = crate::rules::settings_env(&settings);
         let (late_tools, mcp) = {
@@ -194,6 +254,14 @@ impl SessionBuilder {
         config
             .init_extra
             .insert("sandbox".into(), sandbox.probed_status(warnings).to_json());
+        config
+            .init_extra
+            .insert("plugins".into(), plugins.init_json());
+        if !plugins.errors.is_empty() {
+            config
+                .init_extra
+                .insert("plugin_errors".into(), plugins.errors_json());
+        }
         tracing::info!(
             model = %config.model,
             provider = %backend.name(),
@@ -212,7 +280,9 @@ impl SessionBuilder {
             .with_history(session.history)
             .with_permissions(checker)
             .with_permission_store(Arc::new(store));
-        if let Some(hooks) = crate::rules::command_hooks(&settings, &cwd, extra_env, warnings) {
+        if let Some(hooks) =
+            crate::rules::command_hooks(&settings, &cwd, extra_env, &plugins, warnings)
+        {
             agent = agent.with_hooks(hooks);
         }
         if let Some(late) = late_tools {
@@ -225,13 +295,25 @@ impl SessionBuilder {
             local: backend.is_local(),
             sandbox: sandbox_text,
             mcp,
+            plugins,
             warnings: Vec::new(),
         })
     }
 }
 
+/// How the user spelled the workspace, when it may differ from its canonical path: `--cwd` as
+/// given, else the shell's `PWD` (the directory skiff was started from, symlinks kept).
+fn workspace_spellings(o: &Overrides, env: &Environment) -> Vec<PathBuf> {
+    let here = std::env::current_dir().ok();
+    match &o.cwd {
+        Some(d) if d.is_absolute() => vec![d.clone()],
+        Some(d) => here.map(|h| h.join(d)).into_iter().collect(),
+        None => env.get("PWD").map(PathBuf::from).into_iter().collect(),
+    }
+}
+
 /// The workspace, canonical and a directory; every `--add-dir` must exist.
-fn workspace(o: &Overrides) -> Result<PathBuf> {
+pub(crate) fn workspace(o: &Overrides) -> Result<PathBuf> {
     let cwd = match &o.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir()
@@ -303,10 +385,10 @@ fn choose_tools(o: &Overrides, tools: &mut ToolRegistry) -> Result<bool> {
 /// The tools' context (workspace, extra directories, sandbox, WebFetch's hosts, an editor's
 /// buffers, checkpoints) and the permission engine over the same directories.
 #[allow(clippy::too_many_arguments)]
-fn tool_context(
+pub(crate) fn tool_context(
     cwd: &Path,
     mut add_dirs: Vec<PathBuf>,
-    session: &SessionPlan,
+    tool_results_dir: Option<PathBuf>,
     settings: &Settings,
     rules: RuleSet,
     sandbox: &SessionSandbox,
@@ -314,7 +396,7 @@ fn tool_context(
     env: &Environment,
 ) -> Result<(ToolContext, Arc<PermissionEngine>, Vec<PathBuf>)> {
     // The model may Read/Grep the oversized tool results saved there.
-    add_dirs.extend(session.tool_results_dir.clone());
+    add_dirs.extend(tool_results_dir);
     let tool_config = ToolConfig {
         sandbox: sandbox.config.clone(),
         web_fetch: crate::rules::web_fetch_config(settings, &rules),
@@ -371,9 +453,11 @@ fn agent_config(
         },
         &EnvironmentInfo::detect(cwd, &env_model),
     );
+    let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {
         system_prompt,
-        memory: memory(settings, cwd, warnings),
+        memory,
+        memory_files,
         max_turns: settings.max_turns.as_ref().map(|t| t.value),
         max_budget_usd: o.max_budget_usd,
         session_id: session.session_id.clone(),
@@ -396,10 +480,19 @@ fn agent_config(
     if let Some(model) = crate::provider::default_model(backend, settings)? {
         config.model = model;
     }
+    config.reasoning = crate::reasoning::reasoning(o, settings)?;
+    config.fallback_model = crate::reasoning::fallback_model(o, &config.model)?;
+    if let Some(text) = o.json_schema.as_deref().filter(|t| !t.trim().is_empty()) {
+        config.json_schema = Some(
+            skiff_core::structured::OutputSchema::parse(text)
+                .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
+        );
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
         config.model = cloud.map_model(&config.model);
+        config.fallback_model = config.fallback_model.map(|f| cloud.map_model(&f));
         let small = config
             .small_model
             .as_deref()
@@ -451,9 +544,13 @@ fn appended_prompt_text(o: &Overrides) -> Result<Option<String>> {
     )
 }
 
-/// CLAUDE.md and its relatives as the memory reminder; an untrusted workspace's imports stay
-/// inside it (and the user's own directories).
-fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option<String> {
+/// CLAUDE.md and its relatives as the memory reminder, and what each file weighs; an untrusted
+/// workspace's imports stay inside it (and the user's own directories).
+fn memory(
+    settings: &Settings,
+    cwd: &Path,
+    warnings: &mut Vec<String>,
+) -> (Option<String>, Vec<skiff_core::context_usage::MemoryUsage>) {
     let mut memory_options = MemoryOptions::from_env();
     if !settings.trusted {
         let mut roots = vec![cwd.to_path_buf()];
@@ -463,13 +560,21 @@ fn memory(settings: &Settings, cwd: &Path, warnings: &mut Vec<String>) -> Option
     }
     let (memory_files, skipped) = load_memory_checked(cwd, &memory_options);
     warnings.extend(skipped);
-    memory_reminder(&memory_files)
+    let usage = memory_files
+        .iter()
+        .map(|f| skiff_core::context_usage::MemoryUsage {
+            path: f.path.display().to_string(),
+            kind: format!("{:?}", f.label),
+            tokens: skiff_core::tokens::estimate_bytes(f.content.len()),
+        })
+        .collect();
+    (memory_reminder(&memory_files), usage)
 }
 
 /// As Claude Code's sandbox mode: commands run without approval while the sandbox contains
 /// them — known once the namespace probe answers (it runs in the background; the first Bash
 /// call waits for it). Deny and ask rules (and plan mode) still apply.
-fn permission_checker(
+pub(crate) fn permission_checker(
     settings: &Settings,
     sandbox: &SessionSandbox,
     engine: &Arc<PermissionEngine>,
@@ -491,7 +596,7 @@ fn permission_checker(
 
 /// Extra directories: `--add-dir` ones must exist (checked with the workspace); settings ones
 /// that don't exist are skipped with a warning so one stale entry does not block every run.
-fn extra_dirs(settings: &Settings, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+pub(crate) fn extra_dirs(settings: &Settings, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in &settings.permissions.additional_directories {
         if matches!(dir.source, Source::Flag(_)) || dir.value.is_dir() {

@@ -1,24 +1,26 @@
 //! The session's slash commands: the REPL's built-in names (reserved in every front end) and
 //! the custom commands and skills found for this workspace (project ones only when it is
-//! trusted and `--setting-sources` includes `project`; user ones when it includes `user`).
+//! trusted and `--setting-sources` includes `project`; user ones when it includes `user`) and
+//! the enabled plugins' (`/plugin-name:command`).
 //! Problems with the files come back as warnings.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use skiff_core::commands::{CommandSet, DiscoverOptions, discover};
+use skiff_core::commands::{CommandSet, DiscoverOptions, PluginCommands, discover};
 use skiff_core::memory::MemoryOptions;
 
 use crate::overrides::Overrides;
 use crate::settings::{Layer, Settings};
 
-/// Find the commands and skills of this run; `builtins` are the front end's own command names
-/// (reserved); problems go to `warnings`.
+/// Find the commands and skills of this run (with the enabled plugins' `plugins`);
+/// `builtins` are the front end's own command names (reserved); problems go to `warnings`.
 pub fn load(
     args: &Overrides,
     settings: &Settings,
     cwd: &Path,
     builtins: &[String],
+    plugins: Vec<PluginCommands>,
     warnings: &mut Vec<String>,
 ) -> Arc<CommandSet> {
     let layers = match &args.setting_sources {
@@ -36,6 +38,7 @@ pub fn load(
         project: layers.contains(&Layer::Project),
         user_dirs,
         builtins: builtins.to_vec(),
+        plugins,
     });
     warnings.extend(found.warnings.iter().cloned());
     Arc::new(found.set)

@@ -26,7 +26,9 @@ pub mod error;
 pub mod json_doc;
 pub mod mcp;
 pub mod overrides;
+pub mod plugins;
 pub mod provider;
+pub mod reasoning;
 pub mod rules;
 pub mod sandbox_gate;
 pub mod sandbox_setup;
@@ -35,6 +37,7 @@ pub mod settings;
 pub mod settings_writer;
 #[cfg(test)]
 mod test_argv;
+pub mod tool_host;
 pub mod trust;
 
 pub use builder::{Assembled, DEFAULT_MAX_TURNS, DEFAULT_MODEL, SandboxText, SessionBuilder};

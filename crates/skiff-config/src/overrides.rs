@@ -62,8 +62,25 @@ pub struct Overrides {
     pub mcp_servers: Vec<skiff_mcp::ServerConfig>,
     /// Only the servers of `mcp_config` and `mcp_servers` (`--strict-mcp-config`).
     pub strict_mcp_config: bool,
+    /// Plugin directories loaded for this session (`--plugin-dir`), relative to the workspace
+    /// or absolute.
+    pub plugin_dirs: Vec<PathBuf>,
     /// Agent definitions as JSON (`--agents`).
     pub agents: Option<String>,
+    /// The thinking budget in tokens (`--max-thinking-tokens`; 0: no thinking).
+    pub max_thinking_tokens: Option<u32>,
+    /// `adaptive`, `enabled` or `disabled` (`--thinking`).
+    pub thinking: Option<String>,
+    /// How adaptive thinking is shown: `summarized` or `omitted` (`--thinking-display`).
+    pub thinking_display: Option<String>,
+    /// Effort: `low`, `medium`, `high`, `xhigh` or `max` (`--effort`).
+    pub effort: Option<String>,
+    /// Extra `anthropic-beta` values (`--betas`).
+    pub betas: Vec<String>,
+    /// The model to switch to when the main one is overloaded (`--fallback-model`).
+    pub fallback_model: Option<String>,
+    /// A JSON Schema the final answer must match (`--json-schema`): the StructuredOutput tool.
+    pub json_schema: Option<String>,
     /// The whole system prompt (`--system-prompt`).
     pub system_prompt: Option<String>,
     /// The whole system prompt from a file (`--system-prompt-file`).

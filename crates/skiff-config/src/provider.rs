@@ -118,6 +118,8 @@ pub fn build(
                 cwd,
             )?;
             let key_source = cfg.credential.source_name().to_owned();
+            cfg.betas.extend(flag_betas(args));
+            fall_back_after_overloads(&mut cfg.retry, args);
             Ok(Built {
                 provider: Arc::new(AnthropicProvider::new(cfg)?),
                 key_source,
@@ -125,7 +127,8 @@ pub fn build(
             })
         }
         Backend::OpenAi(preset) => {
-            let cfg = openai_config(preset, settings)?;
+            let mut cfg = openai_config(preset, settings)?;
+            fall_back_after_overloads(&mut cfg.retry, args);
             let url_source = match &settings.base_url {
                 Some(u) => Some(u.source.clone()),
                 None => settings.lookup.source("OPENAI_BASE_URL"),
@@ -158,7 +161,11 @@ pub fn build(
             })
         }
         Backend::Cloud(cloud) => {
-            let cfg = cloud_config(*cloud, settings)?;
+            let mut cfg = cloud_config(*cloud, settings)?;
+            cfg.add_betas(&flag_betas(args));
+            let mut retry = cfg.retry().clone();
+            fall_back_after_overloads(&mut retry, args);
+            cfg.set_retry(retry);
             let summary = cfg.summary();
             if let Some(var) = summary.endpoint_var {
                 let (url_var, url_source) = match &settings.base_url {
@@ -186,6 +193,29 @@ pub fn build(
                 cloud: Some(cfg),
             })
         }
+    }
+}
+
+/// `--betas`, each value trimmed, none empty.
+fn flag_betas(args: &Overrides) -> Vec<String> {
+    args.betas
+        .iter()
+        .flat_map(|b| b.split(','))
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// With `--fallback-model`, a call gives up on the main model after 3 overloaded responses in
+/// a row (Claude Code's count) so that the session can switch.
+fn fall_back_after_overloads(retry: &mut skiff_llm::RetryPolicy, args: &Overrides) {
+    if args
+        .fallback_model
+        .as_deref()
+        .is_some_and(|f| !f.trim().is_empty())
+    {
+        retry.max_overloaded = Some(3);
     }
 }
 

@@ -84,23 +84,34 @@ pub fn refuse_bypass_as_root(mode: PermissionMode, env: &Environment) -> Result<
 }
 
 /// The settings' command hooks (every trusted layer's, merged; an untrusted workspace's were
-/// dropped when the settings loaded). `None` when there are none: no hook work at all.
+/// dropped when the settings loaded) and the plugins' (each run with its plugin's
+/// `CLAUDE_PLUGIN_ROOT`). `None` when there are none: no hook work at all.
 pub fn command_hooks(
     settings: &Settings,
     cwd: &Path,
     env: skiff_tools::ExtraEnv,
+    plugins: &crate::plugins::SessionPlugins,
     warnings: &mut Vec<String>,
 ) -> Option<Arc<skiff_core::hooks::CommandHooks>> {
     let groups = settings
         .hooks
         .iter()
         .flat_map(|(event, groups)| groups.iter().map(move |g| (event.clone(), g.value.clone())));
-    let (hooks, errors) = skiff_core::hooks::CommandHooks::new(groups, cwd);
+    let (mut hooks, errors) = skiff_core::hooks::CommandHooks::new(groups, cwd);
     warnings.extend(
         errors
             .into_iter()
             .map(|e| format!("Warning: ignoring a hook: {e}")),
     );
+    for loaded in &plugins.plugins {
+        let errors = hooks.add_groups(loaded.plugin.hooks.iter().cloned(), &loaded.env());
+        warnings.extend(errors.into_iter().map(|e| {
+            format!(
+                "Warning: ignoring a hook of plugin {}: {e}",
+                loaded.plugin.id
+            )
+        }));
+    }
     (!hooks.is_empty()).then(|| Arc::new(hooks.with_env(env)))
 }
 

@@ -147,6 +147,8 @@ pub const UNTRUSTED_KEYS: &[&str] = &[
     "awsCredentialExport",
     "otelHeadersHelper",
     "statusLine",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
 ];
 
 /// Remove from an untrusted workspace's settings document what it may not set; the removed

@@ -181,6 +181,7 @@ impl Agent {
         let session_id = self.config.session_id.clone();
         let sink = EventSink::with_deltas(ev_tx, session_id.clone(), self.config.deltas);
         let (live_tx, live_rx) = tokio::sync::watch::channel(crate::live::Live {
+            reasoning: self.config.reasoning.clone(),
             model: self.config.model.clone(),
             mode: self.config.permission_mode,
         });
@@ -208,6 +209,12 @@ impl Agent {
             tools.register_alias("Agent", TASK_TOOL, &[]);
             Some(env)
         };
+        // Structured output: the main conversation's own tool (subagents do not get it).
+        if let Some(schema) = &self.config.json_schema {
+            let tool: Arc<dyn skiff_tools::Tool> =
+                Arc::new(crate::structured::StructuredOutputTool::new(schema.clone()));
+            let _ = tools.register(tool);
+        }
         let price = self.config.price;
         // Tools' side calls (WebFetch) go to the provider's small model unless the caller
         // gave the context a side model of its own.

@@ -72,6 +72,16 @@ pub struct AgentConfig {
     /// Slash commands: the front end's built-in names and the custom commands and skills
     /// (`system/init.slash_commands` and `skills`; `/name args` prompts are expanded).
     pub commands: std::sync::Arc<crate::commands::CommandSet>,
+    /// Thinking and effort (default: none asked for).
+    pub reasoning: crate::reasoning::Reasoning,
+    /// The model to switch to after 3 overloaded responses in a row (`--fallback-model`;
+    /// the provider gives up on the main one after that many).
+    pub fallback_model: Option<String>,
+    /// Structured output (`--json-schema`): the `StructuredOutput` tool is offered and the
+    /// run ends once it is called with valid input.
+    pub json_schema: Option<crate::structured::OutputSchema>,
+    /// The memory files in `memory`, for `get_context_usage`.
+    pub memory_files: Vec<MemoryUsage>,
 }
 
 /// Who a subagent session is (hooks get these fields; SubagentStop fires instead of Stop).
@@ -118,6 +128,10 @@ impl Default for AgentConfig {
             agents: Vec::new(),
             subagent: None,
             commands: std::sync::Arc::default(),
+            reasoning: crate::reasoning::Reasoning::default(),
+            fallback_model: None,
+            json_schema: None,
+            memory_files: Vec::new(),
         }
     }
 }
@@ -224,4 +238,16 @@ impl Default for CompactionConfig {
             summary_max_tokens: 8192,
         }
     }
+}
+
+/// One memory file loaded into the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryUsage {
+    /// Its path.
+    pub path: String,
+    /// `User`, `Project` or `Local`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Estimated tokens.
+    pub tokens: u64,
 }

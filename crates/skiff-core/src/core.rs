@@ -80,6 +80,11 @@ pub(crate) struct Core {
     pub mcp_servers: Vec<skiff_protocol::sdk::McpServerStatus>,
     /// What the `Task` tool's subagents start from (when the session offers Task).
     pub subagents: Option<Arc<SubagentEnv>>,
+    /// Notes for the user not yet shown (what the model in use leaves out of the reasoning
+    /// options), and the ones shown already (each is shown once).
+    pub notes: Notes,
+    /// The usage the API reported for the last request.
+    pub last_usage: Option<skiff_protocol::Usage>,
 }
 
 /// What a [`Core`] is made of; [`Core::new`] derives the rest (the request template, costs).
@@ -100,6 +105,29 @@ pub(crate) struct CoreParts {
     pub late_tools: Vec<crate::late_tools::LateTools>,
     /// What the `Task` tool's subagents start from.
     pub subagents: Option<Arc<SubagentEnv>>,
+}
+
+/// Notices for the user, each shown once.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    pending: Vec<String>,
+    shown: std::collections::HashSet<String>,
+}
+
+impl Notes {
+    /// Keep `notes` for the next [`Notes::emit`].
+    pub fn add(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.pending.extend(notes);
+    }
+
+    /// Show the pending notes not shown before, as warnings of `kind`.
+    pub fn emit(&mut self, sink: &EventSink, kind: &str) {
+        for note in std::mem::take(&mut self.pending) {
+            if self.shown.insert(note.clone()) {
+                sink.notice(kind, "warning", note);
+            }
+        }
+    }
 }
 
 impl Core {
@@ -133,7 +161,7 @@ impl Core {
             config.prompt_caching,
         );
         let tools = Arc::new(tools);
-        Self {
+        let mut core = Self {
             conversation,
             config,
             provider,
@@ -153,7 +181,11 @@ impl Core {
             mcp_generation: Some(0),
             mcp_servers: Vec::new(),
             subagents,
-        }
+            notes: Notes::default(),
+            last_usage: None,
+        };
+        core.apply_reasoning();
+        core
     }
 
     /// Wait for tools still on their way and add them (before the first request).
@@ -196,8 +228,20 @@ impl Core {
             tracing::info!(from = %self.config.model, to = %live.model, "model switched");
             self.config.model.clone_from(&live.model);
             self.template.model.clone_from(&live.model);
+            self.apply_reasoning();
+        }
+        if self.config.reasoning != live.reasoning {
+            self.config.reasoning.clone_from(&live.reasoning);
+            self.apply_reasoning();
         }
         self.config.permission_mode = live.mode;
+    }
+
+    /// What the requests of the model in use carry for the session's thinking and effort.
+    pub fn apply_reasoning(&mut self) {
+        let chat = self.provider.history_encoding() == skiff_llm::openai::CHAT_ENCODING;
+        let notes = self.template.set_reasoning(&self.config.reasoning, chat);
+        self.notes.add(notes);
     }
 
     /// The fields every hook input starts with.
@@ -268,6 +312,22 @@ impl Core {
         self.conversation.clear();
         self.ctx.files.clear();
         self.session_source = Some("clear");
+    }
+
+    /// Keep only the first `n` messages (a rewind); the files read before are forgotten, so
+    /// the model reads them again before editing. Back to no message, the memory goes with the
+    /// next prompt again.
+    pub fn rewind_history(&mut self, n: usize) {
+        if n >= self.conversation.len() {
+            return;
+        }
+        if n == 0 {
+            self.conversation.clear();
+        } else {
+            let kept = self.conversation.messages()[..n].to_vec();
+            self.conversation.replace(kept);
+        }
+        self.ctx.files.clear();
     }
 
     /// Fire SessionEnd once for a started session.

@@ -96,11 +96,11 @@ impl EventSink {
     }
 
     /// The permission mode changed: `system/status` with the new mode (SDK hosts follow it).
-    pub fn mode_changed(&self, mode: crate::permissions::PermissionMode) {
+    pub fn mode_changed(&self, mode: &str) {
         self.emit(SdkMessage::System(SystemMessage::Status(
             skiff_protocol::sdk::StatusFrame {
                 status: None,
-                permission_mode: Some(mode.as_str().to_owned()),
+                permission_mode: Some(mode.to_owned()),
                 uuid: new_uuid(),
                 session_id: self.session_id.clone(),
             },
@@ -121,4 +121,21 @@ impl EventSink {
             },
         )));
     }
+}
+
+/// A `user` frame of this session.
+pub(crate) fn user_frame(
+    message: skiff_protocol::Message,
+    tool_use_result: Option<serde_json::Value>,
+    sink: &EventSink,
+) -> SdkMessage {
+    SdkMessage::User(skiff_protocol::sdk::UserMessage {
+        message,
+        parent_tool_use_id: None,
+        session_id: sink.session_id().to_owned(),
+        uuid: new_uuid(),
+        timestamp: Some(now_iso()),
+        tool_use_result,
+        extra: skiff_protocol::JsonMap::new(),
+    })
 }

@@ -6,6 +6,8 @@
 //! same way.
 
 mod command;
+#[cfg(target_os = "linux")]
+mod reaper;
 mod sdk;
 
 use async_trait::async_trait;

@@ -54,15 +54,18 @@
 //! ```
 
 mod agent;
+mod budget;
 pub mod commands;
 pub mod compaction;
 mod config;
 pub mod context;
+pub mod context_usage;
 pub mod conversation;
 mod core;
 pub mod cost;
 pub mod dispatch;
 pub mod event;
+mod fallback;
 pub mod frames;
 pub mod hooks;
 pub mod late_tools;
@@ -74,17 +77,20 @@ mod model_call;
 mod overflow;
 pub mod permissions;
 pub mod prompt;
+pub mod reasoning;
 pub mod request;
 pub mod requests;
 pub mod session;
 pub mod side_calls;
 pub mod store;
+pub mod structured;
 pub mod subagent;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;
 mod turn_io;
 mod turn_loop;
+mod user_shell;
 pub mod web_search;
 
 pub use agent::Agent;
@@ -97,5 +103,6 @@ pub use conversation::Conversation;
 pub use event::{Answer, ApprovalAnswer, ApprovalRequest, Event, Request, RequestId, RequestKind};
 pub use late_tools::{ArrivedTools, LateTools};
 pub use permissions::PermissionMode;
+pub use reasoning::{Reasoning, ThinkingMode};
 pub use session::{Op, Run, Session, SessionEnded, SessionHandle, Status, UserInput};
-pub use turn_loop::{COMPAT_VERSION, CONTINUE_PROMPT, STOP_HOOK_FEEDBACK};
+pub use turn_loop::{COMPAT_VERSION, CONTINUE_PROMPT, SKIFF_VERSION, STOP_HOOK_FEEDBACK};

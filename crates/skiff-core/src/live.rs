@@ -10,4 +10,6 @@ pub(crate) struct Live {
     pub model: String,
     /// Permission mode of the next tool calls.
     pub mode: PermissionMode,
+    /// Thinking and effort of the next request.
+    pub reasoning: crate::reasoning::Reasoning,
 }

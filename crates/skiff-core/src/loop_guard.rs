@@ -72,6 +72,10 @@ impl LoopGuard {
     ) -> Option<Repeated> {
         let mut stop = None;
         for (call, result) in calls.iter().zip(results.iter_mut()) {
+            // StructuredOutput's attempts have their own bound ([`crate::structured`]).
+            if call.name == crate::structured::STRUCTURED_OUTPUT {
+                continue;
+            }
             let failed = result.block.is_error == Some(true) && result.denial.is_none();
             let at = self
                 .failing

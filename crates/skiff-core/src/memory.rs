@@ -4,6 +4,13 @@
 //! Loading never fails: missing files are skipped silently, unreadable or non-UTF-8 files with a
 //! `tracing` warning. Only the specific candidate paths of each directory are opened;
 //! `.claude/rules` is listed only where it exists.
+//!
+//! What a repository can make skiff read is confined the way `@imports` are: a file is judged by
+//! where the opened file really is (symlinks resolved), never a special file (`/proc`, `/sys`,
+//! `/dev`, FIFOs, devices), and in an untrusted workspace a project or local file (`CLAUDE.md`,
+//! `AGENTS.md`, `CLAUDE.local.md`, `.claude/rules/*.md`) must lie inside the directory it was
+//! found in (or the workspace and the user's own directories); others are skipped with a
+//! warning.
 
 use skiff_protocol::ContentBlock;
 use std::collections::HashSet;
@@ -179,7 +186,7 @@ pub fn load_memory_checked(cwd: &Path, opts: &MemoryOptions) -> (Vec<MemoryFile>
     if opts.load_user {
         for dir in [&opts.user_dir, &opts.skiff_home].into_iter().flatten() {
             loader.load(&dir.join("CLAUDE.md"), MemoryLabel::User, Kind::Plain);
-            loader.load_rules(&dir.join("rules"), MemoryLabel::User);
+            loader.load_rules(&dir.join("rules"), MemoryLabel::User, None);
         }
     }
     if opts.load_project || opts.load_local {
@@ -189,11 +196,8 @@ pub fn load_memory_checked(cwd: &Path, opts: &MemoryOptions) -> (Vec<MemoryFile>
                 loader.load_project_dir(dir, opts.agents_md);
             }
             if opts.load_local {
-                loader.load(
-                    &dir.join("CLAUDE.local.md"),
-                    MemoryLabel::Local,
-                    Kind::Plain,
-                );
+                let path = dir.join("CLAUDE.local.md");
+                loader.load_found_in(dir, &path, MemoryLabel::Local, Kind::Plain);
             }
         }
     }
@@ -246,46 +250,80 @@ struct Loader {
 impl Loader {
     /// One directory's project files; `CLAUDE.local.md` is left to the caller.
     fn load_project_dir(&mut self, dir: &Path, agents_md: bool) {
+        let project = MemoryLabel::Project;
         let mut has_claude_md =
-            self.load(&dir.join("CLAUDE.md"), MemoryLabel::Project, Kind::Plain);
+            self.load_found_in(dir, &dir.join("CLAUDE.md"), project, Kind::Plain);
         let dot_claude = dir.join(".claude");
         let has_dot_claude = dot_claude.is_dir();
         if has_dot_claude {
             let path = dot_claude.join("CLAUDE.md");
-            has_claude_md |= self.load(&path, MemoryLabel::Project, Kind::Plain);
+            has_claude_md |= self.load_found_in(dir, &path, project, Kind::Plain);
         }
         if agents_md && !has_claude_md {
-            self.load(&dir.join("AGENTS.md"), MemoryLabel::Project, Kind::Plain);
+            self.load_found_in(dir, &dir.join("AGENTS.md"), project, Kind::Plain);
         }
         if has_dot_claude {
-            self.load_rules(&dot_claude.join("rules"), MemoryLabel::Project);
+            self.load_rules(&dot_claude.join("rules"), project, Some(dir));
         }
     }
 
-    /// Every `*.md` below `rules_dir`, sorted by path.
-    fn load_rules(&mut self, rules_dir: &Path, label: MemoryLabel) {
+    /// Every `*.md` below `rules_dir`, sorted by path; `found_in`: the project directory whose
+    /// rules these are (confined as its other files), `None` for the user's own.
+    fn load_rules(&mut self, rules_dir: &Path, label: MemoryLabel, found_in: Option<&Path>) {
         let mut files = Vec::new();
         collect_markdown(rules_dir, &mut files);
         files.sort();
         for file in files {
-            self.load(&file, label, Kind::Rule);
+            match found_in {
+                Some(dir) => self.load_found_in(dir, &file, label, Kind::Rule),
+                None => self.load(&file, label, Kind::Rule),
+            };
         }
     }
 
-    /// Loads a top-level memory file and its imports; returns whether the file exists.
+    /// Loads a top-level memory file of the user's own (no confinement) and its imports;
+    /// returns whether the file exists.
     fn load(&mut self, path: &Path, label: MemoryLabel, kind: Kind) -> bool {
-        self.load_at(path, label, kind, 0)
+        self.load_at(path, label, kind, 0, None)
     }
 
-    /// Loads `path` found `depth` import hops away from a top-level file.
-    fn load_at(&mut self, path: &Path, label: MemoryLabel, kind: Kind, depth: usize) -> bool {
-        let (raw, truncated) = match read_memory_text(path) {
+    /// Loads a project or local memory file found in `dir`: in an untrusted workspace it must
+    /// really lie inside `dir` or the allowed directories. Returns whether the file exists.
+    fn load_found_in(&mut self, dir: &Path, path: &Path, label: MemoryLabel, kind: Kind) -> bool {
+        let within = self.roots.as_ref().map(|roots| {
+            let mut dirs = roots.clone();
+            dirs.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
+            dirs
+        });
+        self.load_at(path, label, kind, 0, within.as_deref())
+    }
+
+    /// Loads `path` found `depth` import hops away from a top-level file; `within`: the
+    /// directories the opened file must really lie in (`None`: anywhere).
+    fn load_at(
+        &mut self,
+        path: &Path,
+        label: MemoryLabel,
+        kind: Kind,
+        depth: usize,
+        within: Option<&[PathBuf]>,
+    ) -> bool {
+        let (raw, truncated, real) = match read_memory_text(path, within) {
             ReadOutcome::Missing => return false,
             ReadOutcome::Unusable => return true,
-            ReadOutcome::Text { text, truncated } => (text, truncated),
+            ReadOutcome::Refused(why) => {
+                tracing::warn!(path = %path.display(), why, "memory file skipped");
+                self.skipped
+                    .push(format!("Warning: {} was not read: {why}.", path.display()));
+                return true;
+            }
+            ReadOutcome::Text {
+                text,
+                truncated,
+                real,
+            } => (text, truncated, real),
         };
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if !self.seen.insert(key) {
+        if !self.seen.insert(real) {
             return true;
         }
         let text = match kind {
@@ -316,7 +354,8 @@ impl Loader {
             if let Some(target) = self.resolve_import(&import, &base)
                 && self.import_allowed(&import, &target, path)
             {
-                self.load_at(&target, label, Kind::Plain, depth + 1);
+                let roots = self.roots.clone();
+                self.load_at(&target, label, Kind::Plain, depth + 1, roots.as_deref());
             }
         }
         true
@@ -368,12 +407,41 @@ enum ReadOutcome {
     Missing,
     /// The file exists but cannot be used (warned about).
     Unusable,
-    /// The file's text, cut at [`MAX_MEMORY_FILE_BYTES`] when `truncated`.
-    Text { text: String, truncated: bool },
+    /// The file is somewhere it may not be read from: why (the user is told).
+    Refused(String),
+    /// The file's text, cut at [`MAX_MEMORY_FILE_BYTES`] when `truncated`; `real` is where the
+    /// opened file really is.
+    Text {
+        text: String,
+        truncated: bool,
+        real: PathBuf,
+    },
 }
 
-/// Reads at most [`MAX_MEMORY_FILE_BYTES`] of `path` as UTF-8 (a leading BOM is dropped).
-fn read_memory_text(path: &Path) -> ReadOutcome {
+/// Directories whose files are never memory, whatever a link says: their "regular files" are
+/// the kernel's (`/proc/self/environ`) or devices.
+const SPECIAL_DIRS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// Where an opened file really is: the kernel's name for the descriptor, else the canonical
+/// path.
+fn opened_path(file: &std::fs::File, path: &Path) -> PathBuf {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            && real.is_absolute()
+        {
+            return real;
+        }
+    }
+    let _ = file;
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Reads at most [`MAX_MEMORY_FILE_BYTES`] of `path` as UTF-8 (a leading BOM is dropped). The
+/// opened file is judged by where it really is: never under [`SPECIAL_DIRS`], and inside one of
+/// `within` when given.
+fn read_memory_text(path: &Path, within: Option<&[PathBuf]>) -> ReadOutcome {
     // Look before opening: opening a FIFO for reading waits for a writer.
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
@@ -409,6 +477,21 @@ fn read_memory_text(path: &Path) -> ReadOutcome {
             return ReadOutcome::Unusable;
         }
     }
+    let real = opened_path(&file, path);
+    if SPECIAL_DIRS.iter().any(|d| real.starts_with(d)) {
+        return ReadOutcome::Refused(format!(
+            "it leads to {}, which is not a regular file",
+            real.display()
+        ));
+    }
+    if let Some(dirs) = within
+        && !dirs.iter().any(|d| real.starts_with(d))
+    {
+        return ReadOutcome::Refused(format!(
+            "it leads to {}, outside the directory it is in, and this workspace is not trusted",
+            real.display()
+        ));
+    }
     let mut bytes = Vec::new();
     let limit = u64::try_from(MAX_MEMORY_FILE_BYTES).unwrap_or(u64::MAX);
     if let Err(e) = file.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
@@ -438,7 +521,11 @@ fn read_memory_text(path: &Path) -> ReadOutcome {
         Some(rest) => rest.to_owned(),
         None => text,
     };
-    ReadOutcome::Text { text, truncated }
+    ReadOutcome::Text {
+        text,
+        truncated,
+        real,
+    }
 }
 
 /// Collects the `*.md` files below `dir` (symlinked files are followed, symlinked directories
@@ -800,6 +887,32 @@ mod import_safety {
         let text: String = files.iter().map(|f| f.content.clone()).collect();
         assert!(text.contains("TOP SECRET"));
         assert!(!text.contains("PATH="));
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+    }
+
+    #[test]
+    fn project_files_that_link_out_of_an_untrusted_workspace_are_skipped() {
+        let (_dir, ws) = setup();
+        std::fs::remove_file(ws.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("../outside/secret", ws.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", ws.join("CLAUDE.local.md")).unwrap();
+        std::fs::create_dir_all(ws.join(".claude/rules")).unwrap();
+        std::os::unix::fs::symlink("../../inside.md", ws.join(".claude/rules/ok.md")).unwrap();
+        let (files, skipped) = load_memory_checked(&ws, &opts(Some(vec![ws.clone()])));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(
+            !text.contains("TOP SECRET") && !text.contains("PATH="),
+            "{text}"
+        );
+        assert!(text.contains("inside text"), "{text}");
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        // Trusted: the link out is followed, /proc never.
+        let (files, skipped) = load_memory_checked(&ws, &opts(None));
+        let text: String = files.iter().map(|f| f.content.clone()).collect();
+        assert!(
+            text.contains("TOP SECRET") && !text.contains("PATH="),
+            "{text}"
+        );
         assert_eq!(skipped.len(), 1, "{skipped:?}");
     }
 

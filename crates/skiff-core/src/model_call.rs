@@ -19,24 +19,93 @@ pub struct ModelReply {
     pub api_ms: u64,
 }
 
+/// What arrived of an answer before the call stopped: its complete text and thinking blocks
+/// and the text of the block in progress (Claude Code keeps it in the conversation after an
+/// interrupt).
+#[derive(Debug, Default)]
+pub struct Partial {
+    blocks: Vec<skiff_protocol::ContentBlock>,
+    text: String,
+}
+
+impl Partial {
+    fn block_complete(&mut self, block: &skiff_protocol::ContentBlock) {
+        use skiff_protocol::ContentBlock as B;
+        self.text.clear();
+        if matches!(block, B::Text(_) | B::Thinking(_) | B::RedactedThinking(_)) {
+            self.blocks.push(block.clone());
+        }
+    }
+
+    fn delta(&mut self, ev: &StreamEvent) {
+        if let StreamEvent::ContentBlockDelta {
+            delta: skiff_protocol::Delta::TextDelta { text },
+            ..
+        } = ev
+        {
+            self.text.push_str(text);
+        }
+    }
+
+    /// The answer so far as an assistant message of `model`, when any text arrived (thinking
+    /// alone is not an answer).
+    pub fn into_message(mut self, model: &str) -> Option<MessageResponse> {
+        if !self.text.is_empty() {
+            self.blocks
+                .push(skiff_protocol::ContentBlock::text(std::mem::take(
+                    &mut self.text,
+                )));
+        }
+        if !self
+            .blocks
+            .iter()
+            .any(|b| matches!(b, skiff_protocol::ContentBlock::Text(t) if !t.text.is_empty()))
+        {
+            return None;
+        }
+        let mut message = MessageResponse::new(format!("msg_{}", new_uuid()), model);
+        message.content = self.blocks;
+        message.stop_reason = None;
+        Some(message)
+    }
+}
+
+/// A model call that failed: the error, the time spent, and what arrived of the answer.
+pub struct Failed {
+    /// Why.
+    pub error: LlmError,
+    /// Time spent in the call.
+    pub api_ms: u64,
+    /// The answer so far (kept when the call was interrupted).
+    pub partial: Partial,
+}
+
 /// Call the model once, emitting frames as the response streams in.
 pub async fn call_model(
     provider: &dyn Provider,
     request: &RequestView<'_>,
     sink: &EventSink,
     cancel: &CancellationToken,
-) -> Result<ModelReply, (LlmError, u64)> {
+) -> Result<ModelReply, Failed> {
     let started = Instant::now();
     let mut stream = provider.stream(request, cancel.clone());
     let mut shell: Option<MessageResponse> = None;
     // Tool calls are shown once the message is complete: a message cut in the middle of a
     // call is asked again, and its calls must never reach clients without a result.
     let mut held_calls: Vec<SdkMessage> = Vec::new();
+    let mut partial = Partial::default();
     while let Some(item) = stream.next().await {
         let elapsed = || started.elapsed().as_millis() as u64;
         match item {
-            Err(e) => return Err((e, elapsed())),
+            Err(error) => {
+                return Err(Failed {
+                    error,
+                    api_ms: elapsed(),
+                    partial,
+                });
+            }
             Ok(ProviderEvent::Stream(ev)) => {
+                partial.delta(&ev);
                 if let StreamEvent::MessageStart { message } = &ev {
                     shell = Some(message.clone());
                 }
@@ -56,6 +125,7 @@ pub async fn call_model(
                 }
             }
             Ok(ProviderEvent::BlockComplete { block, .. }) => {
+                partial.block_complete(&block);
                 let mut message = shell
                     .clone()
                     .unwrap_or_else(|| MessageResponse::new("", request.model));
@@ -83,6 +153,7 @@ pub async fn call_model(
                 })));
                 shell = None;
                 held_calls.clear();
+                partial = Partial::default();
             }
             Ok(ProviderEvent::Done(message)) => {
                 if crate::transcript::is_cut_tool_call(&message) {
@@ -102,12 +173,13 @@ pub async fn call_model(
             }
         }
     }
-    Err((
-        LlmError::Stream(skiff_llm::StreamError::Truncated(
+    Err(Failed {
+        error: LlmError::Stream(skiff_llm::StreamError::Truncated(
             "the provider ended without a message".into(),
         )),
-        started.elapsed().as_millis() as u64,
-    ))
+        api_ms: started.elapsed().as_millis() as u64,
+        partial,
+    })
 }
 
 /// The synthetic assistant message Claude Code emits when a call fails for good.

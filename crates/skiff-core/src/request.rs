@@ -104,6 +104,12 @@ pub struct RequestTemplate {
     base_system: Vec<SystemBlock>,
     /// The MCP servers' instructions section, when there is one.
     extra_system: Option<String>,
+    /// Thinking and effort on the model in use.
+    reasoning: crate::reasoning::RequestReasoning,
+    /// The largest `max_tokens` the model takes, when known.
+    output_cap: Option<u32>,
+    /// The thinking of the request built last (borrowed by it).
+    thinking: Option<skiff_protocol::ThinkingConfig>,
 }
 
 impl RequestTemplate {
@@ -137,9 +143,25 @@ impl RequestTemplate {
             fixed_tokens: 0,
             base_system,
             extra_system: None,
+            reasoning: crate::reasoning::RequestReasoning::default(),
+            output_cap: None,
+            thinking: None,
         };
         template.place_system();
         template
+    }
+
+    /// Thinking and effort for the model in use (`model`; an OpenAI-compatible provider when
+    /// `chat`): what its requests carry, and the notes on what they leave out.
+    pub fn set_reasoning(
+        &mut self,
+        reasoning: &crate::reasoning::Reasoning,
+        chat: bool,
+    ) -> Vec<String> {
+        self.reasoning = crate::reasoning::RequestReasoning::plan(reasoning, &self.model, chat);
+        self.output_cap = skiff_llm::model_info(&self.model)
+            .map(|i| u32::try_from(i.max_output_tokens).unwrap_or(u32::MAX));
+        self.reasoning.notes.clone()
     }
 
     /// The system blocks: the prompt's own, then the MCP servers' instructions, the last one
@@ -204,17 +226,29 @@ impl RequestTemplate {
     }
 
     /// The request for `history` (whose first `prefix.count()` messages are serialized in
-    /// `prefix`), with a breakpoint on the last content block when caching.
+    /// `prefix`), with a breakpoint on the last content block when caching. `max_tokens` is the
+    /// room of the answer; thinking (when asked for) adds its budget on top, and a request that
+    /// thinks has no temperature (the API takes none with thinking).
     pub fn build<'a>(
-        &'a self,
+        &'a mut self,
         history: &'a [Message],
         prefix: Option<&'a MessagesJson>,
         max_tokens: u32,
     ) -> RequestView<'a> {
+        let (max_tokens, thinking) = self.reasoning.fit(max_tokens, self.output_cap);
+        self.thinking = thinking;
         let mut req = RequestView::new(&self.model, max_tokens, history);
         req.system = self.system.as_ref();
         req.tools = &self.tools;
-        req.temperature = self.temperature;
+        req.thinking = self.thinking.as_ref();
+        req.temperature = if self.thinking.is_some() {
+            None
+        } else {
+            self.temperature
+        };
+        if !self.reasoning.extra.is_empty() {
+            req.extra = Some(&self.reasoning.extra);
+        }
         req.cache_last_message = self.caching;
         req.prefix = prefix;
         req

@@ -19,4 +19,6 @@ pub(crate) struct TurnIo<'a> {
     /// Settings changed while the turn runs (by the client, or by the turn itself when an
     /// approved plan leaves plan mode).
     pub live: &'a watch::Sender<Live>,
+    /// The prompt is delivered as written: no slash command, MCP prompt or mention expanded.
+    pub verbatim: bool,
 }

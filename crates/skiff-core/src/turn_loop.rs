@@ -7,20 +7,25 @@ use std::time::Instant;
 use serde_json::Value;
 use skiff_protocol::sdk::{
     PermissionDenial, ResultMessage, ResultSubtype, SdkMessage, SystemInit, SystemMessage,
-    UserMessage,
 };
 use skiff_protocol::{ContentBlock, JsonMap, Message, Role, StopReason, ToolUseBlock, Usage};
 
 use crate::core::Core;
 use crate::dispatch::Dispatcher;
 use crate::event::UserInput;
-use crate::frames::{EventSink, new_uuid, now_iso};
+use crate::frames::{EventSink, new_uuid};
 use crate::hooks::{HookEvent, fields, fire, reminder};
 use crate::model_call::{api_error_frame, call_model};
 pub(crate) use crate::turn_io::TurnIo;
 
-/// Version reported as `claude_code_version` (SDKs require a semver ≥ 2.0.0).
-pub const COMPAT_VERSION: &str = "2.1.0";
+/// Version reported as `claude_code_version`: the Claude Code release whose wire protocol skiff
+/// follows, the one the fixtures were captured from and the Agent SDK flows are checked
+/// against (`sdk-tests/`). The SDKs require a semver ≥ 2.0.0 (the Python SDK's
+/// `verbatim_prompts` ≥ 2.1.248); skiff's own version is `skiff_version` beside it.
+pub const COMPAT_VERSION: &str = "2.1.330";
+
+/// skiff's own version (`skiff_version` in `system/init` and the `initialize` answer).
+pub const SKIFF_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Text sent to continue an answer cut off by max_tokens.
 pub const CONTINUE_PROMPT: &str = "Your previous response was cut off by the output token limit. \
@@ -54,6 +59,10 @@ struct RunState {
     loop_guard: crate::loop_guard::LoopGuard,
     /// One retry after a server's context-size error ([`crate::overflow`]).
     overflow: crate::overflow::OverflowRetry,
+    /// Structured output's attempts ([`crate::structured`]).
+    structured: crate::structured::Attempts,
+    /// The valid structured output, once given.
+    structured_output: Option<Value>,
 }
 
 /// How a run ended (before it becomes a result frame).
@@ -68,6 +77,8 @@ enum End {
     Failed(String),
     /// The same failing call again and again ([`crate::loop_guard`]).
     Loop(crate::loop_guard::Repeated),
+    /// No valid structured output within the attempts allowed.
+    StructuredRetries(String),
 }
 
 /// Run one user message through the loop; emits the frames and returns the `result` frame
@@ -90,6 +101,8 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         command: Default::default(),
         loop_guard: Default::default(),
         overflow: Default::default(),
+        structured: Default::default(),
+        structured_output: None,
     };
     core.prompt_id = Some(new_uuid());
     let mut before = prompt_hooks(core, &input, io).await;
@@ -97,7 +110,7 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
     core.refresh_mcp().await;
     io.sink.emit(init_frame(core));
     // The user's prompt (not a subagent's): `/mcp__server__prompt args` is the server's prompt.
-    let users = before.is_ok() && core.config.subagent.is_none();
+    let users = before.is_ok() && core.config.subagent.is_none() && !io.verbatim;
     let input = if users {
         let prompts = core.config.commands.mcp().clone();
         match crate::commands::mcp_prompt::apply(&prompts, input, io.cancel).await {
@@ -111,7 +124,8 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
         input
     };
     let (input, command) =
-        crate::commands::turn::TurnCommand::begin(core, input, before.is_ok(), io).await;
+        crate::commands::turn::TurnCommand::begin(core, input, before.is_ok() && !io.verbatim, io)
+            .await;
     st.command = command;
     // `@server:uri` mentions attach the resources after the prompt.
     let input = if users && before.is_ok() {
@@ -244,9 +258,7 @@ async fn run_loop(
             return End::MaxTurns;
         }
         st.num_turns += 1;
-        if let Some(budget) = core.config.max_budget_usd
-            && core.costs.total_cost_usd >= budget
-        {
+        if let Some(budget) = crate::budget::exceeded(core) {
             return End::Budget(budget);
         }
         core.sync(&io.live.borrow());
@@ -258,6 +270,7 @@ async fn run_loop(
             crate::context::prepare(conv, &mut env).await
         };
         core.conversation.repair();
+        core.notes.emit(sink, "reasoning");
         let conv = &mut core.conversation;
         let prefix = conv
             .request_prefix(core.provider.history_encoding())
@@ -265,19 +278,40 @@ async fn run_loop(
         let request =
             core.template
                 .build(conv.messages(), prefix.as_ref(), st.max_tokens.min(room));
-        let reply = match call_model(core.provider.as_ref(), &request, sink, cancel).await {
+        let reply = call_model(core.provider.as_ref(), &request, sink, cancel).await;
+        core.notes.add(core.provider.take_notices());
+        core.notes.emit(sink, "provider");
+        let reply = match reply {
             Ok(r) => r,
-            Err((skiff_llm::LlmError::Cancelled, ms)) => {
-                st.api_ms += ms;
+            Err(crate::model_call::Failed {
+                error: skiff_llm::LlmError::Cancelled,
+                api_ms,
+                partial,
+            }) => {
+                st.api_ms += api_ms;
+                // What the model had said stays in the conversation, as with Claude Code.
+                if let Some(message) = partial.into_message(&core.config.model) {
+                    core.conversation
+                        .push_reply(message, st.merge_next_assistant);
+                }
                 return End::Interrupted {
                     during_tools: false,
                 };
             }
-            Err((e, ms)) => {
+            Err(crate::model_call::Failed {
+                error: e,
+                api_ms: ms,
+                ..
+            }) => {
                 st.api_ms += ms;
                 // [hook: overflow] A context-size error: make the history fit and send again,
                 // once, without counting a turn.
                 if st.overflow.recover(core, &e, sink, cancel).await {
+                    st.num_turns -= 1;
+                    continue;
+                }
+                // [hook: fallback] Overloaded again and again: the fallback model answers.
+                if crate::fallback::switch(core, &e, io) {
                     st.num_turns -= 1;
                     continue;
                 }
@@ -291,6 +325,7 @@ async fn run_loop(
         core.conversation
             .note_request_usage(msg.usage.total_input());
         st.usage.accumulate(&msg.usage);
+        core.last_usage = Some(msg.usage.clone());
         let served = core.provider.served_model(&core.config.model);
         let (_, unknown) = core
             .costs
@@ -354,6 +389,11 @@ async fn run_loop(
         let assistant_text = msg.text();
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
+        // [hook: budget] Past the budget after this call: nothing more runs.
+        if let Some(budget) = crate::budget::exceeded(core) {
+            crate::budget::answer_not_run(core, &tool_uses, budget, sink);
+            return End::Budget(budget);
+        }
 
         if tool_uses.is_empty() && stop == StopReason::ToolUse {
             // The model asked for a tool and no call came (a server that lost it): never a
@@ -403,7 +443,7 @@ async fn run_loop(
                 if let Some(mode) = switched {
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
-                    sink.mode_changed(mode);
+                    sink.mode_changed(mode.as_str());
                     sink.notice(
                         "permission_mode",
                         "info",
@@ -418,6 +458,7 @@ async fn run_loop(
                     .loop_guard
                     .observe(&tool_uses, &mut results, &core.ctx)
                     .await;
+                let structured_calls = structured_calls(core, &tool_uses, &results);
                 let mut blocks = Vec::with_capacity(results.len());
                 let mut structured: Vec<Option<Value>> = Vec::with_capacity(results.len());
                 for r in results {
@@ -425,7 +466,7 @@ async fn run_loop(
                         st.denials.push(d);
                     }
                     let block = ContentBlock::ToolResult(r.block);
-                    let frame = user_frame(
+                    let frame = crate::frames::user_frame(
                         Message::blocks(Role::User, vec![block.clone()]),
                         r.structured.clone(),
                         sink,
@@ -460,6 +501,19 @@ async fn run_loop(
                     );
                     return End::Completed(reason);
                 }
+                // [hook: structured output] A valid StructuredOutput call ends the run; too
+                // many invalid ones end it with an error.
+                if let Some(calls) = structured_calls {
+                    use crate::structured::Next;
+                    match st.structured.after_tools(calls) {
+                        Next::Done(value) => {
+                            st.structured_output = Some(value);
+                            return End::Completed(format!("{}{assistant_text}", st.text_prefix));
+                        }
+                        Next::GiveUp(why) => return End::StructuredRetries(why),
+                        Next::Continue | Next::Enforce => {}
+                    }
+                }
             }
             StopReason::PauseTurn => {
                 st.merge_next_assistant = true;
@@ -472,6 +526,22 @@ async fn run_loop(
             }
             _ => {
                 let text = format!("{}{assistant_text}", st.text_prefix);
+                // [hook: structured output] An answer without the StructuredOutput call: the
+                // model is told to call it, once.
+                if core.config.json_schema.is_some() && core.config.subagent.is_none() {
+                    use crate::structured::Next;
+                    match st.structured.after_answer() {
+                        Next::Enforce => {
+                            core.conversation.push_user(
+                                vec![ContentBlock::text(crate::structured::ENFORCE)],
+                                &[],
+                            );
+                            continue;
+                        }
+                        Next::GiveUp(why) => return End::StructuredRetries(why),
+                        Next::Continue | Next::Done(_) => {}
+                    }
+                }
                 let common = core.hook_common();
                 let active = st.stop_hook_active;
                 let subagent = core.config.subagent.clone();
@@ -534,6 +604,37 @@ async fn run_loop(
     }
 }
 
+/// The round's `StructuredOutput` calls, valid (their input) or not (the error sent back), in
+/// request order; `None` when the session has no structured output.
+fn structured_calls(
+    core: &Core,
+    tool_uses: &[ToolUseBlock],
+    results: &[crate::dispatch::CallResult],
+) -> Option<Vec<Result<Value, String>>> {
+    if core.config.json_schema.is_none() || core.config.subagent.is_some() {
+        return None;
+    }
+    Some(
+        tool_uses
+            .iter()
+            .zip(results)
+            .filter(|(call, _)| call.name == crate::structured::STRUCTURED_OUTPUT)
+            .map(|(call, r)| {
+                if r.block.is_error == Some(true) {
+                    Err(r
+                        .block
+                        .content
+                        .as_ref()
+                        .map(crate::structured::result_text)
+                        .unwrap_or_default())
+                } else {
+                    Ok(call.input.clone())
+                }
+            })
+            .collect(),
+    )
+}
+
 /// A notice for each background command that ended since the model last heard of it (the
 /// main session's loop only), as Claude Code's `<task-notification>`.
 fn background_notices(core: &Core) -> Vec<ContentBlock> {
@@ -588,20 +689,8 @@ fn mark_frame(core: &Core, frame: &SdkMessage) {
     }
 }
 
-fn user_frame(message: Message, tool_use_result: Option<Value>, sink: &EventSink) -> SdkMessage {
-    SdkMessage::User(UserMessage {
-        message,
-        parent_tool_use_id: None,
-        session_id: sink.session_id().to_owned(),
-        uuid: new_uuid(),
-        timestamp: Some(now_iso()),
-        tool_use_result,
-        extra: JsonMap::new(),
-    })
-}
-
 fn init_frame(core: &Core) -> SdkMessage {
-    // The TypeScript SDK's type has these arrays; skiff has no plugins yet.
+    // The TypeScript SDK's type has these arrays (`plugins` is set when plugins are loaded).
     let mut extra = core.config.init_extra.clone();
     extra.insert(
         "skills".into(),
@@ -610,6 +699,7 @@ fn init_frame(core: &Core) -> SdkMessage {
     for key in ["skills", "plugins"] {
         extra.entry(key).or_insert_with(|| Value::Array(Vec::new()));
     }
+    extra.insert("skiff_version".into(), SKIFF_VERSION.into());
     SdkMessage::System(SystemMessage::Init(SystemInit {
         cwd: core.config.cwd.display().to_string(),
         session_id: core.config.session_id.clone(),
@@ -664,12 +754,17 @@ fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> R
             None,
         ),
         End::Interrupted { during_tools } => {
-            sink.emit(user_frame(
-                Message::user_text(if during_tools {
-                    "[Request interrupted by user for tool use]"
-                } else {
-                    "[Request interrupted by user]"
-                }),
+            let note = if during_tools {
+                "[Request interrupted by user for tool use]"
+            } else {
+                "[Request interrupted by user]"
+            };
+            // In the conversation too: the model's next request knows it was stopped.
+            core.conversation.repair();
+            core.conversation
+                .push_user(vec![ContentBlock::text(note)], &[]);
+            sink.emit(crate::frames::user_frame(
+                Message::user_text(note),
                 None,
                 sink,
             ));
@@ -719,7 +814,19 @@ fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> R
             "error",
             None,
         ),
+        End::StructuredRetries(text) => (
+            ResultSubtype::ErrorMaxStructuredOutputRetries,
+            true,
+            None,
+            vec![text],
+            "structured_output_retry_exhausted",
+            None,
+        ),
     };
+    let mut extra = JsonMap::new();
+    if let Some(value) = st.structured_output.clone() {
+        extra.insert("structured_output".into(), value);
+    }
     ResultMessage {
         subtype,
         is_error,
@@ -738,6 +845,6 @@ fn result_frame(core: &mut Core, st: &RunState, end: End, sink: &EventSink) -> R
         api_error_status: status,
         terminal_reason: Some(terminal.to_owned()),
         changes,
-        extra: JsonMap::new(),
+        extra,
     }
 }

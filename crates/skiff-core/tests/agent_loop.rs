@@ -385,9 +385,17 @@ async fn parent_cancellation_while_streaming() {
     validate_history(&h.history().await).unwrap();
     let (_, r2) = h.run("again").await;
     assert_eq!(r2.result.as_deref(), Some("second prompt answer"));
-    // The interrupted prompt and the new one were merged into one user message.
+    // As with Claude Code, what arrived of the answer stays, with the interruption noted
+    // after it, before the new prompt.
     let req = h.request(1);
-    assert_eq!(req.messages.len(), 1);
+    assert_eq!(req.messages.len(), 3, "{:?}", req.messages);
+    assert!(req.messages[1].content.text().starts_with("a "));
+    assert!(
+        req.messages[2]
+            .content
+            .text()
+            .starts_with("[Request interrupted by user]")
+    );
 }
 
 struct DenyBash;

@@ -43,6 +43,7 @@ fn setup(files: &[(&str, &str)], turns: Vec<ScriptTurn>) -> Setup {
         project: true,
         user_dirs: Vec::new(),
         builtins: vec!["compact".into(), "help".into()],
+        plugins: Vec::new(),
     });
     assert!(found.warnings.is_empty(), "{:?}", found.warnings);
     let commands: Arc<CommandSet> = Arc::new(found.set);

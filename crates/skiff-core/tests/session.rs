@@ -698,15 +698,20 @@ async fn plan_mode_blocks_edits_until_the_user_approves_the_plan() {
         .unwrap();
     session.send_message("plan, then write").unwrap();
     let mut plans = Vec::new();
+    let handle = session.handle();
     let (events, _) = results(&mut session, 1, |kind| {
         let RequestKind::Approval(a) = kind else {
             panic!("unexpected request {kind:?}");
         };
         assert_eq!(a.tool_name, "ExitPlanMode", "only the plan is asked about");
         plans.push(a.input["plan"].as_str().unwrap().to_owned());
-        Answer::Approval(ApprovalAnswer::Allow {
-            updated_input: Some(json!({"plan": a.input["plan"], "mode": "acceptEdits"})),
-        })
+        // The client picks the next mode through the session, then approves.
+        handle
+            .update_permissions(vec![skiff_core::permissions::PermissionUpdate::mode(
+                PermissionMode::AcceptEdits,
+            )])
+            .unwrap();
+        Answer::Approval(ApprovalAnswer::allow())
     })
     .await;
     assert_eq!(plans, ["1. write plan.txt"]);

@@ -379,10 +379,9 @@ impl Provider for AnthropicProvider {
         crate::http::is_local_url(&self.inner.config.base_url)
     }
 
-    /// The Messages API runs web searches (as Claude Code assumes of any Anthropic endpoint);
-    /// a server on this machine or the local network imitating it does not.
+    /// The Messages API runs web searches (as Claude Code assumes of any Anthropic endpoint).
     fn server_web_search(&self) -> bool {
-        !self.is_local()
+        true
     }
 
     fn stream(&self, request: &RequestView<'_>, cancel: CancellationToken) -> EventStream {

@@ -183,6 +183,15 @@ impl std::fmt::Display for AttemptError {
 }
 
 impl AttemptError {
+    /// Whether the server said it is overloaded (HTTP 529 or an `overloaded_error` event).
+    pub(crate) fn is_overloaded(&self) -> bool {
+        match self {
+            Self::Http { status, .. } => *status == 529,
+            Self::ErrorEvent { kind, .. } => kind == "overloaded_error",
+            _ => false,
+        }
+    }
+
     /// The user-facing error once no (more) retries will happen.
     pub(crate) fn into_final(self, url: &str, retries: u32) -> LlmError {
         match self {

@@ -15,6 +15,7 @@ pub mod openai;
 mod overflow;
 mod pricing;
 mod provider;
+mod reasoning;
 mod retry;
 mod scripted;
 pub mod sse;
@@ -34,6 +35,7 @@ pub use pricing::{
     custom_price, known_models, model_info, resolve_alias,
 };
 pub use provider::{EventStream, Provider, ProviderEvent, RetryNotice, complete};
+pub use reasoning::{ReasoningSupport, reasoning_support};
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptError, ScriptedProvider};
 pub use tokio_util::sync::CancellationToken;

@@ -28,7 +28,7 @@ pub struct ModelInfo {
 
 /// A model family: opus, sonnet or haiku.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+pub(crate) enum Family {
     Opus,
     Sonnet,
     Haiku,
@@ -258,7 +258,7 @@ pub fn cost_at(m: &ModelInfo, usage: &Usage) -> f64 {
 
 /// Family and (major, minor) version of a Claude model id, in either naming scheme:
 /// `claude-sonnet-4-5[-20250929]` or `claude-3-5-sonnet[-20241022|-latest]`.
-fn parse(model: &str) -> Option<(Family, (u32, u32))> {
+pub(crate) fn parse(model: &str) -> Option<(Family, (u32, u32))> {
     let lower = model.trim().to_ascii_lowercase();
     // Cloud ids: `anthropic.claude-…` / `us.anthropic.claude-…` (Bedrock), `claude-…@date` (Vertex).
     let start = lower.find("claude-")?;

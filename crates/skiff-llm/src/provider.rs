@@ -94,6 +94,12 @@ pub trait Provider: Send + Sync {
     fn prepare(&self, model: &str) {
         let _ = model;
     }
+
+    /// What the user should hear about how calls are sent since the last time this was asked
+    /// (an option the server refused and that is left out from now on). Empty by default.
+    fn take_notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Drive a call to completion and return the assembled message, ignoring intermediate events.

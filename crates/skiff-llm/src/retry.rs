@@ -30,6 +30,10 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// Longest server-requested wait we sleep through; longer ones fail at once (default 300 s).
     pub max_retry_after: Duration,
+    /// Give up after this many overloaded responses in a row (HTTP 529, `overloaded_error`),
+    /// so the caller can switch to a fallback model (Claude Code's `--fallback-model` after 3);
+    /// `None`: they are retried like other server faults.
+    pub max_overloaded: Option<u32>,
 }
 
 impl Default for RetryPolicy {
@@ -40,6 +44,7 @@ impl Default for RetryPolicy {
             rate_limit_base_delay: Duration::from_secs(10),
             max_delay: Duration::from_secs(60),
             max_retry_after: Duration::from_secs(300),
+            max_overloaded: None,
         }
     }
 }
@@ -148,6 +153,7 @@ pub(crate) fn retrying(
 ) -> EventStream {
     Box::pin(async_stream::stream! {
         let mut retries = 0u32;
+        let mut overloaded = 0u32;
         loop {
             if cancel.is_cancelled() {
                 yield Err(LlmError::Cancelled);
@@ -183,7 +189,10 @@ pub(crate) fn retrying(
                 "attempt ended without a message".into(),
             )));
             let next = retries + 1;
-            let Some(wait) = r.policy.next_delay(&err, next) else {
+            overloaded = if err.is_overloaded() { overloaded + 1 } else { 0 };
+            let fall_back = r.policy.max_overloaded.is_some_and(|max| overloaded >= max);
+            let wait = if fall_back { None } else { r.policy.next_delay(&err, next) };
+            let Some(wait) = wait else {
                 yield Err(err.into_final(&r.target, retries));
                 return;
             };

@@ -194,15 +194,27 @@ impl Provider for ScriptedProvider {
             .unwrap_or_else(|| request.model.to_owned());
         let policy = self.policy();
         let label = self.label.clone();
-        // The mock's token estimate: the body the Anthropic provider would send, bytes / 4.
-        let body_len = view
-            .body_chunks()
-            .map(|chunks| chunks.iter().map(|c| c.len()).sum::<usize>())
-            .map_err(|e| LlmError::Request(e.to_string()));
-        let input_estimate = match body_len {
-            Ok(n) => (n / 4) as u64,
-            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        // The body the Anthropic provider would send: checked as the mock checks it (a request
+        // the API would refuse fails here too), its bytes / 4 the mock's token estimate.
+        let body = match view.body_chunks() {
+            Ok(chunks) => chunks.concat(),
+            Err(e) => {
+                let e = LlmError::Request(e.to_string());
+                return Box::pin(futures::stream::once(async move { Err(e) }));
+            }
         };
+        let input_estimate = (body.len() / 4) as u64;
+        if let Some(why) = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| skiff_protocol::request_checks::check_request(&v))
+        {
+            let e = LlmError::InvalidRequest {
+                status: 400,
+                kind: "invalid_request_error".to_owned(),
+                message: format!("the scripted model refused an invalid request: {why}"),
+            };
+            return Box::pin(futures::stream::once(async move { Err(e) }));
+        }
         let retry = Retrying {
             policy,
             target: label,

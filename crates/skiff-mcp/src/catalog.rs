@@ -55,6 +55,40 @@ impl Catalog {
     fn server(&self, name: &str) -> Option<&Arc<Server>> {
         self.servers.iter().find(|s| s.name() == name)
     }
+
+    /// Warnings about the tools' names as the model sees them: names cut to the API's 64
+    /// characters, and tools left out because another tool has the same name.
+    pub fn name_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seen: std::collections::HashMap<String, (String, String)> =
+            std::collections::HashMap::new();
+        for server in self.servers.iter() {
+            for listed in server.offer().tools {
+                let name = tool_name(server.name(), &listed.name);
+                let full_len = crate::naming::uncut_len(server.name(), &listed.name);
+                if let Some((s, t)) = seen.get(&name) {
+                    out.push(format!(
+                        "Warning: MCP tool \"{}\" of server \"{}\" is left out: its name for the \
+                         model, {name}, is already that of tool \"{t}\" of server \"{s}\"",
+                        listed.name,
+                        server.name()
+                    ));
+                    continue;
+                }
+                if full_len > crate::naming::MAX_TOOL_NAME {
+                    out.push(format!(
+                        "Warning: MCP tool \"{}\" of server \"{}\" is offered as {name}: \
+                         mcp__<server>__<tool> is longer than the {} characters the API accepts",
+                        listed.name,
+                        server.name(),
+                        crate::naming::MAX_TOOL_NAME
+                    ));
+                }
+                seen.insert(name, (server.name().to_owned(), listed.name.clone()));
+            }
+        }
+        out
+    }
 }
 
 /// Text of a failed request, for the user or the model.
@@ -97,6 +131,18 @@ impl McpCatalog for Catalog {
             )))));
         }
         tools.retain(|t| !(self.removed)(t.name()));
+        // Two tools under one name would make every request fail: the first one stays.
+        let mut seen = std::collections::HashSet::new();
+        tools.retain(|t| {
+            let first = seen.insert(t.name().to_owned());
+            if !first {
+                tracing::warn!(
+                    tool = t.name(),
+                    "MCP tool left out: another tool has its name"
+                );
+            }
+            first
+        });
         tools
     }
 

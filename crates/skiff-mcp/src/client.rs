@@ -18,8 +18,8 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Root, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Mutex;
@@ -29,10 +29,15 @@ use crate::config::{ConfigProblem, Scope, ServerConfig, Transport};
 use crate::offer::{ListedTool, Offer, ServerState, fetch_offer};
 pub use crate::sdk::SdkChannel;
 use crate::sdk::SdkTransport;
+use crate::stdio::StdioTransport;
 use crate::watch::Watched;
 
 /// Claude Code's default startup timeout (`MCP_TIMEOUT`, ms).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time limit of one tool call, prompt or resource read (`MCP_TOOL_TIMEOUT`, ms): ten
+/// minutes, as long as the longest Bash command may run.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+pub use crate::line_limit::DEFAULT_MAX_MESSAGE_BYTES;
 /// The protocol version skiff asks for in `initialize`, as Claude Code does.
 pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// Longest stderr line logged from a server (the rest is cut).
@@ -45,8 +50,12 @@ pub struct McpOptions {
     pub cwd: PathBuf,
     /// Startup timeout of each server (`MCP_TIMEOUT`), unless its entry sets `timeout`.
     pub startup_timeout: Duration,
-    /// Timeout of one tool call (`MCP_TOOL_TIMEOUT`); none by default.
+    /// Timeout of one tool call (`MCP_TOOL_TIMEOUT`; [`DEFAULT_TOOL_TIMEOUT`] by default;
+    /// `None`: no limit).
     pub tool_timeout: Option<Duration>,
+    /// Largest message a server may send (`SKIFF_MCP_MAX_MESSAGE_BYTES`): a larger answer
+    /// fails its call with an error saying so.
+    pub max_message_bytes: usize,
     /// Extra environment for stdio servers, under the entry's own `env`.
     pub env: BTreeMap<String, String>,
     /// How to reach an Agent SDK host's in-process servers (`type: "sdk"`), when there is one.
@@ -54,8 +63,8 @@ pub struct McpOptions {
 }
 
 impl McpOptions {
-    /// Options for a workspace, timeouts from `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (ms) as looked
-    /// up by `var`.
+    /// Options for a workspace, timeouts from `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT` (ms) and the
+    /// message limit from `SKIFF_MCP_MAX_MESSAGE_BYTES` as looked up by `var`.
     pub fn new(cwd: impl Into<PathBuf>, var: impl Fn(&str) -> Option<String>) -> Self {
         let ms = |name: &str| {
             var(name)
@@ -66,7 +75,11 @@ impl McpOptions {
         Self {
             cwd: cwd.into(),
             startup_timeout: ms("MCP_TIMEOUT").unwrap_or(DEFAULT_STARTUP_TIMEOUT),
-            tool_timeout: ms("MCP_TOOL_TIMEOUT"),
+            tool_timeout: Some(ms("MCP_TOOL_TIMEOUT").unwrap_or(DEFAULT_TOOL_TIMEOUT)),
+            max_message_bytes: var("SKIFF_MCP_MAX_MESSAGE_BYTES")
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&n| n >= 1024)
+                .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
             env: BTreeMap::new(),
             sdk: None,
         }
@@ -159,6 +172,18 @@ pub enum CallError {
         /// Why.
         reason: String,
     },
+    /// The server's answer was larger than the message limit.
+    #[error(
+        "MCP server \"{server}\" answered with {bytes} bytes, more than the {limit} bytes skiff accepts for one message (SKIFF_MCP_MAX_MESSAGE_BYTES); the call failed"
+    )]
+    TooLarge {
+        /// Server name.
+        server: String,
+        /// The answer's size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("MCP server \"{server}\" returned an error: {message}")]
     Server {
@@ -216,6 +241,8 @@ type Service = RunningService<RoleClient, Client>;
 struct Live {
     service: Service,
     pgid: Option<u32>,
+    /// Why the message limit closed the connection, if it did.
+    closed: crate::line_limit::ClosedReason,
 }
 
 impl Drop for Live {
@@ -392,20 +419,25 @@ impl Server {
                 ms: self.options.tool_timeout.map_or(0, |t| t.as_millis()),
             }),
             Some(Ok(result)) => Ok(result),
-            Some(Err(ServiceError::McpError(e))) => Err(CallError::Server {
-                server,
-                message: e.message.to_string(),
-            }),
+            Some(Err(ServiceError::McpError(e))) => {
+                Err(too_large(&server, &e).unwrap_or(CallError::Server {
+                    server,
+                    message: e.message.to_string(),
+                }))
+            }
             Some(Err(ServiceError::UnexpectedResponse)) => Err(CallError::Server {
                 server,
                 message: "the server answered with something else than what was asked".into(),
             }),
             Some(Err(e)) => {
                 self.drop_connection(&service).await;
-                Err(CallError::Disconnected {
-                    server,
-                    reason: e.to_string(),
-                })
+                let reason = service
+                    .closed
+                    .lock()
+                    .ok()
+                    .and_then(|c| c.clone())
+                    .unwrap_or_else(|| e.to_string());
+                Err(CallError::Disconnected { server, reason })
             }
         }
     }
@@ -417,6 +449,22 @@ impl Server {
             live.service.cancellation_token().cancel();
         }
     }
+}
+
+/// The error skiff put in place of an answer over the message limit, as a [`CallError`].
+fn too_large(server: &str, e: &ErrorData) -> Option<CallError> {
+    let data = e.data.as_ref()?;
+    if data.get("kind").and_then(serde_json::Value::as_str)
+        != Some(crate::line_limit::TOO_LARGE_MARK)
+    {
+        return None;
+    }
+    let n = |k: &str| data.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    Some(CallError::TooLarge {
+        server: server.to_owned(),
+        bytes: n("bytes"),
+        limit: n("limit"),
+    })
 }
 
 async fn maybe_timeout<F: std::future::Future>(limit: Option<Duration>, f: F) -> Option<F::Output> {
@@ -571,6 +619,7 @@ async fn connect(
         state: Arc::clone(state),
     };
     let stale = Arc::clone(&state.stale);
+    let closed = crate::line_limit::ClosedReason::default();
     match &config.transport {
         Transport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -578,16 +627,21 @@ async fn connect(
                 .envs(&options.env)
                 .envs(env)
                 .current_dir(&options.cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .kill_on_drop(true);
             #[cfg(unix)]
             cmd.process_group(0);
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
+            let mut child = cmd
                 .spawn()
                 .map_err(|e| ServerStatus::Failed(format!("cannot start `{command}`: {e}")))?;
-            if let Some(stderr) = stderr {
+            if let Some(stderr) = child.stderr.take() {
                 tokio::spawn(log_stderr(config.name.clone(), stderr));
             }
+            let transport =
+                StdioTransport::new(child, options.max_message_bytes, Arc::clone(&closed))
+                    .map_err(|e| ServerStatus::Failed(format!("cannot start `{command}`: {e}")))?;
             let pgid = transport.id();
             let service = client
                 .serve(Watched::new(transport, stale))
@@ -595,20 +649,35 @@ async fn connect(
                 .map_err(|e| {
                     ServerStatus::Failed(format!("initialize failed: {}", describe_init_error(&e)))
                 })?;
-            Ok(Live { service, pgid })
+            Ok(Live {
+                service,
+                pgid,
+                closed,
+            })
         }
-        Transport::Http { url, headers } => connect_http(client, url, headers, false, stale)
-            .await
-            .map(|service| Live {
-                service,
-                pgid: None,
-            }),
-        Transport::Sse { url, headers } => connect_http(client, url, headers, true, stale)
-            .await
-            .map(|service| Live {
-                service,
-                pgid: None,
-            }),
+        Transport::Http { url, headers } => connect_http(
+            client,
+            url,
+            headers,
+            false,
+            options.max_message_bytes,
+            stale,
+        )
+        .await
+        .map(|service| Live {
+            service,
+            pgid: None,
+            closed,
+        }),
+        Transport::Sse { url, headers } => {
+            connect_http(client, url, headers, true, options.max_message_bytes, stale)
+                .await
+                .map(|service| Live {
+                    service,
+                    pgid: None,
+                    closed,
+                })
+        }
         Transport::Sdk => {
             let Some(channel) = options.sdk.clone() else {
                 return Err(ServerStatus::Failed(
@@ -632,6 +701,7 @@ async fn connect(
             Ok(Live {
                 service,
                 pgid: None,
+                closed,
             })
         }
     }
@@ -642,6 +712,7 @@ async fn connect_http(
     url: &str,
     headers: &BTreeMap<String, String>,
     sse: bool,
+    max_message_bytes: usize,
     stale: Arc<crate::watch::Stale>,
 ) -> Result<Service, ServerStatus> {
     let mut custom = std::collections::HashMap::new();
@@ -654,27 +725,54 @@ async fn connect_http(
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     config.custom_headers = custom;
+    config.max_sse_event_size = max_message_bytes;
     skiff_tools::tls::install_crypto_provider();
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| ServerStatus::Failed(format!("cannot build the HTTP client: {e}")))?;
     let transport = StreamableHttpClientTransport::with_client(http, config);
+    // Messages name the server without its query and user info (where credentials go; the
+    // transport's own errors quote the whole URL).
+    let shown = url_for_messages(url);
     client.serve(Watched::new(transport, stale)).await.map_err(|e| {
         if e.is_authorization_required() {
             return ServerStatus::NeedsAuth(format!(
-                "the server at {url} requires authorization (set an Authorization header in its entry)"
+                "the server at {shown} requires authorization (set an Authorization header in its entry)"
             ));
         }
-        let reason = describe_init_error(&e);
+        let reason = describe_init_error(&e).replace(url, &shown);
         if sse {
             ServerStatus::Failed(format!(
-                "SSE servers are not supported; tried {url} as streamable HTTP: {reason}"
+                "SSE servers are not supported; tried {shown} as streamable HTTP: {reason}"
             ))
         } else {
-            ServerStatus::Failed(format!("cannot connect to {url}: {reason}"))
+            ServerStatus::Failed(format!("cannot connect to {shown}: {reason}"))
         }
     })
+}
+
+/// `url` without user info, query and fragment (`https://h/mcp?…`), for messages.
+fn url_for_messages(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (authority_path, tail) = rest.split_at(end);
+    let authority_path = match authority_path.split_once('/') {
+        Some((auth, path)) => {
+            let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+            format!("{host}/{path}")
+        }
+        None => authority_path
+            .rsplit_once('@')
+            .map_or(authority_path, |(_, h)| h)
+            .to_owned(),
+    };
+    let elided = if tail.is_empty() { "" } else { "?…" };
+    if scheme.is_empty() {
+        format!("{authority_path}{elided}")
+    } else {
+        format!("{scheme}://{authority_path}{elided}")
+    }
 }
 
 /// An initialize error with its causes (rmcp's top-level text is terse).
@@ -740,6 +838,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn urls_in_messages_lose_credentials() {
+        assert_eq!(
+            url_for_messages("https://u:p@h:8/mcp?key=s#f"),
+            "https://h:8/mcp?…"
+        );
+        assert_eq!(url_for_messages("http://h"), "http://h");
+    }
+
+    #[test]
     fn file_uris_escape_what_needs_it() {
         assert_eq!(
             file_uri(std::path::Path::new("/tmp/a b/ü")),
@@ -755,8 +862,15 @@ mod tests {
             _ => None,
         });
         assert_eq!(o.startup_timeout, Duration::from_millis(1500));
-        assert_eq!(o.tool_timeout, None);
+        // A call always has a time limit: a bad value leaves the default.
+        assert_eq!(o.tool_timeout, Some(DEFAULT_TOOL_TIMEOUT));
         let d = McpOptions::new("/", |_| None);
         assert_eq!(d.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+        assert_eq!(d.tool_timeout, Some(DEFAULT_TOOL_TIMEOUT));
+        assert_eq!(d.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        let m = McpOptions::new("/", |k| {
+            (k == "SKIFF_MCP_MAX_MESSAGE_BYTES").then(|| "2000000".to_owned())
+        });
+        assert_eq!(m.max_message_bytes, 2_000_000);
     }
 }

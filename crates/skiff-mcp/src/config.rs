@@ -17,6 +17,8 @@ pub use self::expand::expand_vars;
 /// Where a server entry came from. On a name clash the higher scope wins, whole entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
+    /// An enabled plugin's (named `plugin:<plugin>:<server>`); the lowest scope.
+    Plugin,
     /// `~/.claude.json` top-level `mcpServers`, or `mcpServers` in user settings.
     User,
     /// `.mcp.json` in the workspace, or `mcpServers` in project settings.
@@ -35,6 +37,7 @@ impl Scope {
             Scope::Project => "project",
             Scope::Local => "local",
             Scope::Dynamic => "dynamic",
+            Scope::Plugin => "plugin",
         }
     }
 }

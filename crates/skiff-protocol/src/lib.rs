@@ -11,6 +11,7 @@ mod error;
 mod history;
 pub mod recording;
 mod request;
+pub mod request_checks;
 mod response;
 pub mod script;
 pub mod script_cursor;

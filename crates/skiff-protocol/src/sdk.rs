@@ -45,6 +45,8 @@ pub enum SystemMessage {
     HookResponse(HookResponse),
     /// The session's state: sent after every permission mode change.
     Status(StatusFrame),
+    /// The run switched to the fallback model (`--fallback-model`).
+    ModelFallback(ModelFallback),
     /// A subtype this version does not know.
     #[serde(untagged)]
     Unknown(Value),
@@ -156,6 +158,24 @@ pub struct StatusFrame {
         skip_serializing_if = "Option::is_none"
     )]
     pub permission_mode: Option<String>,
+    /// Frame id.
+    pub uuid: String,
+    /// Session id.
+    pub session_id: String,
+}
+
+/// `system/model_fallback`: the turn goes on with the configured fallback model because the
+/// main one failed (as Claude Code reports it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFallback {
+    /// Why: `overloaded` (repeated 529s).
+    pub trigger: String,
+    /// The model that failed.
+    pub original_model: String,
+    /// The model the turn goes on with.
+    pub fallback_model: String,
+    /// What the user reads.
+    pub content: String,
     /// Frame id.
     pub uuid: String,
     /// Session id.
@@ -306,6 +326,8 @@ pub enum ResultSubtype {
     ErrorDuringExecution,
     /// `--max-budget-usd` reached.
     ErrorMaxBudgetUsd,
+    /// `--json-schema`: no valid structured output within the attempts allowed.
+    ErrorMaxStructuredOutputRetries,
     /// skiff: the model sent the same failing call again and again (loop detection).
     ErrorLoopDetected,
     /// A subtype this version does not know.

@@ -24,10 +24,14 @@
 //! [`MockServerBuilder::allow_invalid_requests`]), so no test can forget to check them.
 
 mod canned;
+pub mod cli;
 pub mod cloud;
 pub mod event_stream;
 pub mod faults;
-pub mod invariants;
+/// The request rules the mock checks (in `skiff-protocol`, shared with the scripted provider).
+pub mod invariants {
+    pub use skiff_protocol::request_checks::*;
+}
 pub mod openai;
 pub mod process;
 mod recording;

@@ -129,9 +129,16 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     };
     let is_messages = cloud_dialect.is_some()
         || (parts.method == Method::POST && parts.uri.path() == "/v1/messages");
-    let violation = (shared.check && is_messages)
-        .then(|| crate::invariants::check_request(&record.body))
-        .flatten();
+    let is_chat = parts.method == Method::POST && parts.uri.path() == "/v1/chat/completions";
+    let violation = if !shared.check {
+        None
+    } else if is_messages {
+        skiff_protocol::request_checks::check_request(&record.body)
+    } else if is_chat {
+        skiff_protocol::request_checks::check_chat_request(&record.body)
+    } else {
+        None
+    };
     let seq = shared.recorder.record(record);
     let request_id = format!("req_mock_{seq}");
     let call = MessagesCall {

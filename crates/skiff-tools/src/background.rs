@@ -1,12 +1,12 @@
 //! Background commands (`Bash` with `run_in_background: true`): each runs in its own process
-//! group with its output going to a file; the session's [`BackgroundShells`] knows them, the
+//! group with its output going through a pipe to a bounded file
+//! ([`crate::background_output`]); the session's [`BackgroundShells`] knows them, the
 //! `TaskOutput` and `TaskStop` tools read and stop them, and every group still running is
-//! killed when the registry is dropped (the session ended) or, through
-//! [`crate::process_guard`], when skiff is killed.
+//! killed, and every output file removed, when the registry is dropped (the session ended) or,
+//! through [`crate::process_guard`], when skiff exits or is killed.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
+
+use crate::background_output::CappedOutput;
 
 /// Where a background command stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,14 +53,14 @@ pub struct Shell {
     pub description: Option<String>,
     /// The file its stdout and stderr go to.
     pub output_path: PathBuf,
+    /// That file, bounded.
+    output: Arc<CappedOutput>,
     /// When it started.
     pub started: Instant,
     pgid: i32,
     state: watch::Receiver<ShellState>,
     /// Set before a deliberate kill, so the waiter records `Killed` rather than the signal.
     stopping: std::sync::atomic::AtomicBool,
-    /// How far `TaskOutput` has read the output file.
-    read_offset: Mutex<u64>,
     /// The end was reported to the model (a `TaskOutput` saw it, or a notice was sent).
     end_reported: std::sync::atomic::AtomicBool,
     /// Its sandbox, checked when it ends (protected paths it created, refused hosts).
@@ -76,13 +79,8 @@ impl Shell {
             return;
         }
         tracing::warn!(task = %self.id, ?notes, "sandbox notes of a background command");
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&self.output_path)
-        {
-            let _ = writeln!(f, "\n{}", notes.join("\n"));
-        }
+        self.output
+            .push(format!("\n{}\n", notes.join("\n")).as_bytes());
     }
 }
 
@@ -114,23 +112,7 @@ impl Shell {
     /// The output written since the last call (at most the last `max_bytes` of it, with the
     /// number of bytes skipped), lossily decoded.
     pub fn read_new(&self, max_bytes: u64) -> std::io::Result<(String, u64)> {
-        let mut offset = self
-            .read_offset
-            .lock()
-            .map_err(|_| std::io::Error::other("output state poisoned"))?;
-        let mut file = std::fs::File::open(&self.output_path)?;
-        let len = file.metadata()?.len();
-        if len < *offset {
-            // Truncated by someone: start again from the beginning.
-            *offset = 0;
-        }
-        let available = len - *offset;
-        let skipped = available.saturating_sub(max_bytes);
-        file.seek(SeekFrom::Start(*offset + skipped))?;
-        let mut buf = Vec::new();
-        file.take(available - skipped).read_to_end(&mut buf)?;
-        *offset = len;
-        Ok((String::from_utf8_lossy(&buf).into_owned(), skipped))
+        self.output.read_new(max_bytes)
     }
 
     /// Kill its process group (SIGKILL). Returns false if it had already ended.
@@ -156,10 +138,11 @@ pub struct BackgroundShells {
 }
 
 /// What a background start needs from the Bash tool: the spawned shell (leader of its own
-/// process group) and where its output goes.
+/// process group), the pipe its output comes out of and where that goes.
 pub(crate) struct Started {
     pub child: tokio::process::Child,
-    pub output_path: PathBuf,
+    pub reader: tokio::net::unix::pipe::Receiver,
+    pub output: Arc<CappedOutput>,
     /// Its sandbox, checked when it ends.
     pub sandbox: Option<crate::sandbox::PreparedCall>,
 }
@@ -205,9 +188,11 @@ impl BackgroundShells {
     ) -> Arc<Shell> {
         let Started {
             mut child,
-            output_path,
+            mut reader,
+            output,
             sandbox,
         } = started;
+        crate::process_guard::delete_at_exit(output.path());
         let pgid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -218,33 +203,50 @@ impl BackgroundShells {
             id,
             command,
             description,
-            output_path,
+            output_path: output.path().to_path_buf(),
+            output: Arc::clone(&output),
             started: Instant::now(),
             pgid,
             state: rx,
             stopping: Default::default(),
-            read_offset: Mutex::new(0),
             end_reported: Default::default(),
             sandbox: Mutex::new(sandbox),
         });
         let watched = Arc::clone(&shell);
         tokio::spawn(async move {
-            let status = child.wait().await;
-            let state = if watched.stopping.load(Ordering::SeqCst) {
-                ShellState::Killed
-            } else {
-                match status {
-                    Ok(status) => ShellState::Exited(exit_code(status)),
-                    Err(_) => ShellState::Exited(-1),
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut eof = false;
+            let mut ended = false;
+            while !(eof && ended) {
+                tokio::select! {
+                    status = child.wait(), if !ended => {
+                        ended = true;
+                        // Everything the shell itself wrote is in the pipe now.
+                        drain(&mut reader, &mut buf, &output, &mut eof);
+                        let state = if watched.stopping.load(Ordering::SeqCst) {
+                            ShellState::Killed
+                        } else {
+                            match status {
+                                Ok(status) => ShellState::Exited(exit_code(status)),
+                                Err(_) => ShellState::Exited(-1),
+                            }
+                        };
+                        // What the shell left running in its group goes with it once nobody
+                        // can stop it any more: the group is released only when it is empty.
+                        if killpg(Pid::from_raw(pgid), None).is_err() {
+                            crate::process_guard::release(pgid);
+                        }
+                        watched.finish_sandbox();
+                        output.flush();
+                        let _ = tx.send(state);
+                    }
+                    read = reader.read(&mut buf), if !eof => match read {
+                        Ok(0) | Err(_) => eof = true,
+                        Ok(n) => output.push(&buf[..n]),
+                    },
                 }
-            };
-            // What the shell left running in its group goes with it once nobody can stop it
-            // any more: the group is released only when it is empty.
-            if killpg(Pid::from_raw(pgid), None).is_err() {
-                crate::process_guard::release(pgid);
             }
-            watched.finish_sandbox();
-            let _ = tx.send(state);
+            output.flush();
         });
         if let Ok(mut shells) = self.shells.lock() {
             shells.push(Arc::clone(&shell));
@@ -264,6 +266,26 @@ impl Drop for BackgroundShells {
             let _ = killpg(Pid::from_raw(shell.pgid), Signal::SIGKILL);
             crate::process_guard::release(shell.pgid);
             shell.finish_sandbox();
+            // Nobody can read it any more.
+            shell.output.remove();
+            crate::process_guard::forget_file(&shell.output_path);
+        }
+    }
+}
+
+/// Read what is in the pipe now, without waiting for more.
+fn drain(
+    reader: &mut tokio::net::unix::pipe::Receiver,
+    buf: &mut [u8],
+    output: &CappedOutput,
+    eof: &mut bool,
+) {
+    while !*eof {
+        match reader.try_read(buf) {
+            Ok(0) => *eof = true,
+            Ok(n) => output.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+            Err(_) => *eof = true,
         }
     }
 }
@@ -317,15 +339,17 @@ pub(crate) fn output_dir() -> std::io::Result<PathBuf> {
 }
 
 /// Create the output file for `id` (new, private).
-pub(crate) fn create_output(dir: &Path, id: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+pub(crate) fn create_output(dir: &Path, id: &str) -> std::io::Result<Arc<CappedOutput>> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = dir.join(format!("{id}.output"));
     let file = std::fs::OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
         .mode(0o600)
         .open(&path)?;
-    Ok((path, file))
+    Ok(Arc::new(CappedOutput::new(path, file)))
 }
 
 #[cfg(test)]

@@ -168,24 +168,33 @@ fn start_background(
         ));
     }
     let id = new_id();
-    let (output_path, file) = match output_dir().and_then(|dir| create_output(&dir, &id)) {
+    let output = match output_dir().and_then(|dir| create_output(&dir, &id)) {
         Ok(x) => x,
         Err(e) => return ToolOutput::error(format!("Cannot create the output file: {e}")),
     };
-    let writer = OwnedFd::from(file);
+    // Through a pipe, so that skiff bounds what reaches the file.
+    let (writer, reader) =
+        match pipe::pipe().and_then(|(sender, reader)| Ok((sender.into_blocking_fd()?, reader))) {
+            Ok(x) => x,
+            Err(e) => {
+                output.remove();
+                return ToolOutput::error(format!("Cannot create a pipe: {e}"));
+            }
+        };
     let child = spawn_shell(ctx, &input.command, &writer, prepared.as_ref());
     drop(writer);
     let child = match child {
         Ok(child) => child,
         Err(e) => {
-            let _ = std::fs::remove_file(&output_path);
+            output.remove();
             return ToolOutput::error(e);
         }
     };
     let shell = ctx.background.adopt(
         Started {
             child,
-            output_path,
+            reader,
+            output,
             sandbox: prepared,
         },
         id,

@@ -4,6 +4,7 @@
 
 pub mod atomic;
 pub mod background;
+pub mod background_output;
 pub mod bash;
 pub mod bash_readonly;
 pub mod changes;

@@ -52,6 +52,8 @@ impl std::fmt::Debug for HiddenPaths {
 pub struct PathGuard {
     root: PathBuf,
     allowed: Vec<PathBuf>,
+    /// Other spellings of allowed directories (a symlink the session was started through).
+    aliases: Vec<PathBuf>,
     hidden: Option<HiddenPaths>,
 }
 
@@ -71,8 +73,27 @@ impl PathGuard {
         Ok(Self {
             root,
             allowed,
+            aliases: Vec::new(),
             hidden: None,
         })
+    }
+
+    /// Also accept paths spelled through these directories (`ws_link` when the session was
+    /// started from a symlink to the workspace): each one that resolves to an allowed directory
+    /// is kept; paths through it are then resolved and checked as any other.
+    pub fn with_aliases(mut self, spellings: &[PathBuf]) -> Self {
+        for spelling in spellings {
+            let Some(lexical) = normalize(spelling).filter(|p| p.is_absolute()) else {
+                continue;
+            };
+            if self.is_allowed(&lexical) || self.aliases.contains(&lexical) {
+                continue;
+            }
+            if std::fs::canonicalize(&lexical).is_ok_and(|real| self.allowed.contains(&real)) {
+                self.aliases.push(lexical);
+            }
+        }
+        self
     }
 
     /// Leave the paths `hidden` covers out of the search tools' walks.
@@ -115,7 +136,7 @@ impl PathGuard {
             self.root.join(input)
         };
         let lexical = normalize(&joined).ok_or_else(outside)?;
-        if !self.is_allowed(&lexical) {
+        if !self.is_allowed(&lexical) && !self.aliases.iter().any(|a| lexical.starts_with(a)) {
             return Err(outside());
         }
         let real = resolve_links(&lexical, 0).map_err(|e| match e {
@@ -395,5 +416,34 @@ mod tests {
         symlink(g.root().join("loop_b"), g.root().join("loop_a")).unwrap();
         symlink(g.root().join("loop_a"), g.root().join("loop_b")).unwrap();
         assert!(g.resolve("loop_a/x").is_err());
+    }
+
+    #[test]
+    fn a_symlink_to_the_workspace_is_another_spelling_of_it() {
+        let (d, g, outside) = farm();
+        let link = d.path().join("ws_link");
+        symlink(g.root(), &link).unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        symlink(&outside, &elsewhere).unwrap();
+        let through = link.join("src/a.rs");
+        assert!(g.resolve(through.to_str().unwrap()).is_err());
+        let g = g.with_aliases(&[link.clone(), elsewhere.clone(), PathBuf::from("relative")]);
+        assert_eq!(
+            g.resolve(through.to_str().unwrap()).unwrap(),
+            g.root().join("src/a.rs")
+        );
+        // A link to elsewhere is no alias, and a path through the alias still may not leave.
+        assert!(
+            g.resolve(elsewhere.join("secret").to_str().unwrap())
+                .is_err()
+        );
+        assert!(
+            g.resolve(link.join("out_link/secret").to_str().unwrap())
+                .is_err()
+        );
+        assert!(
+            g.resolve(link.join("../outside/secret").to_str().unwrap())
+                .is_err()
+        );
     }
 }

@@ -12,16 +12,20 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-/// The guard's program: keeps the live groups in an associative array and kills them at EOF.
+/// The guard's program: keeps the live groups (and files to remove) in associative arrays;
+/// at EOF kills the groups, then removes the files.
 const GUARD_SCRIPT: &str = r#"trap '' HUP INT QUIT TERM PIPE
-declare -A live
+declare -A live files
 while IFS= read -r line; do
   case $line in
+    +F*) files[${line#+F}]=1 ;;
+    -F*) unset "files[${line#-F}]" ;;
     +*) live[${line#+}]=1 ;;
     -*) unset "live[${line#-}]" ;;
   esac
 done
 for pgid in "${!live[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
+for f in "${!files[@]}"; do rm -f -- "$f"; done
 "#;
 
 /// The write end of the guard's pipe; `None` when the guard could not start.
@@ -70,6 +74,23 @@ fn send(line: &str) {
 pub fn watch(pgid: i32) {
     if pgid > 1 {
         send(&format!("+{pgid}\n"));
+    }
+}
+
+/// Remove this file when skiff exits, however it exits (a background command's output). Paths
+/// with a newline cannot be registered (and are not).
+pub fn delete_at_exit(path: &std::path::Path) {
+    if let Some(p) = path.to_str().filter(|p| !p.contains('\n') && !p.is_empty()) {
+        send(&format!("+F{p}\n"));
+    }
+}
+
+/// The file is gone: the guard forgets it.
+pub fn forget_file(path: &std::path::Path) {
+    if GUARD.get().is_some()
+        && let Some(p) = path.to_str().filter(|p| !p.contains('\n') && !p.is_empty())
+    {
+        send(&format!("-F{p}\n"));
     }
 }
 

@@ -104,7 +104,8 @@ impl TypedTool for TaskOutputTool {
         let mut output = truncate_middle(output.trim_end_matches(['\n', '\r']), max_chars);
         if skipped > 0 {
             output = format!(
-                "[{skipped} earlier bytes not shown; the whole output is in {}]\n{output}",
+                "[{skipped} earlier bytes not shown; {} keeps the beginning and the end of the \
+                 output]\n{output}",
                 shell.output_path.display()
             );
         }

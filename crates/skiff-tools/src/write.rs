@@ -149,8 +149,9 @@ pub(crate) async fn commit_change(
     }
     let target = path.to_path_buf();
     let bytes = content.as_bytes().to_vec();
+    let guard = std::sync::Arc::clone(&ctx.guard);
     let written = tokio::task::spawn_blocking(move || {
-        crate::atomic::write_atomic(&target, &bytes)?;
+        crate::atomic::write_atomic_within(&target, &bytes, &guard)?;
         std::fs::metadata(&target)
     })
     .await

@@ -61,11 +61,84 @@ fn quoted(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
 
+/// One line of `skiff config`: `key = value  (source)note`.
+struct Entry {
+    key: String,
+    value: String,
+    source: Source,
+    note: String,
+}
+
+/// The entries, in the order they are shown.
+#[derive(Default)]
+struct Entries(Vec<Entry>);
+
+impl Entries {
+    fn add(&mut self, key: &str, value: String, source: &Source, note: &str) {
+        self.0.push(Entry {
+            key: key.to_owned(),
+            value,
+            source: source.clone(),
+            note: note.to_owned(),
+        });
+    }
+
+    /// A setting with a value from some source.
+    fn sourced<T: ToString>(&mut self, key: &str, v: &Sourced<T>) {
+        self.add(key, v.value.to_string(), &v.source, "");
+    }
+
+    /// A setting that may be unset: its value, or what applies then.
+    fn optional<T>(
+        &mut self,
+        key: &str,
+        v: Option<&Sourced<T>>,
+        show: impl Fn(&T) -> String,
+        unset: &str,
+    ) {
+        match v {
+            Some(v) => self.add(key, show(&v.value), &v.source, ""),
+            None => self.add(key, unset.to_owned(), &Source::Default, ""),
+        }
+    }
+
+    /// A list setting: one line per item, `[]` when empty.
+    fn list<T>(&mut self, key: &str, items: &[Sourced<T>], show: impl Fn(&T) -> String) {
+        if items.is_empty() {
+            self.add(key, "[]".to_owned(), &Source::Default, "");
+        }
+        for item in items {
+            self.add(key, show(&item.value), &item.source, "");
+        }
+    }
+}
+
 /// The configuration as text, one `key = value  (source)` per line.
 pub fn render(s: &Settings) -> String {
     let mut out = String::from(
         "# key = value  (source); later sources win: default < user < project < local < --settings < env < flags\n",
     );
+    render_files(&mut out, s);
+    let mut e = Entries::default();
+    model_entries(&mut e, s);
+    permission_entries(&mut e, s);
+    sandbox_entries(&mut e, s);
+    environment_entries(&mut e, s);
+    for entry in e.0 {
+        let _ = writeln!(
+            out,
+            "{} = {}  ({}){}",
+            entry.key, entry.value, entry.source, entry.note
+        );
+    }
+    if let skiff_config::provider::Backend::Cloud(cloud) = skiff_config::provider::Backend::of(s) {
+        render_cloud(&mut out, s, cloud);
+    }
+    out
+}
+
+/// The workspace, its trust and the files read.
+fn render_files(out: &mut String, s: &Settings) {
     let _ = writeln!(out, "workspace = {}", s.cwd.display());
     let _ = writeln!(
         out,
@@ -92,218 +165,145 @@ pub fn render(s: &Settings) -> String {
         };
         let _ = writeln!(out, "{key} = {}  [{state}]", f.path.display());
     }
+}
 
-    let mut line = |key: &str, value: String, source: &Source, note: &str| {
-        let _ = writeln!(out, "{key} = {value}  ({source}){note}");
-    };
-    let opt = |v: &Option<Sourced<String>>, unset: &str| match v {
-        Some(v) => (v.value.clone(), v.source.clone()),
-        None => (unset.to_owned(), Source::Default),
-    };
+/// The model, its limits, the provider and the context management.
+fn model_entries(e: &mut Entries, s: &Settings) {
     let resolved = skiff_llm::resolve_alias(&s.model.value);
     let model = if resolved == s.model.value {
         quoted(&resolved)
     } else {
         format!("{} (alias {})", quoted(&resolved), quoted(&s.model.value))
     };
-    line("model", model, &s.model.source, "");
-    line(
-        "skiff.maxOutputTokens",
-        s.max_output_tokens.value.to_string(),
-        &s.max_output_tokens.source,
-        "",
-    );
-    let show = |v: Option<(String, Source)>, unset: &str| {
-        v.unwrap_or_else(|| (unset.to_owned(), Source::Default))
-    };
-    let (v, src) = show(
-        s.temperature
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.add("model", model, &s.model.source, "");
+    e.sourced("skiff.maxOutputTokens", &s.max_output_tokens);
+    e.optional(
+        "skiff.temperature",
+        s.temperature.as_ref(),
+        ToString::to_string,
         "the API's default",
     );
-    line("skiff.temperature", v, &src, "");
-    line(
-        "skiff.maxToolResultChars",
-        s.max_tool_result_chars.value.to_string(),
-        &s.max_tool_result_chars.source,
-        "",
-    );
+    e.sourced("skiff.maxToolResultChars", &s.max_tool_result_chars);
     let defaults = skiff_core::compaction::CompactionConfig::default();
     let threshold_default = match defaults.threshold {
         skiff_core::compaction::CompactionThreshold::Percent(p) => format!("\"{p}%\""),
         skiff_core::compaction::CompactionThreshold::Tokens(n) => n.to_string(),
     };
-    let (v, src) = show(
-        s.max_conversation_messages
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.optional(
+        "skiff.maxConversationMessages",
+        s.max_conversation_messages.as_ref(),
+        ToString::to_string,
         "no cap",
     );
-    line("skiff.maxConversationMessages", v, &src, "");
     let c = &s.compaction;
-    let (v, src) = show(
-        c.strategy
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.optional(
+        "skiff.compaction.strategy",
+        c.strategy.as_ref(),
+        ToString::to_string,
         "summarize",
     );
-    line("skiff.compaction.strategy", v, &src, "");
-    let (v, src) = show(
-        c.threshold
-            .as_ref()
-            .map(|t| (quoted(&t.value.to_string()), t.source.clone())),
+    e.optional(
+        "skiff.compaction.threshold",
+        c.threshold.as_ref(),
+        |t| quoted(&t.to_string()),
         &format!("{threshold_default} of the context window"),
     );
-    line("skiff.compaction.threshold", v, &src, "");
-    let (v, src) = show(
-        c.keep_recent
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.optional(
+        "skiff.compaction.keepRecent",
+        c.keep_recent.as_ref(),
+        ToString::to_string,
         &defaults.keep_recent.to_string(),
     );
-    line("skiff.compaction.keepRecent", v, &src, "");
-    let (v, src) = show(
-        s.max_turns
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.optional(
+        "skiff.maxTurns",
+        s.max_turns.as_ref(),
+        ToString::to_string,
         &format!(
             "{} in print mode, none in the REPL",
             skiff_config::DEFAULT_MAX_TURNS
         ),
     );
-    line("skiff.maxTurns", v, &src, "");
-    line(
-        "skiff.promptCaching",
-        s.prompt_caching.value.to_string(),
-        &s.prompt_caching.source,
-        "",
-    );
-    let (v, src) = show(
-        s.retries
-            .as_ref()
-            .map(|t| (t.value.to_string(), t.source.clone())),
+    e.sourced("skiff.promptCaching", &s.prompt_caching);
+    e.optional(
+        "skiff.retries",
+        s.retries.as_ref(),
+        ToString::to_string,
         &RetryPolicy::default().max_retries.to_string(),
     );
-    line("skiff.retries", v, &src, "");
-    line(
+    e.add(
         "skiff.provider",
         quoted(&s.provider.value),
         &s.provider.source,
         "",
     );
-    let (v, src) = show(
-        s.base_url.as_ref().map(|u| {
-            (
-                quoted(&skiff_config::settings::redact_url(&u.value)),
-                u.source.clone(),
-            )
-        }),
+    e.optional(
+        "skiff.baseUrl",
+        s.base_url.as_ref(),
+        |u| quoted(&skiff_config::settings::redact_url(u)),
         "the provider's (ANTHROPIC_BASE_URL / OPENAI_BASE_URL, or its default)",
     );
-    line("skiff.baseUrl", v, &src, "");
-    let (v, src) = show(
-        s.context_window
-            .as_ref()
-            .map(|c| (c.value.to_string(), c.source.clone())),
+    e.optional(
+        "skiff.contextWindow",
+        s.context_window.as_ref(),
+        ToString::to_string,
         "the model's (200000 when unknown)",
     );
-    line("skiff.contextWindow", v, &src, "");
-    line(
-        "skiff.compactPrompt",
-        s.compact_prompt.value.to_string(),
-        &s.compact_prompt.source,
-        "",
-    );
-    let (v, src) = show(
-        s.pricing.as_ref().map(|p| {
-            (
-                format!(
-                    "${} in / ${} out per million tokens",
-                    p.value.input_per_mtok, p.value.output_per_mtok
-                ),
-                p.source.clone(),
+    e.sourced("skiff.compactPrompt", &s.compact_prompt);
+    e.optional(
+        "skiff.pricing",
+        s.pricing.as_ref(),
+        |p| {
+            format!(
+                "${} in / ${} out per million tokens",
+                p.input_per_mtok, p.output_per_mtok
             )
-        }),
+        },
         "the model table's (unknown models: $0)",
     );
-    line("skiff.pricing", v, &src, "");
-    line(
-        "skiff.textToolCalls",
-        s.text_tool_calls.value.to_string(),
-        &s.text_tool_calls.source,
-        "",
-    );
-    let (v, src) = show(
-        s.small_model
-            .as_ref()
-            .map(|m| (quoted(&m.value), m.source.clone())),
+    e.sourced("skiff.textToolCalls", &s.text_tool_calls);
+    e.optional(
+        "skiff.smallModel",
+        s.small_model.as_ref(),
+        |m| quoted(m),
         "claude-haiku-4-5 on Anthropic, else the session's model",
     );
-    line("skiff.smallModel", v, &src, "");
-    if s.web_fetch_private_hosts.is_empty() {
-        line(
-            "skiff.webFetch.allowPrivateHosts",
-            "[]".to_owned(),
-            &Source::Default,
-            "",
-        );
-    }
-    for h in &s.web_fetch_private_hosts {
-        line(
-            "skiff.webFetch.allowPrivateHosts",
-            quoted(&h.value),
-            &h.source,
-            "",
-        );
-    }
+    e.list(
+        "skiff.webFetch.allowPrivateHosts",
+        &s.web_fetch_private_hosts,
+        |h| quoted(h),
+    );
+}
 
+/// The permission mode, rules and extra directories.
+fn permission_entries(e: &mut Entries, s: &Settings) {
     let p = &s.permissions;
-    line(
+    e.add(
         "permissions.defaultMode",
         quoted(&p.mode.value),
         &p.mode.source,
         "",
     );
-    let rule_lists: [(&str, &Vec<Sourced<String>>, &str); 3] = [
-        ("permissions.allow", &p.allow, ""),
-        ("permissions.deny", &p.deny, ""),
-        ("permissions.ask", &p.ask, ""),
-    ];
-    for (key, list, note) in rule_lists {
-        if list.is_empty() {
-            line(key, "[]".to_owned(), &Source::Default, "");
-        }
-        for r in list {
-            line(key, quoted(&r.value), &r.source, note);
-        }
-    }
-    if p.additional_directories.is_empty() {
-        line(
-            "permissions.additionalDirectories",
-            "[]".to_owned(),
-            &Source::Default,
-            "",
-        );
-    }
-    for d in &p.additional_directories {
-        line(
-            "permissions.additionalDirectories",
-            quoted(&d.value.display().to_string()),
-            &d.source,
-            "",
-        );
-    }
+    e.list("permissions.allow", &p.allow, |r| quoted(r));
+    e.list("permissions.deny", &p.deny, |r| quoted(r));
+    e.list("permissions.ask", &p.ask, |r| quoted(r));
+    e.list(
+        "permissions.additionalDirectories",
+        &p.additional_directories,
+        |d| quoted(&d.display().to_string()),
+    );
+}
 
+/// The sandbox's settings, and what this machine makes of them.
+fn sandbox_entries(e: &mut Entries, s: &Settings) {
     let sandbox = skiff_config::sandbox_setup::sandbox_status_probed(s, None);
     let sb = &s.sandbox;
-    line(
+    e.add(
         "sandbox.mode",
         quoted(sb.mode.value.as_str()),
         &sb.mode.source,
         &format!("  [in effect: {}]", sandbox.summary()),
     );
-    line(
+    e.add(
         "sandbox.network",
         quoted(sb.network.value.as_str()),
         &sb.network.source,
@@ -315,10 +315,10 @@ pub fn render(s: &Settings) -> String {
         ("sandbox.filesystem.denyRead", &sb.deny_read),
     ] {
         for item in list {
-            line(key, quoted(&item.value), &item.source, "");
+            e.add(key, quoted(&item.value), &item.source, "");
         }
     }
-    line(
+    e.add(
         "sandbox.fallback",
         quoted(sb.fallback.value.as_str()),
         &sb.fallback.source,
@@ -331,7 +331,7 @@ pub fn render(s: &Settings) -> String {
         }
         None => "not used".to_owned(),
     };
-    line(
+    e.add(
         "sandbox.layers",
         quoted(&sandbox.layers()),
         &sb.mode.source,
@@ -345,36 +345,40 @@ pub fn render(s: &Settings) -> String {
         (true, false) => "  [no effect: the filesystem sandbox is not enforced]",
         (false, _) => "  [Bash asks for approval as usual]",
     };
-    line(
+    e.add(
         "sandbox.autoAllowBashIfSandboxed",
         sb.auto_allow_bash.value.to_string(),
         &sb.auto_allow_bash.source,
         auto_note,
     );
+}
 
+/// The settings' env, hooks, the provider's variables, logs and ignored keys.
+fn environment_entries(e: &mut Entries, s: &Settings) {
     for (name, v) in &s.env {
         let value = if is_secret_name(name) {
             "[set, redacted]".to_owned()
         } else {
             quoted(&v.value)
         };
-        let effective = s.lookup.source(name);
-        let note = match effective {
+        let note = match s.lookup.source(name) {
             Some(src) if src.origin_is_settings() => {
-                if is_skiff_var(name) {
+                if is_secret_name(name) {
+                    "  [a secret: kept from the commands skiff runs]".to_owned()
+                } else if is_skiff_var(name) {
                     String::new()
                 } else {
-                    "  [not passed to tools yet]".to_owned()
+                    "  [set for Bash, hooks and MCP servers]".to_owned()
                 }
             }
             Some(src) => format!("  [overridden by {src}]"),
             None => "  [empty: ignored]".to_owned(),
         };
-        line(&format!("env.{name}"), value, &v.source, &note);
+        e.add(&format!("env.{name}"), value, &v.source, &note);
     }
     for (event, groups) in &s.hooks {
         for g in groups {
-            line(
+            e.add(
                 &format!("hooks.{event}"),
                 g.value.to_string(),
                 &g.source,
@@ -382,15 +386,22 @@ pub fn render(s: &Settings) -> String {
             );
         }
     }
+    for (id, on) in &s.enabled_plugins {
+        e.add(
+            &format!("enabledPlugins.{id}"),
+            on.value.to_string(),
+            &on.source,
+            "",
+        );
+    }
     if let Some(h) = &s.api_key_helper {
-        line(
+        e.add(
             "apiKeyHelper",
             quoted(&h.value),
             &h.source,
             "  [not supported: set ANTHROPIC_API_KEY instead]",
         );
     }
-
     for var in PROVIDER_VARS {
         let value = s.lookup.get(var);
         let source = s.lookup.source(var).unwrap_or(Source::Default);
@@ -401,26 +412,23 @@ pub fn render(s: &Settings) -> String {
             (Some(v), "ANTHROPIC_BASE_URL") => quoted(&skiff_config::settings::redact_url(v)),
             (Some(v), _) => quoted(v),
         };
-        line(var, shown, &source, "");
+        e.add(var, shown, &source, "");
     }
-
-    let (level, src) = opt(
-        &std::env::var("SKIFF_LOG")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| {
-                Sourced::new(
-                    v,
-                    Source::Env {
-                        var: "SKIFF_LOG".into(),
-                        origin: skiff_config::settings::EnvOrigin::Process,
-                    },
-                )
-            }),
-        "info",
-    );
+    let (level, src) = match std::env::var("SKIFF_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        Some(v) => (
+            v,
+            Source::Env {
+                var: "SKIFF_LOG".into(),
+                origin: skiff_config::settings::EnvOrigin::Process,
+            },
+        ),
+        None => ("info".to_owned(), Source::Default),
+    };
     match &s.skiff_home {
-        Some(h) => line(
+        Some(h) => e.add(
             "logs",
             format!(
                 "{}/{}.YYYY-MM-DD (level {level})",
@@ -430,15 +438,11 @@ pub fn render(s: &Settings) -> String {
             &src,
             "",
         ),
-        None => line("logs", "off (no HOME or SKIFF_HOME)".to_owned(), &src, ""),
+        None => e.add("logs", "off (no HOME or SKIFF_HOME)".to_owned(), &src, ""),
     }
     for k in &s.ignored {
-        line("ignored", quoted(&k.value), &k.source, "");
+        e.add("ignored", quoted(&k.value), &k.source, "");
     }
-    if let skiff_config::provider::Backend::Cloud(cloud) = skiff_config::provider::Backend::of(s) {
-        render_cloud(&mut out, s, cloud);
-    }
-    out
 }
 
 /// The cloud provider's lines: which cloud and why, region, project, endpoint, credential

@@ -51,6 +51,8 @@ pub fn run_mcp(args: &Args, command: &McpCommand) -> anyhow::Result<ExitCode> {
             add(&cwd, &env, *scope, &server)?
         }
         McpCommand::Remove { name, scope } => remove(&cwd, &env, name, *scope)?,
+        // Dispatched before this (its flags are a run's).
+        McpCommand::Serve { .. } => return crate::cmd::mcp_serve::run_serve(args),
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -61,24 +63,37 @@ pub fn run_mcp(args: &Args, command: &McpCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The servers a session here would have, warnings printed to stderr.
-fn session(args: &Args, cwd: &Path) -> anyhow::Result<(Settings, mcp_config::SessionServers)> {
+/// The servers a session here would have (to connect), the same servers for showing (every
+/// expanded `${VAR}` masked), warnings printed to stderr.
+fn session(
+    args: &Args,
+    cwd: &Path,
+) -> anyhow::Result<(
+    Settings,
+    mcp_config::SessionServers,
+    mcp_config::SessionServers,
+)> {
     let settings = crate::session::settings(args, cwd)?;
-    let found = mcp_config::session_servers(
-        &crate::session::overrides(args),
-        &settings,
-        &crate::session::environment(),
-        cwd,
-    )?;
+    let overrides = crate::session::overrides(args);
+    let environment = crate::session::environment();
+    let found = mcp_config::session_servers(&overrides, &settings, &environment, cwd)?;
+    let shown = mcp_config::servers_for_display(&overrides, &settings, &environment, cwd)?;
     for w in settings.trust_warnings.iter().chain(&found.warnings) {
         eprintln!("{w}");
     }
-    Ok((settings, found))
+    Ok((settings, found, shown))
+}
+
+/// A configured value for display: credential shapes written into it (a token typed into
+/// `args`, a URL, a header) masked as expanded variables are.
+fn mask_literal(text: &str) -> String {
+    let (masked, _) = crate::cmd::replay::redact::Redactor::default().text(text);
+    masked.replace(crate::cmd::replay::redact::REDACTED, mcp_config::MASKED)
 }
 
 /// `skiff mcp list`: every server with its connection status.
 fn list(args: &Args, cwd: &Path) -> anyhow::Result<String> {
-    let (settings, found) = session(args, cwd)?;
+    let (settings, found, shown) = session(args, cwd)?;
     if found.servers.is_empty() && found.problems.is_empty() {
         return Ok("No MCP servers configured. Use `skiff mcp add` to add a server.\n".to_owned());
     }
@@ -91,7 +106,7 @@ fn list(args: &Args, cwd: &Path) -> anyhow::Result<String> {
     eprintln!("Checking MCP server health...");
     let statuses = probe_statuses(&found.servers, cwd, timeout)?;
     let mut out = String::new();
-    for server in &found.servers {
+    for server in &shown.servers {
         let status = statuses
             .iter()
             .find(|(n, _)| *n == server.name)
@@ -104,8 +119,13 @@ fn list(args: &Args, cwd: &Path) -> anyhow::Result<String> {
             status_text(status)
         );
     }
-    for p in &found.problems {
-        let _ = writeln!(out, "{}: {} - ✗ Invalid configuration", p.name, p.message);
+    for p in &shown.problems {
+        let _ = writeln!(
+            out,
+            "{}: {} - ✗ Invalid configuration",
+            p.name,
+            mask_literal(&p.message)
+        );
     }
     Ok(out)
 }
@@ -141,10 +161,12 @@ fn status_text(status: Option<&ServerStatus>) -> String {
 /// `command args`, `url (HTTP)`, `url (SSE)` or `(SDK)`.
 fn target_text(server: &ServerConfig) -> String {
     match &server.transport {
-        Transport::Stdio { command, args, .. } => std::iter::once(command.as_str())
-            .chain(args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
+        Transport::Stdio { command, args, .. } => mask_literal(
+            &std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
         Transport::Http { url, .. } => format!("{} (HTTP)", redact_url_secrets(url)),
         Transport::Sse { url, .. } => format!("{} (SSE)", redact_url_secrets(url)),
         Transport::Sdk => "(SDK)".to_owned(),
@@ -158,6 +180,7 @@ fn scope_text(scope: Scope) -> &'static str {
         Scope::Project => "Project config (shared via .mcp.json)",
         Scope::User => "User config (available in all your projects)",
         Scope::Dynamic => "Dynamic config (from --mcp-config)",
+        Scope::Plugin => "Plugin (from an enabled plugin; `skiff plugin` manages it)",
     }
 }
 
@@ -168,11 +191,15 @@ fn get(
     env: &HashMap<String, String>,
     name: &str,
 ) -> anyhow::Result<String> {
-    let (_, found) = session(args, cwd)?;
+    let (_, _, found) = session(args, cwd)?;
     let mut out = String::new();
     if let Some(p) = found.problems.iter().find(|p| p.name == name) {
         let _ = writeln!(out, "{name}:\n  Scope: {}", scope_text(p.scope));
-        let _ = writeln!(out, "  Status: ✗ Invalid configuration: {}", p.message);
+        let _ = writeln!(
+            out,
+            "  Status: ✗ Invalid configuration: {}",
+            mask_literal(&p.message)
+        );
         return Ok(out);
     }
     let Some(server) = found.servers.iter().find(|s| s.name == name) else {
@@ -198,12 +225,16 @@ fn get(
     let _ = writeln!(out, "  Type: {}", server.transport.kind());
     match &server.transport {
         Transport::Stdio { command, args, env } => {
-            let _ = writeln!(out, "  Command: {command}");
-            let _ = writeln!(out, "  Args: {}", args.join(" "));
+            let _ = writeln!(out, "  Command: {}", mask_literal(command));
+            let _ = writeln!(out, "  Args: {}", mask_literal(&args.join(" ")));
             if !env.is_empty() {
                 let _ = writeln!(out, "  Environment:");
                 for (k, v) in env {
-                    let v = if is_secret_name(k) { "***" } else { v.as_str() };
+                    let v = if is_secret_name(k) {
+                        "***".to_owned()
+                    } else {
+                        mask_literal(v)
+                    };
                     let _ = writeln!(out, "    {k}={v}");
                 }
             }
@@ -213,7 +244,7 @@ fn get(
             if !headers.is_empty() {
                 let _ = writeln!(out, "  Headers:");
                 for (k, v) in headers {
-                    let _ = writeln!(out, "    {k}: {}", redact_header(k, v));
+                    let _ = writeln!(out, "    {k}: {}", mask_literal(&redact_header(k, v)));
                 }
             }
         }
@@ -247,7 +278,7 @@ fn redact_header(name: &str, value: &str) -> String {
 
 /// A URL for display: no userinfo, and query values with secret-looking names replaced.
 fn redact_url_secrets(url: &str) -> String {
-    let url = redact_url(url);
+    let url = mask_literal(&redact_url(url));
     let Some((base, query)) = url.split_once('?') else {
         return url;
     };
@@ -267,7 +298,7 @@ fn editable_scope(scope: Scope) -> Option<McpScope> {
         Scope::Local => Some(McpScope::Local),
         Scope::Project => Some(McpScope::Project),
         Scope::User => Some(McpScope::User),
-        Scope::Dynamic => None,
+        Scope::Dynamic | Scope::Plugin => None,
     }
 }
 

@@ -28,6 +28,10 @@ pub enum Action {
     Sandbox,
     /// Show the MCP servers.
     Mcp,
+    /// `/plugin ARGS`: manage plugins and marketplaces.
+    Plugin(String),
+    /// Show the model's todo list.
+    Todos,
 }
 
 /// One slash command.
@@ -99,10 +103,22 @@ pub const COMMANDS: &[Command] = &[
         run: |_, _| Action::Mcp,
     },
     Command {
+        name: "plugin",
+        args: "[list|install NAME@MKT|enable|disable|uninstall|marketplace add SOURCE|…]",
+        help: "manage plugins and their marketplaces (changes load in new sessions)",
+        run: |_, args| Action::Plugin(args.to_owned()),
+    },
+    Command {
         name: "bashes",
         args: "[stop ID]",
         help: "list the background commands (output file, status); stop one",
         run: bashes,
+    },
+    Command {
+        name: "todos",
+        args: "",
+        help: "show the model's todo list",
+        run: |_, _| Action::Todos,
     },
     Command {
         name: "mode",

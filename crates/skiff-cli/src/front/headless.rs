@@ -48,6 +48,11 @@ pub async fn run_print(
             Event::Frame(SdkMessage::Result(r)) => Some(r.is_error),
             _ => None,
         };
+        if let Event::Frame(frame) = &ev
+            && crate::front::hook_events::withheld(frame, args.include_hook_events)
+        {
+            continue;
+        }
         if !reader_gone && let Err(e) = writer.event(&ev) {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
                 session.interrupt();

@@ -269,6 +269,18 @@ pub fn run_repl(
             }
             Some(Action::Sandbox) => renderer.say(&sandbox.to_string()),
             Some(Action::Mcp) => renderer.say(&mcp.describe()),
+            Some(Action::Plugin(words)) => {
+                let mut confirm = |question: &str| {
+                    renderer.say(question);
+                    Ok(matches!(
+                        input.read(&SkiffPrompt("[y/N] "), "[y/N] "),
+                        Ok(Signal::Success(a)) if matches!(a.trim(), "y" | "Y" | "yes")
+                    ))
+                };
+                let text = crate::cmd::plugin::repl_command(args, &cwd, &words, &mut confirm);
+                renderer.say(&text);
+            }
+            Some(Action::Todos) => renderer.say("The todo list is shown as the model updates it."),
             Some(Action::Compact(focus)) => compact(rt, &mut session, &mut renderer, focus),
             Some(Action::Resume(id)) => {
                 if let Some((resumed, engine, servers)) = resume(args, &cwd, &mut renderer, id) {

@@ -28,9 +28,10 @@ use skiff_config::mcp::session::McpHandle;
 /// One line of stdin, understood.
 #[derive(Debug)]
 enum Incoming {
-    /// A user message: its content, its `uuid` when the host gave one, and the message
-    /// object (echoed with `--replay-user-messages`).
-    User(UserInput, Option<String>, Value),
+    /// A user message: its content, its `uuid` when the host gave one, the message object
+    /// (echoed with `--replay-user-messages`), and whether it is delivered as written
+    /// (`client_composed`: the SDKs' `verbatim_prompts`).
+    User(UserInput, Option<String>, Value, bool),
     Control {
         id: String,
         request: Value,
@@ -61,6 +62,7 @@ fn parse_line(line: &str) -> Option<Incoming> {
                 input,
                 v.get("uuid").and_then(Value::as_str).map(str::to_owned),
                 v.get("message").cloned().unwrap_or(Value::Null),
+                v.get("client_composed").and_then(Value::as_bool) == Some(true),
             ),
             Err(e) => Incoming::Bad(e),
         },
@@ -224,6 +226,8 @@ struct Driver {
     commands: Arc<skiff_core::commands::CommandSet>,
     /// Echo user messages back (`--replay-user-messages`).
     replay: bool,
+    /// Every hook's frames (`--include-hook-events`); else SessionStart's only.
+    hook_events: bool,
 }
 
 /// Run the protocol until stdin ends and the work is done.
@@ -291,6 +295,7 @@ pub async fn run_stream_json(args: Args) -> anyhow::Result<ExitCode> {
         cwd: agent.config().cwd.clone(),
         commands: Arc::clone(&agent.config().commands),
         replay: args.replay_user_messages,
+        hook_events: args.include_hook_events,
         agent: Some(agent),
         session: None,
         engine: built.engine,
@@ -359,13 +364,21 @@ impl Driver {
 
     fn incoming(&mut self, msg: Incoming) {
         match msg {
-            Incoming::User(input, uuid, message) => {
+            Incoming::User(input, uuid, message, verbatim) => {
                 let uuid = uuid.unwrap_or_else(skiff_core::frames::new_uuid);
                 if self.replay {
                     self.out.send(&json!({
                         "type": "user", "message": message, "parent_tool_use_id": null,
                         "session_id": self.session_id, "uuid": uuid, "isReplay": true,
                     }));
+                }
+                // The host composed it: delivered as written, no command dispatched.
+                if verbatim {
+                    let _ = self.session().submit(Op::Checkpoint(uuid));
+                    if self.session().send_verbatim(input).is_err() {
+                        self.system_error("the session has ended; the message was dropped");
+                    }
+                    return;
                 }
                 // `/compact [focus]`: compact now, after the work queued before it (a
                 // `compact_boundary` frame reports it; a failure is a system error frame).
@@ -443,7 +456,15 @@ impl Driver {
                 let _ = self.session().handle().set_model(model.clone());
                 self.out.success(id, json!({"model": model}));
             }
-            "set_max_thinking_tokens" => self.out.success(id, json!({})),
+            "set_max_thinking_tokens" => {
+                let tokens = request
+                    .get("max_thinking_tokens")
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok());
+                let _ = self.session().handle().set_max_thinking_tokens(tokens);
+                self.out.success(id, json!({}));
+            }
+            "get_context_usage" => self.context_usage(id),
             "mcp_status" => {
                 let servers = self.mcp_status();
                 self.out.success(id, json!({"mcpServers": servers}));
@@ -455,6 +476,26 @@ impl Driver {
                 Some("unsupported_request"),
             ),
         }
+    }
+
+    /// `get_context_usage`: what fills the context window, answered after the work queued
+    /// before the request.
+    fn context_usage(&mut self, id: &str) {
+        let answer = self.session().handle().context_usage();
+        let out = self.out.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            match answer {
+                Ok(rx) => match rx.await {
+                    Ok(usage) => match serde_json::to_value(&usage) {
+                        Ok(v) => out.success(&id, v),
+                        Err(e) => out.error(&id, &e.to_string(), None),
+                    },
+                    Err(_) => out.error(&id, "the session has ended", None),
+                },
+                Err(_) => out.error(&id, "the session has ended", None),
+            }
+        });
     }
 
     /// `rewind_files`: the files back as they were at a user message (after the work queued
@@ -504,6 +545,11 @@ impl Driver {
                 if let Some(late) = self.sdk_servers(request) {
                     agent = agent.with_late_tools(late);
                 }
+                if let Err(e) = crate::front::sdk_options::apply(&mut agent, request) {
+                    self.agent = Some(agent);
+                    self.out.error(id, &e, None);
+                    return;
+                }
                 self.agent = Some(agent);
             }
             // A second initialize, or one after the first message: hooks cannot be added.
@@ -532,25 +578,17 @@ impl Driver {
             .and_then(Value::as_str)
             .unwrap_or("firstParty")
             .to_owned();
-        let commands: Vec<Value> = self
-            .commands
-            .commands()
-            .iter()
-            .filter(|c| c.user_invocable)
-            .map(|c| {
-                json!({"name": c.name, "description": c.description,
-                    "argumentHint": c.argument_hint.as_deref().unwrap_or("")})
-            })
-            .chain(self.commands.mcp().list().into_iter().map(|p| {
-                json!({"name": p.command, "description": format!("{} (MCP)", p.description).trim_start(),
-                    "argumentHint": p.usage()})
-            }))
-            .collect();
+        let commands = crate::front::sdk_options::commands(&self.commands);
+        let agents = self
+            .agent
+            .as_ref()
+            .map(|a| crate::front::sdk_options::agents(&a.config().agents))
+            .unwrap_or_default();
         self.out.success(
             id,
             json!({
                 "commands": commands,
-                "agents": [],
+                "agents": agents,
                 "output_style": "default",
                 "available_output_styles": ["default"],
                 "models": [
@@ -562,6 +600,7 @@ impl Driver {
                 "account": {"apiKeySource": api_key_source, "apiProvider": api_provider},
                 "pid": std::process::id(),
                 "claude_code_version": skiff_core::COMPAT_VERSION,
+                "skiff_version": skiff_core::SKIFF_VERSION,
                 "current_permission_mode": mode,
                 "hooks_applied": hooks_applied,
                 "hook_on_failure_supported": true,
@@ -713,7 +752,9 @@ impl Driver {
                 if let SdkMessage::Result(r) = &frame {
                     self.last_error = r.is_error;
                 }
-                self.out.send(&frame);
+                if !crate::front::hook_events::withheld(&frame, self.hook_events) {
+                    self.out.send(&frame);
+                }
             }
             Event::Request(r) => self.request(r),
             Event::Compacted(Err(e)) => {
@@ -868,11 +909,15 @@ mod tests {
         assert!(matches!(parse_line("{nope"), Some(Incoming::Bad(_))));
         assert!(matches!(
             parse_line(r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#),
-            Some(Incoming::User(UserInput::Text(t), _, _)) if t == "hi"
+            Some(Incoming::User(UserInput::Text(t), _, _, false)) if t == "hi"
         ));
         assert!(matches!(
             parse_line(r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}}"#),
-            Some(Incoming::User(UserInput::Blocks(b), _, _)) if b.len() == 2
+            Some(Incoming::User(UserInput::Blocks(b), _, _, _)) if b.len() == 2
+        ));
+        assert!(matches!(
+            parse_line(r#"{"type":"user","message":{"role":"user","content":"/clear"},"client_composed":true}"#),
+            Some(Incoming::User(UserInput::Text(t), _, _, true)) if t == "/clear"
         ));
         assert!(matches!(
             parse_line(r#"{"type":"user","message":{"content":5}}"#),

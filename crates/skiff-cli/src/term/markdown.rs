@@ -346,6 +346,12 @@ struct Assets {
     theme: Theme,
 }
 
+/// Load the syntaxes and the theme now (the terminal UI does it on a thread of its own at
+/// start, so its first code block does not wait for them).
+pub fn warm_up() {
+    let _ = assets();
+}
+
 fn assets() -> &'static Assets {
     static ASSETS: OnceLock<Assets> = OnceLock::new();
     ASSETS.get_or_init(|| {
@@ -434,6 +440,82 @@ fn xterm256(r: u8, g: u8, b: u8) -> u8 {
     } else {
         cube
     }
+}
+
+/// One run of a highlighted code line: its text, colour and font style.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeRun {
+    /// The text.
+    pub text: String,
+    /// Foreground colour (RGB).
+    pub rgb: (u8, u8, u8),
+    /// Bold, italic, underline.
+    pub bold: bool,
+    /// Italic.
+    pub italic: bool,
+    /// Underlined.
+    pub underline: bool,
+}
+
+/// Highlights a code block line by line, carrying the parser's state (for the terminal UI,
+/// which styles the runs itself).
+pub(crate) struct CodeHighlighter(Option<HighlightLines<'static>>);
+
+/// Code lines longer than this (bytes) are not highlighted.
+const MAX_HIGHLIGHTED_LINE: usize = 2000;
+
+impl CodeHighlighter {
+    /// A highlighter for a fence's info string; it passes text through when the language is
+    /// not known.
+    pub(crate) fn new(info: &str) -> Self {
+        Self(
+            language(info)
+                .and_then(syntax_for)
+                .map(|syntax| HighlightLines::new(syntax, &assets().theme)),
+        )
+    }
+
+    /// The runs of one code line (without its newline); None when not highlighted.
+    pub(crate) fn line(&mut self, code: &str) -> Option<Vec<CodeRun>> {
+        // A huge line (minified code) would take the highlighter long: it and the rest of the
+        // block are shown plain.
+        if code.len() > MAX_HIGHLIGHTED_LINE {
+            self.0 = None;
+        }
+        let highlighter = self.0.as_mut()?;
+        let line = format!("{code}\n");
+        let regions = highlighter.highlight_line(&line, &assets().syntaxes).ok()?;
+        Some(
+            regions
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = text.strip_suffix('\n').unwrap_or(text);
+                    (!text.is_empty()).then(|| CodeRun {
+                        text: text.to_owned(),
+                        rgb: (style.foreground.r, style.foreground.g, style.foreground.b),
+                        bold: style.font_style.contains(FontStyle::BOLD),
+                        italic: style.font_style.contains(FontStyle::ITALIC),
+                        underline: style.font_style.contains(FontStyle::UNDERLINE),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The xterm 256-colour index nearest to an RGB colour (terminals without true colour).
+pub(crate) fn xterm_index(r: u8, g: u8, b: u8) -> u8 {
+    xterm256(r, g, b)
+}
+
+/// Whether the terminal says it shows 24-bit colour.
+pub(crate) fn truecolor() -> bool {
+    std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit")
+}
+
+/// A fence line's marker, its length and info string, when `line` opens or closes a fence.
+pub(crate) fn fence_of(line: &str) -> Option<(char, usize, &str)> {
+    parse_fence(line).map(|(_, marker, len, info)| (marker, len, info))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1523,5 +1605,14 @@ next <span>html</span> and logo (img.png) and docs (http://d) and http://auto
             let mut m = MarkdownStream::new(false);
             assert_eq!(m.push(&text) + &m.finish(), text);
         }
+    }
+
+    #[test]
+    fn a_huge_code_line_is_not_highlighted() {
+        let mut h = CodeHighlighter::new("rust");
+        assert!(h.line("fn main() {}").is_some());
+        assert!(h.line(&"x".repeat(MAX_HIGHLIGHTED_LINE + 1)).is_none());
+        // Nor the rest of the block.
+        assert!(h.line("fn main() {}").is_none());
     }
 }

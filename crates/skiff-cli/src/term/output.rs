@@ -122,7 +122,7 @@ impl<W: Write> OutputWriter<W> {
                 }
                 self.write_answer(&text)?;
             }
-            Piece::TextEnd => {}
+            Piece::TextEnd | Piece::Thinking(_) | Piece::ShellOutput { .. } => {}
             Piece::CallStart => self.rows = None,
             Piece::Withdraw(_) => {
                 if let Some(rows) = self.rows.take() {
@@ -141,6 +141,7 @@ impl<W: Write> OutputWriter<W> {
                         name,
                         summary,
                         nested,
+                        ..
                     } => {
                         let indent = if nested { "    " } else { "" };
                         eprintln!("{indent}● {name}({summary})");
@@ -154,6 +155,12 @@ impl<W: Write> OutputWriter<W> {
                             eprintln!("  {}", todo.render());
                         }
                     }
+                    Piece::Diff { diff, nested } => {
+                        let indent = if nested { "        " } else { "    " };
+                        for line in crate::term::diff::diff_lines(&diff, indent, 40) {
+                            eprintln!("{}", crate::term::wrap::plain(&line));
+                        }
+                    }
                     Piece::Retry(text) => eprintln!("[skiff] {text}"),
                     Piece::Notice { level, message } => eprintln!("[skiff] {level}: {message}"),
                     Piece::Compacted { pre_tokens } => {
@@ -162,7 +169,12 @@ impl<W: Write> OutputWriter<W> {
                     Piece::Result { result, wrote_text } => {
                         self.text_result(&result, wrote_text)?
                     }
-                    Piece::Text(_) | Piece::TextEnd | Piece::Withdraw(_) | Piece::CallStart => {}
+                    Piece::Text(_)
+                    | Piece::TextEnd
+                    | Piece::Withdraw(_)
+                    | Piece::CallStart
+                    | Piece::Thinking(_)
+                    | Piece::ShellOutput { .. } => {}
                 }
             }
         }

@@ -120,6 +120,7 @@ impl<W: Write> Renderer<W> {
                 name,
                 summary,
                 nested,
+                ..
             } => {
                 self.rows = None;
                 self.clear_spinner();
@@ -137,6 +138,7 @@ impl<W: Write> Renderer<W> {
                 line,
                 is_error,
                 nested,
+                ..
             } => {
                 self.rows = None;
                 self.clear_spinner();
@@ -164,6 +166,20 @@ impl<W: Write> Renderer<W> {
                     self.write(&styled);
                 }
             }
+            Piece::Diff { diff, nested } => {
+                self.rows = None;
+                self.clear_spinner();
+                let indent = if nested { "        " } else { "    " };
+                let mut painter = crate::term::ansi::Painter::new(self.color);
+                let mut text = Vec::new();
+                for line in crate::term::diff::diff_lines(&diff, indent, 40) {
+                    painter.line(&mut text, &line);
+                    text.push(b'\n');
+                }
+                self.write(&String::from_utf8_lossy(&text));
+            }
+            Piece::Thinking(_) => {}
+            Piece::ShellOutput { text, .. } => self.note(&format!("{text}\n")),
             Piece::Retry(text) => self.note(&format!("[skiff] {text}\n")),
             Piece::Notice { level, message } => {
                 self.note(&format!("[skiff] {level}: {message}\n"));

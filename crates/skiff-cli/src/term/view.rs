@@ -74,6 +74,8 @@ pub enum Piece {
     Withdraw(String),
     /// The model calls a tool: `● Name(summary)`.
     ToolCall {
+        /// The call's id (its outcome carries the same).
+        id: String,
         /// Tool name.
         name: String,
         /// Its main argument, on one line.
@@ -83,6 +85,8 @@ pub enum Piece {
     },
     /// A tool call's outcome: `⎿ line`.
     ToolOutcome {
+        /// The call's id.
+        id: String,
         /// One-line summary of the result.
         line: String,
         /// The call failed.
@@ -92,6 +96,22 @@ pub enum Piece {
     },
     /// The model's todo list as it now stands (after a TodoWrite call).
     Todos(Vec<TodoLine>),
+    /// What an edit tool changed in a file (after its outcome).
+    Diff {
+        /// The change.
+        diff: crate::term::diff::FileDiff,
+        /// Made by a subagent.
+        nested: bool,
+    },
+    /// More of the model's thinking (not held back: shown only where it can be streamed).
+    Thinking(String),
+    /// The output of a shell command the user ran (`!cmd`).
+    ShellOutput {
+        /// What it printed.
+        text: String,
+        /// It failed.
+        is_error: bool,
+    },
     /// A retry announcement.
     Retry(String),
     /// A notice (`level`: info or warning).
@@ -180,6 +200,12 @@ impl View {
                     out.push(Piece::Text(text.clone()));
                 }
             }
+            StreamEvent::ContentBlockDelta {
+                delta: Delta::ThinkingDelta { thinking },
+                ..
+            } if !thinking.is_empty() && !self.hold_back => {
+                out.push(Piece::Thinking(thinking.clone()));
+            }
             StreamEvent::ContentBlockStop { .. } if !self.hold_back => out.push(Piece::TextEnd),
             StreamEvent::MessageStop => self.message_complete(out),
             _ => {}
@@ -207,6 +233,7 @@ impl View {
                     if let ContentBlock::ToolUse(t) = block {
                         self.tool_names.insert(t.id.clone(), t.name.clone());
                         let mut calls = vec![Piece::ToolCall {
+                            id: t.id.clone(),
                             name: t.name.clone(),
                             summary: tool_summary(&t.name, &t.input),
                             nested,
@@ -226,6 +253,9 @@ impl View {
             }
             SdkMessage::User(u) => {
                 let nested = u.parent_tool_use_id.is_some();
+                if let Some(piece) = shell_output(u) {
+                    out.push(piece);
+                }
                 // Tools run once their message is complete; announce calls not yet shown.
                 out.append(&mut self.calls);
                 if let MessageContent::Blocks(blocks) = &u.message.content {
@@ -233,11 +263,24 @@ impl View {
                         if let ContentBlock::ToolResult(r) = b {
                             let tool = self.tool_names.remove(&r.tool_use_id).unwrap_or_default();
                             let is_error = r.is_error == Some(true);
+                            // The todo list is shown as a list, not the model-facing text.
+                            if tool == "TodoWrite" && !is_error {
+                                continue;
+                            }
                             out.push(Piece::ToolOutcome {
+                                id: r.tool_use_id.clone(),
                                 line: outcome_line(&tool, is_error, r.content.as_ref()),
                                 is_error,
                                 nested,
                             });
+                            if let Some(diff) = u
+                                .tool_use_result
+                                .as_ref()
+                                .filter(|_| !is_error)
+                                .and_then(|v| crate::term::diff::from_result(&tool, v))
+                            {
+                                out.push(Piece::Diff { diff, nested });
+                            }
                         }
                     }
                 }
@@ -262,6 +305,10 @@ impl View {
                 level: i.level.clone(),
                 message: i.message.clone(),
             }),
+            SdkMessage::System(SystemMessage::ModelFallback(f)) => out.push(Piece::Notice {
+                level: "warning".to_owned(),
+                message: f.content.clone(),
+            }),
             SdkMessage::System(SystemMessage::CompactBoundary(c)) => out.push(Piece::Compacted {
                 pre_tokens: c.compact_metadata.pre_tokens,
             }),
@@ -279,6 +326,30 @@ impl View {
             _ => {}
         }
     }
+}
+
+/// The output of a user's `!cmd`, from the user frame that records it.
+fn shell_output(u: &skiff_protocol::sdk::UserMessage) -> Option<Piece> {
+    let MessageContent::Blocks(blocks) = &u.message.content else {
+        return None;
+    };
+    blocks.iter().find_map(|b| {
+        let ContentBlock::Text(t) = b else {
+            return None;
+        };
+        let rest = t.text.strip_prefix("<bash-stdout>")?;
+        let (stdout, rest) = rest.split_once("</bash-stdout>")?;
+        let stderr = rest
+            .strip_prefix("<bash-stderr>")
+            .and_then(|r| r.strip_suffix("</bash-stderr>"))
+            .unwrap_or("");
+        let is_error = !stderr.is_empty();
+        let text = if is_error { stderr } else { stdout };
+        Some(Piece::ShellOutput {
+            text: text.to_owned(),
+            is_error,
+        })
+    })
 }
 
 /// The error text of a failed result.

@@ -45,6 +45,21 @@ pub fn session_servers(
     gather(args, settings, cwd, env.vars())
 }
 
+/// What a variable's value is shown as by [`servers_for_display`].
+pub const MASKED: &str = "***";
+
+/// [`session_servers`] for showing them (`skiff mcp list`, `skiff mcp get`): every `${VAR}`
+/// that has a value is [`MASKED`] instead of expanded, so no credential a variable holds is
+/// printed (a `${VAR:-default}` whose variable is unset shows its default, as written).
+pub fn servers_for_display(
+    args: &Overrides,
+    settings: &Settings,
+    env: &Environment,
+    cwd: &Path,
+) -> Result<SessionServers> {
+    gather_with(args, settings, cwd, env.vars(), true)
+}
+
 /// [`session_servers`] with the process environment given (`HOME`, `CLAUDE_CONFIG_DIR`, and the
 /// values for `${VAR}` not in the settings' lookup).
 pub(crate) fn gather(
@@ -53,9 +68,21 @@ pub(crate) fn gather(
     cwd: &Path,
     env: &HashMap<String, String>,
 ) -> Result<SessionServers> {
+    gather_with(args, settings, cwd, env, false)
+}
+
+/// [`gather`]; `mask`: variables expand to [`MASKED`].
+fn gather_with(
+    args: &Overrides,
+    settings: &Settings,
+    cwd: &Path,
+    env: &HashMap<String, String>,
+    mask: bool,
+) -> Result<SessionServers> {
     // The settings' lookup (real env incl. the credentials env_guard keeps aside, `.env`
     // files, settings `env`); then the raw environment, where an empty value counts as set.
-    let lookup = |k: &str| settings.lookup.get(k).or_else(|| env.get(k).cloned());
+    let real = |k: &str| settings.lookup.get(k).or_else(|| env.get(k).cloned());
+    let lookup = |k: &str| real(k).map(|v| if mask { MASKED.to_owned() } else { v });
     let mut found = Found::default();
 
     let dynamic = dynamic_servers(&args.mcp_config, cwd, &lookup)?;

@@ -186,6 +186,9 @@ pub fn start(
             );
         }
         let catalog = Arc::new(Catalog::new(&connected, Arc::new(removed)));
+        for w in catalog.name_warnings() {
+            eprintln!("{w}");
+        }
         prompts.attach(Arc::clone(&catalog) as Arc<dyn skiff_tools::McpCatalog>);
         let statuses = connected.reports.iter().map(status_of).collect();
         if let Ok(mut slot) = reports.lock() {

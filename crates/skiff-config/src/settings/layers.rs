@@ -18,7 +18,6 @@ const KNOWN_UNSUPPORTED: &[&str] = &[
     "cleanupPeriodDays",
     "includeCoAuthoredBy",
     "outputStyle",
-    "statusLine",
     "forceLoginMethod",
     "awsAuthRefresh",
     "awsCredentialExport",
@@ -39,6 +38,7 @@ pub(super) struct Merged {
     pub additional_directories: Vec<Sourced<String>>,
     pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
     pub api_key_helper: Option<Sourced<String>>,
+    pub status_line: Option<Sourced<String>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub temperature: Option<Sourced<f32>>,
     pub max_tool_result_chars: Option<Sourced<usize>>,
@@ -65,6 +65,8 @@ pub(super) struct Merged {
     pub sandbox_unix_sockets: Vec<Sourced<String>>,
     pub sandbox_deny_read: Vec<Sourced<String>>,
     pub mcp: super::McpSettings,
+    pub enabled_plugins: BTreeMap<String, Sourced<bool>>,
+    pub extra_marketplaces: BTreeMap<String, Sourced<Value>>,
     pub ignored: Vec<Sourced<String>>,
 }
 
@@ -245,6 +247,17 @@ impl Merged {
                     self.api_key_helper =
                         Some(Sourced::new(string(v, key, source)?, source.clone()));
                 }
+                // `{"type": "command", "command": "…"}`: the terminal UI's status line.
+                "statusLine" => {
+                    let o = object(v, key, source)?;
+                    match (o.get("type").and_then(Value::as_str), o.get("command")) {
+                        (Some("command") | None, Some(c)) => {
+                            let command = string(c, "statusLine.command", source)?;
+                            self.status_line = Some(Sourced::new(command, source.clone()));
+                        }
+                        _ => self.ignore(key, source, "not a command status line"),
+                    }
+                }
                 "skiff" => self.apply_skiff(object(v, key, source)?, source)?,
                 "sandbox" => self.apply_sandbox(object(v, key, source)?, source)?,
                 // Read by `mcp_config` (entries are checked there: a bad one is a failed server).
@@ -261,6 +274,32 @@ impl Merged {
                 }
                 "disabledMcpjsonServers" => {
                     self.mcp.disabled_mcpjson.extend(strings(v, key, source)?)
+                }
+                // Plugins: `{"name@marketplace": true|false}`, merged by id (later wins).
+                "enabledPlugins" => {
+                    for (id, on) in object(v, key, source)? {
+                        match on {
+                            Value::Bool(b) => {
+                                self.enabled_plugins
+                                    .insert(id.clone(), Sourced::new(*b, source.clone()));
+                            }
+                            Value::Null => {}
+                            _ => {
+                                return invalid(
+                                    &format!("enabledPlugins.{id}"),
+                                    source,
+                                    "true or false",
+                                );
+                            }
+                        }
+                    }
+                }
+                // Marketplaces a repository suggests (`skiff plugin marketplace list` shows them).
+                "extraKnownMarketplaces" => {
+                    for (name, entry) in object(v, key, source)? {
+                        self.extra_marketplaces
+                            .insert(name.clone(), Sourced::new(entry.clone(), source.clone()));
+                    }
                 }
                 "$schema" => {}
                 k if KNOWN_UNSUPPORTED.contains(&k) => self.ignore(k, source, "not supported"),

@@ -388,8 +388,16 @@ pub struct Settings {
     pub hooks: BTreeMap<String, Vec<Sourced<Value>>>,
     /// `apiKeyHelper` (recorded, not run: unsupported).
     pub api_key_helper: Option<Sourced<String>>,
+    /// `statusLine.command`: the terminal UI shows the first line it prints (a trusted
+    /// workspace's, or the user's).
+    pub status_line: Option<Sourced<String>>,
     /// The MCP keys of the settings files (see [`crate::mcp_config`]).
     pub mcp: McpSettings,
+    /// `enabledPlugins`, merged by plugin id (`name@marketplace`), later layers winning (an
+    /// untrusted workspace's were dropped).
+    pub enabled_plugins: BTreeMap<String, Sourced<bool>>,
+    /// `extraKnownMarketplaces`: marketplaces the settings suggest, by name, as written.
+    pub extra_marketplaces: BTreeMap<String, Sourced<Value>>,
     /// Keys present in settings files that skiff ignores (dotted paths).
     pub ignored: Vec<Sourced<String>>,
     /// The settings files considered, in load order.
@@ -488,8 +496,24 @@ impl Settings {
             let dup = files
                 .iter()
                 .any(|f: &FileStatus| f.path == path && f.state == FileState::Loaded);
+            let workspace_file = layer != Layer::User
+                && Some(&path) != user_path(&claude_dir, &skiff_home, &path).as_ref();
             let state = if !selected.contains(&layer) || dup {
                 FileState::Skipped
+            } else if workspace_file && !trusted {
+                // An untrusted workspace's file is the repository's, not the user's: a broken
+                // one is skipped with a warning rather than stopping skiff.
+                match load_untrusted(&path, layer, &mut merged, &mut trust_warnings) {
+                    Ok(state) => state,
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "settings file skipped");
+                        trust_warnings.push(format!(
+                            "Warning: {} skipped (this workspace is not trusted): {e}",
+                            path.display()
+                        ));
+                        FileState::Skipped
+                    }
+                }
             } else {
                 match read_optional(&path)? {
                     None => FileState::Missing,
@@ -498,20 +522,11 @@ impl Settings {
                             layer,
                             path: path.clone(),
                         };
-                        let mut doc = parse_json(
+                        let doc = parse_json(
                             &text,
                             &format!("settings file {}", path.display()),
                             "Fix the JSON, or leave the file out with --setting-sources",
                         )?;
-                        let workspace_file = layer != Layer::User
-                            && Some(&path) != user_path(&claude_dir, &skiff_home, &path).as_ref();
-                        if workspace_file && !trusted {
-                            let mut removed = crate::trust::strip_untrusted(&mut doc);
-                            removed.extend(layers::strip_weakening_sandbox(&mut doc));
-                            if !removed.is_empty() {
-                                trust_warnings.push(crate::trust::ignored_warning(&path, &removed));
-                            }
-                        }
                         merged.apply(&doc, &source)?;
                         tracing::debug!(path = %path.display(), %layer, "loaded settings file");
                         FileState::Loaded
@@ -534,7 +549,18 @@ impl Settings {
         let home_env = skiff_home.as_ref().map(|h| h.join(".env"));
         let mut dotenvs = Vec::new();
         for path in std::iter::once(workspace_env.clone()).chain(home_env) {
-            let mut vars = match env_lookup::read_dotenv(&path)? {
+            let read = match env_lookup::read_dotenv(&path) {
+                // Not the user's file: unreadable is the same as absent.
+                Err(e) if path == workspace_env && !trusted => {
+                    trust_warnings.push(format!(
+                        "Warning: {} skipped (this workspace is not trusted): {e}",
+                        path.display()
+                    ));
+                    None
+                }
+                other => other?,
+            };
+            let mut vars = match read {
                 Some(parsed) => {
                     if trusted || path != workspace_env {
                         trust_warnings.extend(parsed.warnings);
@@ -630,6 +656,44 @@ pub fn redact_url(url: &str) -> String {
         }
     }
     url.to_owned()
+}
+
+/// Fold an untrusted workspace's settings file in: what it may not set is removed (with a
+/// warning), and the file is applied whole or not at all (an error leaves `merged` as it was).
+/// Special files are not opened (a FIFO would wait for a writer).
+fn load_untrusted(
+    path: &Path,
+    layer: Layer,
+    merged: &mut Merged,
+    warnings: &mut Vec<String>,
+) -> Result<FileState> {
+    let text = match std::fs::metadata(path) {
+        Err(e) if is_absent(&e) => return Ok(FileState::Missing),
+        Ok(meta) if !meta.is_file() => bail!("it is not a regular file"),
+        _ => match read_optional(path)? {
+            None => return Ok(FileState::Missing),
+            Some(text) => text,
+        },
+    };
+    let source = Source::File {
+        layer,
+        path: path.to_path_buf(),
+    };
+    let mut doc = parse_json(
+        &text,
+        &format!("settings file {}", path.display()),
+        "Fix the JSON",
+    )?;
+    let mut removed = crate::trust::strip_untrusted(&mut doc);
+    removed.extend(layers::strip_weakening_sandbox(&mut doc));
+    // Checked on its own first, so that a bad value leaves nothing of the file behind.
+    Merged::default().apply(&doc, &source)?;
+    if !removed.is_empty() {
+        warnings.push(crate::trust::ignored_warning(path, &removed));
+    }
+    merged.apply(&doc, &source)?;
+    tracing::debug!(path = %path.display(), %layer, "loaded settings file");
+    Ok(FileState::Loaded)
 }
 
 /// A file's text, or `None` when it does not exist.

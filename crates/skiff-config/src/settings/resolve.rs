@@ -300,7 +300,10 @@ pub(super) fn resolve(
         env: m.env,
         hooks: m.hooks,
         api_key_helper: m.api_key_helper,
+        status_line: m.status_line,
         mcp: m.mcp,
+        enabled_plugins: m.enabled_plugins,
+        extra_marketplaces: m.extra_marketplaces,
         ignored: m.ignored,
         files,
         dotenv_files,
@@ -369,11 +372,15 @@ fn resolve_sandbox(
     // As Claude Code's sandbox mode: sandboxed commands run without approval unless a setting
     // says otherwise — or a host answers approvals (`--permission-prompt-tool`, an Agent SDK's
     // can_use_tool): a host that registered an approval callback sees every command unless
-    // it turns this on itself.
+    // it turns this on itself — or the command line (an SDK's `allowed_tools`) gives an allow
+    // list naming Bash patterns: commands outside it ask (headless: are denied), as with
+    // Claude Code, unless a setting turns auto-allow on explicitly. Allow rules in settings
+    // files keep adding to the auto-allow.
     let host_approves = args.permission_prompt_tool.is_some();
+    let allow_list = flag_allows_bash_patterns(&args.allowed_tools);
     let auto_allow_bash = m
         .auto_allow
-        .unwrap_or_else(|| Sourced::default(!host_approves));
+        .unwrap_or_else(|| Sourced::default(!host_approves && !allow_list));
     Ok(SandboxSettings {
         mode,
         network,
@@ -382,6 +389,16 @@ fn resolve_sandbox(
         allowed_domains: m.allowed_domains,
         allow_unix_sockets: m.unix_sockets,
         deny_read: m.deny_read,
+    })
+}
+
+/// Whether allow rules given on the command line name Bash patterns (`Bash(git:*)`): an allow
+/// list for commands. A bare `Bash` allows every command anyway.
+fn flag_allows_bash_patterns(rules: &[String]) -> bool {
+    rules.iter().any(|r| {
+        r.trim()
+            .strip_prefix("Bash(")
+            .is_some_and(|rest| rest.ends_with(')'))
     })
 }
 

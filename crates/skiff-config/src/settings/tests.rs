@@ -703,3 +703,33 @@ fn the_small_model_and_the_hosts_web_fetch_may_reach_privately() {
         s.trust_warnings
     );
 }
+
+#[test]
+fn an_allow_list_of_bash_patterns_turns_the_sandboxs_auto_allow_off() {
+    let f = Fixture::new();
+    assert!(f.load(&[]).unwrap().sandbox.auto_allow_bash.value);
+    // Other allow rules, a bare `Bash`, and settings' rules leave it on.
+    assert!(
+        f.load(&["--allowedTools", "Read,Bash"])
+            .unwrap()
+            .sandbox
+            .auto_allow_bash
+            .value
+    );
+    f.project(
+        ".claude/settings.json",
+        r#"{"permissions":{"allow":["Bash(npm test:*)"]}}"#,
+    );
+    assert!(f.load(&[]).unwrap().sandbox.auto_allow_bash.value);
+    // An allow list naming Bash patterns on the command line (an SDK's allowed_tools).
+    let s = f.load(&["--allowedTools", "Bash(echo:*)"]).unwrap();
+    assert!(!s.sandbox.auto_allow_bash.value);
+    assert_eq!(s.sandbox.auto_allow_bash.source, Source::Default);
+    // Unless a setting turns it on explicitly.
+    f.project(
+        ".claude/settings.local.json",
+        r#"{"sandbox":{"autoAllowBashIfSandboxed":true}}"#,
+    );
+    let s = f.load(&["--allowedTools", "Bash(echo:*)"]).unwrap();
+    assert!(s.sandbox.auto_allow_bash.value);
+}

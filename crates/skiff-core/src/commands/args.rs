@@ -4,6 +4,9 @@
 //! frontmatter declares, `${CLAUDE_SESSION_ID}` and `${CLAUDE_SKILL_DIR}`. One backslash before
 //! a placeholder keeps it literal. A body without `$ARGUMENTS` gets `ARGUMENTS: <args>` appended
 //! when arguments were given, so the model always sees them.
+//!
+//! Inside a `` !`command` `` the values are shell-quoted ([`substitute_in_shell`]): what the
+//! user typed stays data and never becomes a command of its own.
 
 use std::sync::LazyLock;
 
@@ -38,10 +41,43 @@ pub fn split_args(raw: &str) -> Vec<String> {
 
 /// Substitute the placeholders of `body`.
 pub fn substitute(body: &str, args: &Arguments<'_>) -> String {
+    let (out, saw_arguments) = substitute_part(body, args, false);
+    append_arguments(out, args, saw_arguments)
+}
+
+/// When the body had no `$ARGUMENTS`, the arguments appended as `ARGUMENTS: <args>` (the
+/// model always sees them).
+pub fn append_arguments(mut out: String, args: &Arguments<'_>, saw_arguments: bool) -> String {
+    let raw = args.raw.trim();
+    if !saw_arguments && !raw.is_empty() {
+        let trimmed = out.trim_end().len();
+        out.truncate(trimmed);
+        out.push_str("\n\nARGUMENTS: ");
+        out.push_str(raw);
+    }
+    out
+}
+
+/// Substitute the placeholders of plain text (nothing appended); whether it used `$ARGUMENTS`.
+pub fn substitute_text(text: &str, args: &Arguments<'_>) -> (String, bool) {
+    substitute_part(text, args, false)
+}
+
+/// Substitute the placeholders of a `` !`command` ``'s command line: each value is quoted for
+/// where it stands (bare, in single quotes or in double quotes), and `$ARGUMENTS` bare becomes
+/// the arguments as separate words, each quoted. Returns the command line and whether it used
+/// `$ARGUMENTS`.
+pub fn substitute_in_shell(command: &str, args: &Arguments<'_>) -> (String, bool) {
+    substitute_part(command, args, true)
+}
+
+/// Substitute the placeholders of `text` (quoted for a shell when `shell`); whether
+/// `$ARGUMENTS` was used.
+fn substitute_part(text: &str, args: &Arguments<'_>, shell: bool) -> (String, bool) {
     let raw = args.raw.trim();
     let positional = split_args(raw);
     let mut saw_arguments = false;
-    let out = PLACEHOLDER.replace_all(body, |c: &Captures<'_>| {
+    let out = PLACEHOLDER.replace_all(text, |c: &Captures<'_>| {
         let whole = c.get(0).map_or("", |m| m.as_str());
         let slashes = c.get(1).map_or("", |m| m.as_str());
         let token = &whole[slashes.len()..];
@@ -70,21 +106,83 @@ pub fn substitute(body: &str, args: &Arguments<'_>) -> String {
             // One backslash escapes the placeholder.
             return token.to_owned();
         }
-        if c.get(4).is_some() {
+        let all_arguments = c.get(4).is_some();
+        if all_arguments {
             saw_arguments = true;
         }
-        match value {
-            Some(v) => format!("{slashes}{v}"),
+        let Some(value) = value else {
             // An index with no argument stays as written.
-            None => whole.to_owned(),
+            return whole.to_owned();
+        };
+        if !shell {
+            return format!("{slashes}{value}");
         }
+        let start = c.get(0).map_or(0, |m| m.start()) + slashes.len();
+        let quoted = match shell_context(&text[..start]) {
+            ShellContext::Bare if all_arguments => positional
+                .iter()
+                .map(|w| quote_word(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+            ShellContext::Bare => quote_word(&value),
+            ShellContext::Single => value.replace('\'', "'\\''"),
+            ShellContext::Double => escape_double(&value),
+        };
+        format!("{slashes}{quoted}")
     });
-    let mut out = out.into_owned();
-    if !saw_arguments && !raw.is_empty() {
-        let trimmed = out.trim_end().len();
-        out.truncate(trimmed);
-        out.push_str("\n\nARGUMENTS: ");
-        out.push_str(raw);
+    (out.into_owned(), saw_arguments)
+}
+
+/// Where a position in a shell command line is: bare, inside '…' or inside "…".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShellContext {
+    Bare,
+    Single,
+    Double,
+}
+
+/// The quoting in force at the end of `before` (a backslash escapes the next character outside
+/// single quotes).
+fn shell_context(before: &str) -> ShellContext {
+    let mut state = ShellContext::Bare;
+    let mut chars = before.chars();
+    while let Some(ch) = chars.next() {
+        state = match (state, ch) {
+            (ShellContext::Bare | ShellContext::Double, '\\') => {
+                chars.next();
+                state
+            }
+            (ShellContext::Bare, '\'') => ShellContext::Single,
+            (ShellContext::Bare, '"') => ShellContext::Double,
+            (ShellContext::Single, '\'') | (ShellContext::Double, '"') => ShellContext::Bare,
+            (s, _) => s,
+        };
+    }
+    state
+}
+
+/// `word` as one shell word: as it is when it holds only characters no shell treats
+/// specially, else in single quotes.
+pub fn quote_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%^".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `text` for the inside of double quotes: `\`, `"`, `$` and backquotes escaped.
+fn escape_double(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '\\' | '"' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(ch);
     }
     out
 }
@@ -175,5 +273,38 @@ mod tests {
             "Keep $ARGUMENTS\n\nARGUMENTS: x"
         );
         assert_eq!(sub(r"Two \\$0", "x"), "Two \\\\x\n\nARGUMENTS: x");
+    }
+
+    fn shell(body: &str, raw: &str) -> String {
+        substitute_in_shell(
+            body,
+            &Arguments {
+                raw,
+                ..Arguments::default()
+            },
+        )
+        .0
+    }
+
+    #[test]
+    fn in_a_shell_command_values_are_quoted_for_where_they_stand() {
+        let hostile = "a; rm -rf ~ $(id) `id` \"b c\" it\\'s";
+        assert_eq!(
+            shell("git log $ARGUMENTS", hostile),
+            "git log 'a;' rm -rf '~' '$(id)' '`id`' 'b c' 'it'\\''s'"
+        );
+        assert_eq!(
+            shell("echo \"$ARGUMENTS\"", "x $(id) \"q\" \\ `y`"),
+            "echo \"x \\$(id) \\\"q\\\" \\\\ \\`y\\`\""
+        );
+        assert_eq!(shell("echo '$ARGUMENTS'", "it's"), "echo 'it'\\''s'");
+        assert_eq!(
+            shell("echo $0 $1", "--oneline \"a b\""),
+            "echo --oneline 'a b'"
+        );
+        assert_eq!(shell("echo $ARGUMENTS", ""), "echo ");
+        // Escaped quotes do not open a quoted part.
+        assert_eq!(shell("echo \\' $0", "$(id)"), "echo \\' '$(id)'");
+        assert_eq!(quote_word(""), "''");
     }
 }

@@ -1,7 +1,9 @@
 //! Finding command and skill files. Project files (`.claude/` and `.skiff/` in the workspace)
 //! are read only from a workspace the user trusts, and never through a symlink that leaves it;
-//! user files come from `~/.claude` (or `$CLAUDE_CONFIG_DIR`) and `$SKIFF_HOME`. On a name
-//! clash the user's beat the project's, a skill beats a command, `.skiff` beats `.claude`, and
+//! user files come from `~/.claude` (or `$CLAUDE_CONFIG_DIR`) and `$SKIFF_HOME`; plugins'
+//! files from their directories (never through a symlink that leaves them), named
+//! `plugin-name:command`, with `${CLAUDE_PLUGIN_ROOT}` in their bodies replaced by the plugin's
+//! directory. On a name clash the user's beat the project's, the project's beat plugins', a skill beats a command, `.skiff` beats `.claude`, and
 //! a front end's built-in command beats them all — each time with a warning. Files that cannot
 //! be used (binary, not UTF-8, unreadable) are skipped with a warning naming them; huge ones are
 //! cut.
@@ -34,6 +36,21 @@ pub struct DiscoverOptions {
     pub user_dirs: Vec<PathBuf>,
     /// Built-in command names of the front end: reserved.
     pub builtins: Vec<String>,
+    /// The enabled plugins' commands and skills.
+    pub plugins: Vec<PluginCommands>,
+}
+
+/// Where one plugin's commands and skills are (paths already checked to be inside `root`).
+#[derive(Debug, Clone, Default)]
+pub struct PluginCommands {
+    /// The plugin's name: its commands are `/<name>:<command>`.
+    pub name: String,
+    /// The plugin's directory (canonical): files are read only from inside it.
+    pub root: PathBuf,
+    /// Command directories (searched like `.claude/commands`) and single `.md` files.
+    pub commands: Vec<PathBuf>,
+    /// Skill directories: each holds `<skill>/SKILL.md`, or is one skill's directory.
+    pub skills: Vec<PathBuf>,
 }
 
 /// What discovery found.
@@ -45,11 +62,15 @@ pub struct Discovery {
     pub warnings: Vec<String>,
 }
 
-/// One directory to search.
+/// One directory (or a plugin's single file or skill) to search.
 struct Root {
     dir: PathBuf,
     kind: CommandKind,
     scope: Scope,
+    /// A plugin's name, put before each name found (`demo:hello`).
+    prefix: Option<String>,
+    /// Files must resolve inside this directory (the workspace, a plugin's root).
+    confine: Option<PathBuf>,
 }
 
 /// Find the commands and skills.
@@ -67,6 +88,8 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
                 dir: opts.cwd.join(base).join(sub),
                 kind,
                 scope: Scope::Project,
+                prefix: None,
+                confine: None,
             })
         })
         .collect();
@@ -98,21 +121,49 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
                 dir: dir.join(sub),
                 kind,
                 scope: Scope::User,
+                prefix: None,
+                confine: None,
             });
         }
     }
-    // Lowest precedence first: project commands, project skills, user commands, user skills.
+    for plugin in &opts.plugins {
+        let paths = plugin
+            .commands
+            .iter()
+            .map(|p| (p, CommandKind::Command))
+            .chain(plugin.skills.iter().map(|p| (p, CommandKind::Skill)));
+        for (dir, kind) in paths {
+            roots.push(Root {
+                dir: dir.clone(),
+                kind,
+                scope: Scope::Plugin,
+                prefix: Some(plugin.name.clone()),
+                confine: Some(plugin.root.clone()),
+            });
+        }
+    }
+    // Lowest precedence first: plugins' commands and skills, project commands, project skills,
+    // user commands, user skills.
     roots.sort_by_key(|r| (r.scope, r.kind == CommandKind::Skill));
     let workspace = std::fs::canonicalize(&opts.cwd).unwrap_or_else(|_| opts.cwd.clone());
     let mut found: BTreeMap<String, CustomCommand> = BTreeMap::new();
     for root in &roots {
-        if !root.dir.is_dir() {
-            continue;
-        }
-        let confine = (root.scope == Scope::Project).then_some(workspace.as_path());
         let entries = match root.kind {
+            // A plugin may name one command file.
+            CommandKind::Command if root.prefix.is_some() && root.dir.is_file() => {
+                single_command(&root.dir)
+            }
+            // A plugin may name one skill's directory.
+            CommandKind::Skill if root.prefix.is_some() && root.dir.join("SKILL.md").is_file() => {
+                single_skill(&root.dir)
+            }
+            _ if !root.dir.is_dir() => continue,
             CommandKind::Command => command_files(&root.dir),
             CommandKind::Skill => skill_files(&root.dir),
+        };
+        let confine = match root.scope {
+            Scope::Project => Some(workspace.as_path()),
+            _ => root.confine.as_deref(),
         };
         for (name, path, dir) in entries {
             let Some(cmd) = load(root, name, path, dir, confine, opts, &mut warnings) else {
@@ -193,6 +244,31 @@ fn walk(dir: &Path, prefix: &mut Vec<String>, depth: usize, out: &mut Vec<(Strin
     }
 }
 
+/// A plugin's single command file, named after its stem.
+fn single_command(file: &Path) -> Vec<(String, PathBuf, Option<PathBuf>)> {
+    file.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".md"))
+        .map(|stem| (stem.to_owned(), file.to_path_buf(), None))
+        .into_iter()
+        .collect()
+}
+
+/// A plugin's single skill directory, named after it.
+fn single_skill(dir: &Path) -> Vec<(String, PathBuf, Option<PathBuf>)> {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .map(|name| {
+            (
+                name.to_owned(),
+                dir.join("SKILL.md"),
+                Some(dir.to_path_buf()),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
 /// `<root>/<name>/SKILL.md`, sorted.
 fn skill_files(root: &Path) -> Vec<(String, PathBuf, Option<PathBuf>)> {
     let Ok(entries) = std::fs::read_dir(root) else {
@@ -227,8 +303,12 @@ fn load(
         match std::fs::canonicalize(&path) {
             Ok(real) if real.starts_with(workspace) => {}
             Ok(_) => {
+                let outside = match root.scope {
+                    Scope::Plugin => "the plugin's directory",
+                    _ => "the workspace",
+                };
                 warnings.push(format!(
-                    "Warning: skipping {shown}: it is a symlink to a file outside the workspace"
+                    "Warning: skipping {shown}: it is a symlink to a file outside {outside}"
                 ));
                 return None;
             }
@@ -282,11 +362,19 @@ fn load(
         ));
         return None;
     }
+    let name = match &root.prefix {
+        Some(plugin) => format!("{plugin}:{name}"),
+        None => name,
+    };
+    let mut body = parsed.body;
+    if let (Some(_), Some(dir)) = (&root.prefix, &root.confine) {
+        body = body.replace("${CLAUDE_PLUGIN_ROOT}", &dir.display().to_string());
+    }
     let has_description = meta.description.is_some();
     let description = meta
         .description
         .clone()
-        .unwrap_or_else(|| first_line(&parsed.body));
+        .unwrap_or_else(|| first_line(&body));
     Some(CustomCommand {
         name,
         kind: root.kind,
@@ -301,7 +389,7 @@ fn load(
         disable_model_invocation: meta.disable_model_invocation,
         user_invocable: meta.user_invocable,
         argument_names: meta.arguments,
-        body: parsed.body,
+        body,
     })
 }
 

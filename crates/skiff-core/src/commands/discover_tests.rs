@@ -15,6 +15,7 @@ fn opts(ws: &Path, home: &Path) -> DiscoverOptions {
         project: true,
         user_dirs: vec![home.join(".claude"), home.join(".skiff")],
         builtins: vec!["help".into(), "compact".into()],
+        plugins: Vec::new(),
     }
 }
 
@@ -231,4 +232,62 @@ fn a_skill_name_comes_from_its_frontmatter_when_usable() {
             .join("\n")
             .contains("\"has space\" is not a command name; /other is used")
     );
+}
+
+#[test]
+fn plugin_commands_and_skills_are_namespaced_and_confined() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let plugins = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(plugins.path()).unwrap().join("demo");
+    write(
+        &root,
+        "commands/hello.md",
+        "---\ndescription: Hi\n---\nRun ${CLAUDE_PLUGIN_ROOT}/x.sh",
+    );
+    write(&root, "commands/sub/deep.md", "Deep");
+    write(&root, "extra/one.md", "One");
+    write(
+        &root,
+        "skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: PDFs\n---\nUse pypdf.",
+    );
+    write(&root, "solo/SKILL.md", "---\ndescription: Solo\n---\nSolo.");
+    write(home.path(), "secret.md", "secret");
+    std::os::unix::fs::symlink(home.path().join("secret.md"), root.join("commands/leak.md"))
+        .unwrap();
+    let mut o = opts(ws.path(), home.path());
+    o.plugins = vec![PluginCommands {
+        name: "demo".into(),
+        root: root.clone(),
+        commands: vec![root.join("commands"), root.join("extra/one.md")],
+        skills: vec![root.join("skills"), root.join("solo")],
+    }];
+    let d = discover(&o);
+    assert_eq!(
+        names(&d),
+        [
+            "demo:hello",
+            "demo:one",
+            "demo:pdf",
+            "demo:solo",
+            "demo:sub:deep"
+        ]
+    );
+    assert_eq!(d.warnings.len(), 1, "{:?}", d.warnings);
+    assert!(d.warnings[0].contains("outside the plugin's directory"));
+    let hello = d.set.get("demo:hello").unwrap();
+    assert_eq!(hello.scope, Scope::Plugin);
+    assert_eq!(hello.origin(), "plugin demo");
+    assert_eq!(hello.body, format!("Run {}/x.sh", root.display()));
+    assert_eq!(
+        d.set.get("demo:pdf").unwrap().origin(),
+        "plugin demo, skill"
+    );
+
+    // The workspace's own command of the same name wins.
+    write(ws.path(), ".claude/commands/demo/hello.md", "Mine");
+    let d = discover(&o);
+    assert_eq!(d.set.get("demo:hello").unwrap().body, "Mine");
+    assert!(d.warnings.iter().any(|w| w.contains("is overridden by")));
 }

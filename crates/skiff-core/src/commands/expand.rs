@@ -14,7 +14,7 @@ use skiff_tools::{Tool, ToolContext, Typed};
 use tokio_util::sync::CancellationToken;
 
 use super::CustomCommand;
-use super::args::{Arguments, substitute};
+use super::args::{Arguments, append_arguments, substitute_in_shell, substitute_text};
 use crate::event::{ApprovalAnswer, ApprovalRequest};
 use crate::permissions::{
     Approver, PermissionChecker, PermissionDecision, PermissionMode, PermissionQuery, Rule,
@@ -65,31 +65,84 @@ pub struct Expansion {
 }
 
 /// Expand `cmd` invoked with `raw_args`.
+///
+/// The `` !`command` ``s are found in the body as written, before anything is substituted: the
+/// arguments cannot add commands, and inside a command their values are shell-quoted.
 pub async fn expand(cmd: &CustomCommand, raw_args: &str, fx: &Effects<'_>) -> Expansion {
     let dir = cmd.dir.as_ref().map(|d| d.display().to_string());
-    let body = substitute(
-        &cmd.body,
-        &Arguments {
-            raw: raw_args,
-            names: &cmd.argument_names,
-            session_id: fx.session_id,
-            skill_dir: dir.as_deref(),
-        },
-    );
-    let mut body = match &dir {
-        Some(d) => format!("Base directory for this skill: {d}\n\n{body}"),
-        None => body,
+    let args = Arguments {
+        raw: raw_args,
+        names: &cmd.argument_names,
+        session_id: fx.session_id,
+        skill_dir: dir.as_deref(),
     };
+    let mut parts = Vec::new();
+    let mut saw_arguments = false;
+    let mut last = 0;
+    for c in BANG.captures_iter(&cmd.body) {
+        let (Some(whole), Some(prefix), Some(command)) = (c.get(0), c.get(1), c.get(2)) else {
+            continue;
+        };
+        let text = &cmd.body[last..prefix.end()];
+        let (text, saw) = substitute_text(text, &args);
+        saw_arguments |= saw;
+        parts.push(Part::Text(text));
+        let (line, saw) = substitute_in_shell(command.as_str(), &args);
+        saw_arguments |= saw;
+        parts.push(Part::Command(line));
+        last = whole.end();
+    }
+    let (tail, saw) = substitute_text(&cmd.body[last..], &args);
+    saw_arguments |= saw;
+    parts.push(Part::Text(tail));
+    if !saw_arguments
+        && !raw_args.trim().is_empty()
+        && let Some(Part::Text(t)) = parts.last_mut()
+    {
+        let text = std::mem::take(t);
+        *t = append_arguments(text, &args, false);
+    }
     // References are looked for in the body's own text, not in command output.
-    let mentions = mentions(&BANG.replace_all(&body, "$1"));
-    if BANG.is_match(&body) {
-        body = run_commands(&body, fx).await;
+    let plain: String = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            Part::Command(_) => None,
+        })
+        .collect();
+    let mentions = mentions(&plain);
+    let mut body = match &dir {
+        Some(d) => format!("Base directory for this skill: {d}\n\n"),
+        None => String::new(),
+    };
+    let mut commands = 0;
+    for part in parts {
+        match part {
+            Part::Text(t) => body.push_str(&t),
+            Part::Command(line) => {
+                let text = if commands >= MAX_COMMANDS {
+                    format!(
+                        "(not run: at most {MAX_COMMANDS} `!` commands run for one command: \"!`{line}`\")"
+                    )
+                } else {
+                    run_one(&line, fx).await
+                };
+                commands += 1;
+                body.push_str(&text);
+            }
+        }
     }
     let mut files = Vec::new();
     for path in mentions.into_iter().take(MAX_MENTIONS) {
         files.extend(read_mention(&path, fx).await);
     }
     Expansion { text: body, files }
+}
+
+/// A piece of a command's body: text, or a `` !`command` `` to run (placeholders substituted).
+enum Part {
+    Text(String),
+    Command(String),
 }
 
 /// The `@path` references of a text, in order, each once.
@@ -108,31 +161,6 @@ fn mentions(text: &str) -> Vec<String> {
             out.push(path);
         }
     }
-    out
-}
-
-/// Replace each `` !`command` `` with what running it printed (or why it did not run).
-async fn run_commands(body: &str, fx: &Effects<'_>) -> String {
-    let mut out = String::with_capacity(body.len());
-    let mut last = 0;
-    for (n, c) in BANG.captures_iter(body).enumerate() {
-        let (Some(whole), Some(prefix), Some(command)) = (c.get(0), c.get(1), c.get(2)) else {
-            continue;
-        };
-        out.push_str(&body[last..whole.start()]);
-        out.push_str(prefix.as_str());
-        let text = if n >= MAX_COMMANDS {
-            format!(
-                "(not run: at most {MAX_COMMANDS} `!` commands run for one command: \"!`{}`\")",
-                command.as_str()
-            )
-        } else {
-            run_one(command.as_str(), fx).await
-        };
-        out.push_str(&text);
-        last = whole.end();
-    }
-    out.push_str(&body[last..]);
     out
 }
 

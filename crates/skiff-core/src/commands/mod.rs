@@ -17,7 +17,7 @@ pub mod turn;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use discover::{DiscoverOptions, Discovery, discover};
+pub use discover::{DiscoverOptions, Discovery, PluginCommands, discover};
 pub use mcp_prompt::McpPrompts;
 pub use skill_tool::SkillTool;
 
@@ -33,6 +33,8 @@ pub enum CommandKind {
 /// Where an entry was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
+    /// A plugin the user enabled (`/plugin-name:command`); lowest precedence.
+    Plugin,
     /// The workspace (`.claude/…`, `.skiff/…`).
     Project,
     /// The user's (`~/.claude/…`, `$SKIFF_HOME/…`).
@@ -42,6 +44,7 @@ pub enum Scope {
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::Plugin => "plugin",
             Self::Project => "project",
             Self::User => "user",
         })
@@ -82,11 +85,19 @@ pub struct CustomCommand {
 }
 
 impl CustomCommand {
-    /// Where it came from, as `/help` shows it: `project`, `user`, `project, skill`.
+    /// Where it came from, as `/help` shows it: `project`, `user`, `project, skill`,
+    /// `plugin demo`.
     pub fn origin(&self) -> String {
+        let scope = match self.scope {
+            Scope::Plugin => format!(
+                "plugin {}",
+                self.name.split(':').next().unwrap_or(&self.name)
+            ),
+            s => s.to_string(),
+        };
         match self.kind {
-            CommandKind::Command => self.scope.to_string(),
-            CommandKind::Skill => format!("{}, skill", self.scope),
+            CommandKind::Command => scope,
+            CommandKind::Skill => format!("{scope}, skill"),
         }
     }
 

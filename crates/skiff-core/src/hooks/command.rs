@@ -71,6 +71,8 @@ impl Matcher {
 struct Handler {
     command: String,
     timeout: Duration,
+    /// Variables of this handler alone (a plugin's `CLAUDE_PLUGIN_ROOT`).
+    env: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -111,6 +113,17 @@ impl CommandHooks {
             ],
             settings_env: skiff_tools::ExtraEnv::default(),
         };
+        let errors = hooks.add_groups(groups, &[]);
+        (hooks, errors)
+    }
+
+    /// Add more `(event name, matcher group)` pairs (a plugin's) whose commands run with `env`
+    /// too (`CLAUDE_PLUGIN_ROOT`). Entries that cannot be used are skipped and reported.
+    pub fn add_groups(
+        &mut self,
+        groups: impl IntoIterator<Item = (String, Value)>,
+        env: &[(String, String)],
+    ) -> Vec<HookConfigError> {
         let mut errors = Vec::new();
         for (name, group) in groups {
             let Some(event) = HookEvent::parse(&name) else {
@@ -121,20 +134,23 @@ impl CommandHooks {
                 continue;
             };
             match parse_group(&group) {
-                Ok((g, skipped)) => {
+                Ok((mut g, skipped)) => {
                     errors.extend(
                         skipped
                             .into_iter()
                             .map(|s| HookConfigError(format!("hooks.{name}: {s}"))),
                     );
+                    for h in &mut g.handlers {
+                        h.env = env.to_vec();
+                    }
                     if !g.handlers.is_empty() {
-                        hooks.events.entry(event).or_default().push(g);
+                        self.events.entry(event).or_default().push(g);
                     }
                 }
                 Err(e) => errors.push(HookConfigError(format!("hooks.{name}: {e}"))),
             }
         }
-        (hooks, errors)
+        errors
     }
 
     /// Run the hooks with the settings' `env` (under the project variables skiff sets).
@@ -200,6 +216,7 @@ fn parse_group(group: &Value) -> Result<(Group, Vec<String>), String> {
         handlers.push(Handler {
             command: command.to_owned(),
             timeout,
+            env: Vec::new(),
         });
     }
     Ok((Group { matcher, handlers }, skipped))
@@ -301,6 +318,7 @@ impl CommandHooks {
                     .vars()
                     .iter()
                     .chain(&self.env)
+                    .chain(&handler.env)
                     .map(|(k, v)| (k.as_str(), v.as_str())),
             )
             .stdin(Stdio::piped())
@@ -308,6 +326,9 @@ impl CommandHooks {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // What the hook starts and leaves behind (even with `setsid`) ends with it.
+        #[cfg(target_os = "linux")]
+        super::reaper::below_reaper(&mut cmd);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -342,6 +363,15 @@ impl CommandHooks {
                 failure: None,
             },
             Err(_) => {
+                // The reaper ends the hook and everything below it, then exits; if it does not
+                // (no reaper), the group is killed.
+                signal(pgid, nix::sys::signal::Signal::SIGTERM);
+                if tokio::time::timeout(REAPER_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
+                    kill_group(pgid);
+                }
                 kill_group(pgid);
                 Ran {
                     exit_code: None,
@@ -354,6 +384,16 @@ impl CommandHooks {
                 }
             }
         }
+    }
+}
+
+/// How long a timed-out hook's reaper gets to end what is below it.
+const REAPER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Send `sig` to the process `pid` (the reaper, or the hook's shell without one).
+fn signal(pid: Option<u32>, sig: nix::sys::signal::Signal) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
     }
 }
 
@@ -572,6 +612,7 @@ mod tests {
         Handler {
             command: "h.sh".into(),
             timeout: DEFAULT_TIMEOUT,
+            env: Vec::new(),
         }
     }
 

@@ -33,6 +33,8 @@ pub(crate) enum Command {
     History(oneshot::Sender<Vec<Message>>),
     /// Send back the status.
     Status(oneshot::Sender<Status>),
+    /// Send back what fills the context window.
+    ContextUsage(oneshot::Sender<crate::context_usage::ContextUsage>),
     /// Rewind the files to a checkpoint.
     Rewind {
         id: String,
@@ -46,6 +48,7 @@ enum Work {
     Op(Op),
     History(oneshot::Sender<Vec<Message>>),
     Status(oneshot::Sender<Status>),
+    ContextUsage(oneshot::Sender<crate::context_usage::ContextUsage>),
     Rewind {
         id: String,
         dry_run: bool,
@@ -104,7 +107,10 @@ pub(crate) async fn run(
                 }
             },
         };
-        let busy = matches!(work, Work::Op(Op::UserMessage(_) | Op::Compact(_)));
+        let busy = matches!(
+            work,
+            Work::Op(Op::UserMessage(_) | Op::VerbatimMessage(_) | Op::Compact(_) | Op::Shell(_))
+        );
         if busy {
             actor.sink.send(Event::Running);
         }
@@ -134,6 +140,7 @@ impl Actor {
                 op @ (Op::SetModel(_)
                 | Op::SetPermissionMode(_)
                 | Op::UpdatePermissions(_)
+                | Op::SetMaxThinkingTokens(_)
                 | Op::Reply { .. }) => {
                     self.apply_now(op);
                     None
@@ -142,6 +149,7 @@ impl Actor {
             },
             Command::History(tx) => Some(Work::History(tx)),
             Command::Status(tx) => Some(Work::Status(tx)),
+            Command::ContextUsage(tx) => Some(Work::ContextUsage(tx)),
             Command::Rewind { id, dry_run, reply } => Some(Work::Rewind { id, dry_run, reply }),
         }
     }
@@ -156,6 +164,12 @@ impl Actor {
                     self.update_permissions(update);
                 }
             }
+            Op::SetMaxThinkingTokens(tokens) => self.live.send_modify(|l| {
+                l.reasoning.thinking = Some(match tokens {
+                    Some(n) if n > 0 => crate::reasoning::ThinkingMode::Budget(n),
+                    _ => crate::reasoning::ThinkingMode::Disabled,
+                });
+            }),
             Op::Reply { id, answer } => {
                 self.requester.resolve(&id, answer);
             }
@@ -167,7 +181,7 @@ impl Actor {
     /// Claude Code after every `set_permission_mode`.
     fn set_mode(&mut self, mode: PermissionMode) {
         self.live.send_modify(|l| l.mode = mode);
-        self.sink.mode_changed(mode);
+        self.sink.mode_changed(mode.as_str());
     }
 
     /// One permission change: the mode here, rules (and saved modes) through the store.
@@ -187,12 +201,14 @@ impl Actor {
             return;
         };
         match store.apply(update) {
-            Ok(Some(path)) => self.sink.notice(
-                "permissions",
-                "info",
-                format!("{} saved in {}.", describe(update), path.display()),
-            ),
-            Ok(None) => tracing::info!(update = %describe(update), "permissions changed"),
+            Ok(Some(path)) => {
+                self.sink.notice(
+                    "permissions",
+                    "info",
+                    saved(update, &path.display().to_string()),
+                );
+            }
+            Ok(None) => tracing::info!(update = ?update, "permissions changed"),
             Err(e) => self.sink.notice("permissions", "warning", e),
         }
     }
@@ -212,11 +228,13 @@ impl Actor {
                 op @ (Op::SetModel(_)
                 | Op::SetPermissionMode(_)
                 | Op::UpdatePermissions(_)
+                | Op::SetMaxThinkingTokens(_)
                 | Op::Reply { .. }),
             )) => self.apply_now(op),
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
             Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
+            Some(Command::ContextUsage(tx)) => self.queue.push_back(Work::ContextUsage(tx)),
             Some(Command::Rewind { id, dry_run, reply }) => {
                 self.queue.push_back(Work::Rewind { id, dry_run, reply });
             }
@@ -229,6 +247,9 @@ impl Actor {
             Work::History(tx) => {
                 let _ = tx.send(core.conversation.messages().to_vec());
             }
+            Work::ContextUsage(tx) => {
+                let _ = tx.send(core.context_usage());
+            }
             Work::Status(tx) => {
                 let _ = tx.send(Status {
                     session_id: core.config.session_id.clone(),
@@ -240,13 +261,19 @@ impl Actor {
                     background: core.ctx.background.list(),
                 });
             }
-            Work::Op(Op::UserMessage(input)) => {
+            Work::Op(op @ (Op::UserMessage(_) | Op::VerbatimMessage(_))) => {
+                let (input, verbatim) = match op {
+                    Op::VerbatimMessage(input) => (input, true),
+                    Op::UserMessage(input) => (input, false),
+                    _ => return,
+                };
                 let cancel = CancellationToken::new();
                 let io = TurnIo {
                     sink: &self.sink.clone(),
                     cancel: &cancel,
                     requester: &self.requester.clone(),
                     live: &self.live.clone(),
+                    verbatim,
                 };
                 let turn = run_turn(core, input, &io);
                 self.drive(turn, &cancel).await;
@@ -263,6 +290,19 @@ impl Actor {
                 self.sink.send(Event::Compacted(outcome));
             }
             Work::Op(Op::Clear) => core.clear(&self.sink).await,
+            Work::Op(Op::Rewind(n)) => core.rewind_history(n),
+            Work::Op(Op::Shell(command)) => {
+                let cancel = CancellationToken::new();
+                let io = TurnIo {
+                    sink: &self.sink.clone(),
+                    cancel: &cancel,
+                    requester: &self.requester.clone(),
+                    live: &self.live.clone(),
+                    verbatim: true,
+                };
+                let run = crate::user_shell::run(core, command, &io);
+                self.drive(run, &cancel).await;
+            }
             Work::Op(Op::Checkpoint(id)) => core.ctx.changes.mark(&id),
             Work::Rewind { id, dry_run, reply } => {
                 let result = core.ctx.changes.rewind_to(&id, dry_run);
@@ -292,19 +332,25 @@ impl Actor {
     }
 }
 
-/// A change in words: `allow rule Bash(npm test:*)`, `mode acceptEdits`.
-fn describe(update: &PermissionUpdate) -> String {
+/// What was saved where: `Added Bash(npm test:*) to …/settings.local.json.`
+fn saved(update: &PermissionUpdate, path: &str) -> String {
     match update {
         PermissionUpdate::AddRules {
             rules, behavior, ..
-        } => format!("The {} rule(s) {}", behavior.as_str(), rules.join(", ")),
+        } => format!(
+            "Added {} to permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
+        ),
         PermissionUpdate::RemoveRules {
             rules, behavior, ..
         } => format!(
-            "The removal of the {} rule(s) {}",
-            behavior.as_str(),
-            rules.join(", ")
+            "Removed {} from permissions.{} in {path}.",
+            rules.join(", "),
+            behavior.as_str()
         ),
-        PermissionUpdate::SetMode { mode, .. } => format!("The default mode {mode}"),
+        PermissionUpdate::SetMode { mode, .. } => {
+            format!("Set permissions.defaultMode to {mode} in {path}.")
+        }
     }
 }

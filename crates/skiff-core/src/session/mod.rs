@@ -34,6 +34,10 @@ pub enum Op {
     /// Work on this message: one turn, ending with one `result` frame. Sent while a turn runs,
     /// it is queued and runs next.
     UserMessage(UserInput),
+    /// A user message delivered as written (the Agent SDKs' `client_composed`, their
+    /// `verbatim_prompts` option): no slash command, MCP prompt or `@server:uri` mention in it
+    /// is expanded. Otherwise as [`Op::UserMessage`].
+    VerbatimMessage(UserInput),
     /// Stop the running turn (or compaction): the model stream stops, running tools are killed,
     /// unanswered tool calls get an "interrupted" result, pending requests are withdrawn.
     /// Queued messages still run.
@@ -48,6 +52,9 @@ pub enum Op {
     /// says), the mode to the session. Hosts see `system/status` after a mode change and a
     /// notice for what was saved or could not be applied.
     UpdatePermissions(Vec<crate::permissions::PermissionUpdate>),
+    /// Think with this budget from the next request on (`None` or 0: no thinking), the Agent
+    /// SDKs' `set_max_thinking_tokens`.
+    SetMaxThinkingTokens(Option<u32>),
     /// Summarise the conversation now, with optional focus instructions; ends with
     /// [`Event::Compacted`].
     Compact(Option<String>),
@@ -66,6 +73,16 @@ pub enum Op {
     /// this id (a user message's uuid), so that [`SessionHandle::rewind_files`] can put them
     /// back. Needs checkpoints on in the tool context's change log; ignored otherwise.
     Checkpoint(String),
+    /// Go back to before message `n` of the history: only the first `n` messages are kept (a
+    /// rewind to an earlier prompt, recorded in the transcript as a replacement so a resume
+    /// continues from there). The files are put back separately
+    /// ([`SessionHandle::rewind_files`]).
+    Rewind(usize),
+    /// Run a command the user typed (`!cmd`) with the Bash tool, through the same permission
+    /// checks, approvals and hooks as the model's calls, and add it and its output to the
+    /// conversation (`<bash-input>`, `<bash-stdout>`) without a model call; its `user` frame
+    /// carries the output. Queued like a message while a turn runs.
+    Shell(String),
 }
 
 /// A snapshot of the session's state.
@@ -116,6 +133,11 @@ impl SessionHandle {
         self.send(Op::SetModel(model.into()))
     }
 
+    /// Think with this budget from the next request on (`None` or 0: no thinking).
+    pub fn set_max_thinking_tokens(&self, tokens: Option<u32>) -> Result<(), SessionEnded> {
+        self.send(Op::SetMaxThinkingTokens(tokens))
+    }
+
     /// Switch the permission mode from the next tool call on.
     pub fn set_permission_mode(&self, mode: PermissionMode) -> Result<(), SessionEnded> {
         self.send(Op::SetPermissionMode(mode))
@@ -132,6 +154,18 @@ impl SessionHandle {
     /// Answer a request.
     pub fn reply(&self, id: RequestId, answer: Answer) -> Result<(), SessionEnded> {
         self.send(Op::Reply { id, answer })
+    }
+
+    /// What fills the context window (`get_context_usage`), after the work queued before. The
+    /// answer arrives on the returned channel.
+    pub fn context_usage(
+        &self,
+    ) -> Result<oneshot::Receiver<crate::context_usage::ContextUsage>, SessionEnded> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::ContextUsage(tx))
+            .map_err(|_| SessionEnded)?;
+        Ok(rx)
     }
 
     /// Put the files Write, Edit and NotebookEdit changed back as they were at checkpoint
@@ -203,12 +237,17 @@ impl Session {
     /// Send an op. User messages are counted, so that [`Session::run`] knows which `result`
     /// frame is its own.
     pub fn submit(&mut self, op: Op) -> Result<(), SessionEnded> {
-        let user = matches!(op, Op::UserMessage(_));
+        let user = matches!(op, Op::UserMessage(_) | Op::VerbatimMessage(_));
         self.handle.send(op)?;
         if user {
             self.unfinished += 1;
         }
         Ok(())
+    }
+
+    /// Send a user message delivered as written ([`Op::VerbatimMessage`]).
+    pub fn send_verbatim(&mut self, input: impl Into<UserInput>) -> Result<(), SessionEnded> {
+        self.submit(Op::VerbatimMessage(input.into()))
     }
 
     /// Send a user message (queued if a turn runs).

@@ -172,6 +172,8 @@ async fn run_subagent(
     config.max_turns = agent.max_turns.or(env.config.max_turns);
     config.deltas = DeltaMode::Off;
     config.init_extra = skiff_protocol::JsonMap::new();
+    // Structured output is the main conversation's answer, not a subagent's.
+    config.json_schema = None;
     config.subagent = Some(SubagentInfo {
         agent_id: agent_id.clone(),
         agent_type: agent.name.clone(),
@@ -204,12 +206,18 @@ async fn run_subagent(
         subagents: None,
     });
     let sink = env.sink.for_subagent(&parent_id);
-    let (live_tx, _live_rx) = watch::channel(Live { model, mode });
+    let reasoning = core.config.reasoning.clone();
+    let (live_tx, _live_rx) = watch::channel(Live {
+        model,
+        mode,
+        reasoning,
+    });
     let io = TurnIo {
         sink: &sink,
         cancel: &ctx.cancel,
         requester: &env.requester,
         live: &live_tx,
+        verbatim: false,
     };
     tracing::info!(agent = %agent.name, %agent_id, tools = tool_count, "subagent started");
     let result = run_turn(&mut core, UserInput::Text(input.prompt.clone()), &io).await;

@@ -235,6 +235,20 @@ impl CloudConfig {
         self.common.retry = retry;
     }
 
+    /// The retry policy.
+    pub fn retry(&self) -> &crate::RetryPolicy {
+        &self.common.retry
+    }
+
+    /// Add `anthropic-beta` values (`--betas`) to the ones from the environment.
+    pub fn add_betas(&mut self, betas: &[String]) {
+        for b in betas {
+            if !self.common.betas.contains(b) {
+                self.common.betas.push(b.clone());
+            }
+        }
+    }
+
     /// Set the retries of a failed call.
     pub fn set_max_retries(&mut self, retries: u32) {
         self.common.retry.max_retries = retries;

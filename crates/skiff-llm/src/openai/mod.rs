@@ -206,6 +206,10 @@ struct Inner {
     config: OpenAiConfig,
     /// What the server said about each model asked about.
     served: ServedCache,
+    /// The server refused `reasoning_effort`: it is left out from now on.
+    effort_refused: std::sync::atomic::AtomicBool,
+    /// What the user should hear ([`Provider::take_notices`]).
+    notices: std::sync::Mutex<Vec<String>>,
 }
 
 /// The OpenAI-compatible provider. Cheap to clone.
@@ -259,6 +263,8 @@ impl OpenAiProvider {
                 chat_url: format!("{}/chat/completions", config.base_url),
                 config,
                 served: ServedCache::default(),
+                effort_refused: std::sync::atomic::AtomicBool::new(false),
+                notices: std::sync::Mutex::default(),
             }),
         })
     }
@@ -401,8 +407,22 @@ impl Provider for OpenAiProvider {
                     .max_tokens
                     .min(u32::try_from(cap).unwrap_or(u32::MAX))
             });
-        let body = match chat_body_chunks(request, max_tokens) {
-            Ok(chunks) => Body::new(chunks),
+        // The effort goes out as `reasoning_effort` until the server refuses it; then the body
+        // without it is sent instead (`without`).
+        let effort = request::reasoning_effort(request).is_some()
+            && !inner
+                .effort_refused
+                .load(std::sync::atomic::Ordering::Relaxed);
+        let bodies = chat_body_chunks(request, max_tokens, effort).and_then(|with| {
+            let without = if effort {
+                Some(Body::new(chat_body_chunks(request, max_tokens, false)?))
+            } else {
+                None
+            };
+            Ok((Body::new(with), without))
+        });
+        let (body, without) = match bodies {
+            Ok(b) => b,
             Err(e) => {
                 let e = LlmError::Request(e.to_string());
                 return Box::pin(futures::stream::once(async move { Err(e) }));
@@ -423,14 +443,90 @@ impl Provider for OpenAiProvider {
         };
         let attempt_cancel = cancel.clone();
         retrying(retry, cancel, move || {
-            Ok(Box::pin(attempt(
+            let body = match &without {
+                Some(w)
+                    if inner
+                        .effort_refused
+                        .load(std::sync::atomic::Ordering::Relaxed) =>
+                {
+                    w.clone()
+                }
+                _ => body.clone(),
+            };
+            Ok(Box::pin(effort_fallback(
                 inner.clone(),
-                body.clone(),
-                ChunkTranslator::new(&model, tools.to_vec()),
+                body,
+                without.clone(),
+                (Arc::clone(&model), Arc::clone(&tools)),
                 attempt_cancel.clone(),
             )) as AttemptStream)
         })
     }
+
+    fn take_notices(&self) -> Vec<String> {
+        self.inner
+            .notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+}
+
+/// One attempt; when the server refuses `reasoning_effort` (HTTP 400 naming it), the effort is
+/// left out from now on (the user is told once) and the body without it is sent at once.
+fn effort_fallback(
+    inner: Arc<Inner>,
+    body: Body,
+    without: Option<Body>,
+    (model, tools): (Arc<str>, Arc<[String]>),
+    cancel: CancellationToken,
+) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
+    use futures::StreamExt;
+    let translator = move || ChunkTranslator::new(&model, tools.to_vec());
+    async_stream::stream! {
+        let mut first = Box::pin(attempt(inner.clone(), body, translator(), cancel.clone()));
+        let mut produced = false;
+        while let Some(item) = first.next().await {
+            match item {
+                Err(AttemptError::Http { status: 400, message, .. })
+                    if !produced
+                        && without.is_some()
+                        && !inner.effort_refused.load(std::sync::atomic::Ordering::Relaxed)
+                        && refuses_effort(&message) =>
+                {
+                    inner
+                        .effort_refused
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    if let Ok(mut notices) = inner.notices.lock() {
+                        notices.push(format!(
+                            "the server at {} does not take reasoning_effort ({}); --effort is left out of its requests",
+                            inner.config.base_url,
+                            message.chars().take(160).collect::<String>()
+                        ));
+                    }
+                    let Some(without) = without.clone() else { return };
+                    let mut again = Box::pin(attempt(inner.clone(), without, translator(), cancel));
+                    while let Some(item) = again.next().await {
+                        yield item;
+                    }
+                    return;
+                }
+                item => {
+                    produced = true;
+                    yield item;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a 400 answer's message is about the `reasoning_effort` field (an unknown field, an
+/// unsupported parameter, a value the model does not take).
+fn refuses_effort(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("reasoning_effort")
+        || m.contains("reasoning effort")
+        || m.contains("reasoning.effort")
 }
 
 /// One HTTP attempt: send, check the status, translate the chunks until `[DONE]`.

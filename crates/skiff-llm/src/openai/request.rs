@@ -30,17 +30,19 @@ pub const CHAT_ENCODING: MessageEncoding = MessageEncoding {
 
 /// The chat-completions body for `request` (always streaming, usage included), as one value.
 pub fn chat_body(request: &RequestView<'_>) -> Result<Value, serde_json::Error> {
-    let chunks = chat_body_chunks(request, request.max_tokens)?;
+    let chunks = chat_body_chunks(request, request.max_tokens, true)?;
     let all: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
     serde_json::from_slice(&all)
 }
 
 /// The chat-completions body for `request` as chunks to send one after the other, with
 /// `max_tokens` in place of the request's. The request's prefix is used when it is in
-/// [`CHAT_ENCODING`] (otherwise every message is serialized).
+/// [`CHAT_ENCODING`] (otherwise every message is serialized). With `effort`, the request's
+/// `output_config.effort` goes out as `reasoning_effort`.
 pub fn chat_body_chunks(
     request: &RequestView<'_>,
     max_tokens: u32,
+    effort: bool,
 ) -> Result<Vec<Bytes>, serde_json::Error> {
     let (segments, start, before): (&[Bytes], usize, usize) = match request.prefix {
         Some(p) if p.count() < request.messages.len() && p.encoding() == CHAT_ENCODING => {
@@ -56,6 +58,11 @@ pub fn chat_body_chunks(
     let any_message = out.count() > 0;
     let closing = Closing {
         model: request.model,
+        reasoning_effort: if effort {
+            reasoning_effort(request)
+        } else {
+            None
+        },
         stop: request.stop_sequences,
         stream: true,
         stream_options: StreamOptions {
@@ -85,6 +92,21 @@ pub fn chat_body_chunks(
     Ok(body_from_parts(head, segments, tail))
 }
 
+/// The effort the request asks for (`output_config.effort`) as chat completions'
+/// `reasoning_effort`: `low`, `medium`, `high` (`xhigh` and `max` are `high`).
+pub fn reasoning_effort<'a>(request: &RequestView<'a>) -> Option<&'static str> {
+    let effort = request
+        .extra?
+        .get("output_config")?
+        .get("effort")?
+        .as_str()?;
+    Some(match effort {
+        "low" => "low",
+        "medium" => "medium",
+        _ => "high",
+    })
+}
+
 fn system_text(system: &SystemPrompt) -> Cow<'_, str> {
     match system {
         SystemPrompt::Text(t) => Cow::Borrowed(t),
@@ -103,6 +125,8 @@ fn system_text(system: &SystemPrompt) -> Cow<'_, str> {
 #[serde(crate = "skiff_protocol::serde")]
 struct Closing<'a> {
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     stop: &'a [String],
     stream: bool,
@@ -425,6 +449,9 @@ mod reference {
                 })
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
+        }
+        if let Some(e) = super::reasoning_effort(request) {
+            body.insert("reasoning_effort".into(), e.into());
         }
         if let Some(t) = request.temperature {
             body.insert("temperature".into(), f64::from(t).into());
@@ -767,7 +794,7 @@ mod tests {
                     view.stop_sequences = &stop;
                 }
                 view.cache_last_message = true;
-                let expected = joined(&chat_body_chunks(&view, 512).unwrap());
+                let expected = joined(&chat_body_chunks(&view, 512, true).unwrap());
                 // The reference body, key order aside (serde_json keeps insertion order when a
                 // dependency enables `preserve_order`).
                 assert_eq!(
@@ -777,7 +804,7 @@ mod tests {
                 );
                 // The same bytes with a prefix, and with one in the Messages API's format.
                 view.prefix = Some(&prefix);
-                let chunks = chat_body_chunks(&view, 512).unwrap();
+                let chunks = chat_body_chunks(&view, 512, true).unwrap();
                 assert_eq!(
                     String::from_utf8(joined(&chunks)).unwrap(),
                     String::from_utf8(expected.clone()).unwrap(),
@@ -786,7 +813,10 @@ mod tests {
                 let mut other = skiff_protocol::MessagesJson::new();
                 other.extend(&messages[..len - 1]).unwrap();
                 view.prefix = Some(&other);
-                assert_eq!(joined(&chat_body_chunks(&view, 512).unwrap()), expected);
+                assert_eq!(
+                    joined(&chat_body_chunks(&view, 512, true).unwrap()),
+                    expected
+                );
             }
             // A conversation that makes no chat message at all.
             let lone = [Message::blocks(
@@ -796,7 +826,8 @@ mod tests {
             let mut view = RequestView::new("qwen", 512, &lone);
             view.system = with_system.then_some(&system);
             let body: Value =
-                serde_json::from_slice(&joined(&chat_body_chunks(&view, 512).unwrap())).unwrap();
+                serde_json::from_slice(&joined(&chat_body_chunks(&view, 512, true).unwrap()))
+                    .unwrap();
             assert_eq!(body, reference::chat_body_value(&view));
         }
     }
@@ -831,7 +862,8 @@ mod tests {
     fn the_servers_output_cap_replaces_max_tokens() {
         let req = MessagesRequest::new("m", 8192, vec![Message::user_text("hi")]);
         let body: Value =
-            serde_json::from_slice(&joined(&chat_body_chunks(&req.view(), 4096).unwrap())).unwrap();
+            serde_json::from_slice(&joined(&chat_body_chunks(&req.view(), 4096, true).unwrap()))
+                .unwrap();
         assert_eq!(body["max_tokens"], 4096);
     }
 

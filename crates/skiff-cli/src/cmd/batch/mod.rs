@@ -12,7 +12,7 @@ mod progress;
 mod results;
 mod run_one;
 mod task;
-mod worktree;
+pub(crate) mod worktree;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

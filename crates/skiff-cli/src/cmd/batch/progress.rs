@@ -12,6 +12,7 @@ pub struct Progress {
     total: usize,
     done: usize,
     failed: usize,
+    denied: usize,
     running: usize,
     cost: f64,
     started: Instant,
@@ -25,6 +26,7 @@ impl Progress {
             total,
             done: 0,
             failed: 0,
+            denied: 0,
             running: 0,
             cost: 0.0,
             started: Instant::now(),
@@ -47,6 +49,9 @@ impl Progress {
         self.cost += r.total_cost_usd;
         if r.status != Status::Success {
             self.failed += 1;
+        }
+        if r.status == Status::PermissionDenied {
+            self.denied += 1;
         }
         let mut line = format!(
             "[{}/{}] {}: {} ({} turns, ${:.4}, {:.1}s)",
@@ -74,13 +79,14 @@ impl Progress {
         }
     }
 
-    /// The counts line: "N done, F failed, $C".
+    /// The counts line: "N of T tasks done, F not successful (D with denied tool calls), $C".
     pub fn summary(&self) -> String {
         format!(
-            "{} of {} tasks done, {} not successful, ${:.4}, {:.1}s",
+            "{} of {} tasks done, {} not successful ({} with denied tool calls), ${:.4}, {:.1}s",
             self.done,
             self.total,
             self.failed,
+            self.denied,
             self.cost,
             self.started.elapsed().as_secs_f64()
         )

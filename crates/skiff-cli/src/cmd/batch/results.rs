@@ -25,6 +25,9 @@ pub enum Status {
     MaxTurns,
     /// The batch was interrupted (Ctrl-C, SIGTERM) while it ran; a rerun runs it again.
     Interrupted,
+    /// The agent finished, but some of its tool calls were denied (no approval in a batch, a
+    /// deny rule, a hook): what it was asked may not be done (`permission_denials` says what).
+    PermissionDenied,
 }
 
 impl Status {
@@ -37,6 +40,7 @@ impl Status {
             Status::Budget => "budget",
             Status::MaxTurns => "max_turns",
             Status::Interrupted => "interrupted",
+            Status::PermissionDenied => "permission_denied",
         }
     }
 
@@ -86,6 +90,10 @@ pub struct TaskResult {
     /// Model calls made.
     #[serde(default)]
     pub num_turns: u64,
+    /// The tool calls that were denied (the result frame's `permission_denials`: tool name,
+    /// call id and input).
+    #[serde(default)]
+    pub permission_denials: Vec<serde_json::Value>,
     /// Wall time of the task (set-up, run and diff) in milliseconds.
     #[serde(default)]
     pub duration_ms: u64,
@@ -125,6 +133,7 @@ impl TaskResult {
             total_cost_usd: 0.0,
             usage: serde_json::Value::Null,
             num_turns: 0,
+            permission_denials: Vec::new(),
             duration_ms: 0,
             session_id: None,
             transcript: None,

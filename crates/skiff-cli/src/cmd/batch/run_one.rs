@@ -137,6 +137,16 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
                 .filter(|m| !m.is_empty())
                 .or_else(|| r.result.clone());
         }
+        // Finished, but not as asked: what it needed was refused.
+        r.permission_denials = frame
+            .get("permission_denials")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if r.status == Status::Success && !r.permission_denials.is_empty() {
+            r.status = Status::PermissionDenied;
+            r.error = Some(denied_calls(&r.permission_denials));
+        }
     } else {
         r.status = Status::Error;
         let tail = outcome.stderr_tail.trim();
@@ -181,6 +191,40 @@ pub async fn run_task(entry: &Entry, ctx: &Ctx) -> TaskResult {
     }
     r.duration_ms = millis(started);
     r
+}
+
+/// "2 tool calls were denied: Bash (rm -rf build), Write (src/a.rs)".
+fn denied_calls(denials: &[serde_json::Value]) -> String {
+    let calls: Vec<String> = denials
+        .iter()
+        .map(|d| {
+            let tool = d
+                .get("tool_name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("a tool");
+            let input = d.get("tool_input");
+            let what = ["command", "file_path", "notebook_path", "url", "pattern"]
+                .iter()
+                .find_map(|k| {
+                    input
+                        .and_then(|i| i.get(*k))
+                        .and_then(serde_json::Value::as_str)
+                });
+            match what {
+                Some(w) => {
+                    let short: String = w.chars().take(80).collect();
+                    format!("{tool} ({short})")
+                }
+                None => tool.to_owned(),
+            }
+        })
+        .collect();
+    format!(
+        "{} tool call{} denied: {}",
+        calls.len(),
+        if calls.len() == 1 { " was" } else { "s were" },
+        calls.join(", ")
+    )
 }
 
 fn millis(since: Instant) -> u64 {

@@ -5,8 +5,9 @@
 
 mod compare;
 mod export;
-mod redact;
+pub(crate) mod redact;
 mod run;
+mod secret_patterns;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,11 @@ pub fn run_replay(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> 
 }
 
 fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    if replay.in_place && args.cwd.is_some() {
+        return Err(
+            UsageError("--in-place and --cwd both say where to replay; give one".into()).into(),
+        );
+    }
     let mut script = load_script(args, &replay.id)?;
     if script.turns.is_empty() {
         anyhow::bail!("{} has no model turns to replay", replay.id);
@@ -110,14 +116,39 @@ fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
             replay.id
         );
     };
-    if let Some(mode) = &replay.permission_mode {
-        recording.settings["permissionMode"] = mode.clone().into();
+    let mut warnings = Vec::new();
+    // A recording may come from someone else: its permission mode is not taken.
+    let recorded_mode = recording
+        .settings
+        .as_object_mut()
+        .and_then(|s| s.remove("permissionMode"))
+        .and_then(|m| m.as_str().map(str::to_owned));
+    match &replay.permission_mode {
+        Some(mode) => recording.settings["permissionMode"] = mode.clone().into(),
+        None => {
+            if let Some(mode) = recorded_mode.filter(|m| m != "default") {
+                warnings.push(format!(
+                    "the recording ran in permission mode {mode}; this replay uses the default \
+                     mode (pass --permission-mode {mode} to use it)"
+                ));
+            }
+        }
     }
     if let Some(tools) = &replay.tools {
         let list: Vec<String> = crate::args::split_rules(tools);
         recording.settings["tools"] = list.into();
     }
-    let cwd = run::workspace(args.cwd.as_deref(), &recording)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (cwd, checkout) = if args.cwd.is_some() || replay.in_place {
+        (run::workspace(args.cwd.as_deref())?, None)
+    } else {
+        let (cwd, dir, note) = runtime.block_on(run::fresh_checkout(&recording))?;
+        warnings.push(note);
+        (cwd, Some(dir))
+    };
     let exe = std::env::current_exe().context("cannot find skiff's own executable")?;
     let file = run::script_file(&script)?;
     let mut opts = run::RunOptions {
@@ -126,7 +157,6 @@ fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
         cwd: cwd.clone(),
         trust: args.trust,
     };
-    let mut warnings = Vec::new();
     if recording
         .settings
         .get("trusted")
@@ -140,10 +170,6 @@ fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     opts.trust = args.trust;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let mut extra = Vec::new();
     if let Some(s) = &args.settings {
         extra.extend(["--settings".to_owned(), s.clone()]);
@@ -196,6 +222,8 @@ fn replay_inner(args: &Args, replay: &ReplayArgs) -> anyhow::Result<ExitCode> {
         files_changed: files,
         warnings,
     };
+    // The temporary checkout goes (the report names where it was).
+    drop(checkout);
     let text = if replay.json {
         let mut t = serde_json::to_string(&report)?;
         t.push('\n');

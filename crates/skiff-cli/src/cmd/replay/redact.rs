@@ -14,44 +14,48 @@ pub const REDACTED: &str = "[REDACTED]";
 /// Shortest environment value taken for a secret (shorter ones would match everywhere).
 const MIN_SECRET_LEN: usize = 8;
 
-/// Credential shapes, found anywhere in a text.
+/// Credential shapes, found anywhere in a text (see [`super::secret_patterns`]).
 static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        // Anthropic, OpenAI, OpenRouter keys.
-        r"\bsk-(?:ant-|proj-|or-)?[A-Za-z0-9_\-]{20,}",
-        // GitHub tokens.
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
-        r"\bgithub_pat_[A-Za-z0-9_]{22,}",
-        // GitLab, Slack, Google, AWS access key ids, Stripe, npm, Hugging Face.
-        r"\bglpat-[A-Za-z0-9_\-]{20,}",
-        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
-        r"\bAIza[0-9A-Za-z_\-]{35}",
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-        r"\b[rs]k_live_[0-9A-Za-z]{20,}",
-        r"\bnpm_[A-Za-z0-9]{36}\b",
-        r"\bhf_[A-Za-z0-9]{30,}",
-        // JSON Web Tokens.
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
-        // Private keys.
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    ]
-    .iter()
-    .filter_map(|p| Regex::new(p).ok())
-    .collect()
+    super::secret_patterns::TOKEN_PATTERNS
+        .iter()
+        .filter_map(|(_, p)| Regex::new(p).ok())
+        .collect()
+});
+
+/// `Authorization: …`, `Proxy-Authorization: …`, `Cookie: …`, `Set-Cookie: …` and
+/// `X-Api-Key: …`-like headers (in curl commands, logs, HTTP dumps, JSON): everything after
+/// the name to the end of the line or quote; an auth scheme word is kept.
+static HEADER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?im)(\b(?:proxy-)?authorization|\b(?:set-)?cookie|\bx-[a-z\-]*(?:api-?key|token|auth)[a-z\-]*|\bapi-?key)(["']?\s*:\s*["']?)([^\r\n"']+)"#,
+    )
+    .ok()
 });
 
 /// `Authorization: Bearer …` and the like: the credential after the scheme.
 static BEARER: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/\-]{16,}=*)").ok());
 
+/// Authorization schemes kept in front of a redacted credential.
+const AUTH_SCHEMES: &[&str] = &[
+    "bearer",
+    "basic",
+    "token",
+    "digest",
+    "bot",
+    "negotiate",
+    "apikey",
+];
+
 /// `https://user:password@host`: the password.
 static URL_PASSWORD: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(@)").ok());
 
-/// `NAME=value`, `NAME: value`, `"name": "value"` where the name says it holds a secret.
+/// `NAME=value`, `NAME: value`, `"name": "value"` where the name says it holds a secret
+/// (keys, tokens, passwords, credentials, cookies, auth keys).
 static ASSIGNMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(["']?\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key|access[_\-]?key)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?)([^\s"',;`]{6,})"#,
+        r#"(?i)(["']?\b[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|token|passw(?:or)?d|credential|private[_\-]?key|access[_\-]?key|cookie|auth[_\-]?(?:key|code|header))[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?)([^\s"',;`]{6,})"#,
     )
     .ok()
 });
@@ -96,12 +100,10 @@ impl Redactor {
     pub fn learn(&mut self, value: &Value) {
         match value {
             Value::String(s) => {
-                for re in [ASSIGNMENT.as_ref(), URL_PASSWORD.as_ref()]
-                    .into_iter()
-                    .flatten()
-                {
+                for (re, group) in [(ASSIGNMENT.as_ref(), 2), (URL_PASSWORD.as_ref(), 2)] {
+                    let Some(re) = re else { continue };
                     for c in re.captures_iter(s) {
-                        if let Some(v) = c.get(2).map(|m| m.as_str())
+                        if let Some(v) = c.get(group).map(|m| m.as_str())
                             && v.len() >= MIN_SECRET_LEN
                             && !v.contains(REDACTED)
                         {
@@ -131,6 +133,19 @@ impl Redactor {
         }
         for re in PATTERNS.iter() {
             count += replace_all(&mut out, re, |_| REDACTED.to_owned());
+        }
+        if let Some(re) = HEADER.as_ref() {
+            count += replace_all(&mut out, re, |c| {
+                let value = c[3].trim();
+                let scheme = value
+                    .split_once(' ')
+                    .map(|(s, _)| s)
+                    .filter(|s| AUTH_SCHEMES.contains(&s.to_ascii_lowercase().as_str()));
+                match scheme {
+                    Some(s) => format!("{}{}{s} {REDACTED}", &c[1], &c[2]),
+                    None => format!("{}{}{REDACTED}", &c[1], &c[2]),
+                }
+            });
         }
         if let Some(re) = BEARER.as_ref() {
             count += replace_all(&mut out, re, |c| format!("{} {REDACTED}", &c[1]));
@@ -238,5 +253,41 @@ mod tests {
         let mut v = serde_json::json!({"a": ["x", "token: qwertyuiop123"], "n": 3});
         assert_eq!(r.json(&mut v), 1);
         assert_eq!(v["a"][1], "token: [REDACTED]");
+    }
+
+    #[test]
+    fn provider_tokens_cookies_and_auth_headers_are_redacted() {
+        let r = Redactor::default();
+        let text = "npm token npm_0123456789abcdefghijABCDEFGHIJ012345\n\
+            slack xoxb-123456789012-1234567890123-AbCdEfGhIjKl and xoxp-1234-5678-abcdefghij\n\
+            gitlab glpat-abcdefghij0123456789 google AIzaSyA0123456789abcdefghijklmnopqrstu\n\
+            stripe sk_live_0123456789abcdefABCDEF hf hf_abcdefghijklmnopqrstuvwxyzABCDEFGH\n\
+            gh ghp_0123456789abcdefghijABCDEFGHIJ012345 github_pat_11ABCDEFG0123456789_abcdefghijklmnop\n\
+            SESSION_COOKIE=s3ss10nc00k1e\n\
+            curl -H 'Authorization: Bearer short1' -H \"Cookie: sid=abc123; theme=dark\"\n\
+            authorization: token-without-a-scheme-at-all\n\
+            X-Api-Key: k3yk3yk3y";
+        let (out, _) = r.text(text);
+        for secret in [
+            "npm_0123",
+            "xoxb-1234",
+            "xoxp-1234",
+            "glpat-abc",
+            "AIzaSy",
+            "sk_live_0",
+            "hf_abc",
+            "ghp_0123",
+            "github_pat_11",
+            "s3ss10nc00k1e",
+            "short1",
+            "sid=abc123",
+            "token-without",
+            "k3yk3yk3y",
+        ] {
+            assert!(!out.contains(secret), "{secret} left in:\n{out}");
+        }
+        assert!(out.contains("Authorization: Bearer [REDACTED]"), "{out}");
+        let (again, n) = r.text(&out);
+        assert_eq!((again.as_str(), n), (out.as_str(), 0));
     }
 }

@@ -405,11 +405,11 @@ pub fn script_file(
     Ok(file)
 }
 
-/// The workspace a replay runs in: `--cwd`, else the recorded one.
-pub fn workspace(cwd: Option<&Path>, recording: &Recording) -> anyhow::Result<PathBuf> {
+/// The workspace a replay runs in when the user names it: `--cwd DIR`, else (`--in-place`) the
+/// current directory.
+pub fn workspace(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
     let dir = match cwd {
         Some(d) => d.to_path_buf(),
-        None if !recording.cwd.is_empty() => PathBuf::from(&recording.cwd),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     std::fs::canonicalize(&dir)
@@ -421,4 +421,69 @@ pub fn workspace(cwd: Option<&Path>, recording: &Recording) -> anyhow::Result<Pa
                 dir.display()
             )
         })
+}
+
+/// The default workspace of a replay: a fresh checkout of the recorded commit in a temporary
+/// directory, cloned from the recorded workspace or the current directory (whichever has the
+/// commit), so the recorded calls never run in the user's own checkout. Returns the
+/// checkout, the temporary directory that holds it (removed when dropped) and a note for the
+/// report.
+pub async fn fresh_checkout(
+    recording: &Recording,
+) -> anyhow::Result<(PathBuf, tempfile::TempDir, String)> {
+    let Some(commit) = recording
+        .settings
+        .get("gitCommit")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_hexdigit()))
+    else {
+        anyhow::bail!(
+            "the recording names no git commit to check out, so there is no fresh copy of its \
+             workspace to replay in; choose one with --cwd DIR (a copy of the workspace), or \
+             --in-place to replay in the current directory (its files may be changed)"
+        );
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("skiff-replay-")
+        .tempdir()
+        .context("cannot create a temporary directory for the replay")?;
+    let mut sources: Vec<PathBuf> = Vec::new();
+    if !recording.cwd.is_empty() {
+        sources.push(PathBuf::from(&recording.cwd));
+    }
+    sources.extend(std::env::current_dir().ok());
+    let mut tried = Vec::new();
+    // Local directories only: a recorded "workspace" that reads as a URL is not fetched.
+    let local =
+        |s: &&PathBuf| s.is_dir() && !crate::cmd::batch::worktree::is_url(&s.to_string_lossy());
+    for source in sources.iter().filter(local) {
+        let dir = tmp.path().join("workspace");
+        match crate::cmd::batch::worktree::prepare(
+            &source.to_string_lossy(),
+            Some(commit),
+            Path::new("/"),
+            &dir,
+        )
+        .await
+        {
+            Ok(checkout) => {
+                let note = format!(
+                    "replayed in a fresh checkout of {commit} (from {}) in a temporary \
+                     directory, removed afterwards; --cwd DIR or --in-place choose the workspace",
+                    source.display()
+                );
+                return Ok((checkout.dir, tmp, note));
+            }
+            Err(e) => tried.push(format!("{}: {e}", source.display())),
+        }
+    }
+    anyhow::bail!(
+        "cannot check out the recorded commit {commit} for a fresh replay ({}); choose the \
+         workspace with --cwd DIR, or --in-place to replay in the current directory",
+        if tried.is_empty() {
+            "neither the recorded workspace nor the current directory exists".to_owned()
+        } else {
+            tried.join("; ")
+        }
+    )
 }

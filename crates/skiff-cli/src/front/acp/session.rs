@@ -511,6 +511,12 @@ impl Pump {
             }
             Some(Action::Sandbox) => self.parts.sandbox.to_string(),
             Some(Action::Mcp) => self.parts.mcp.describe(),
+            Some(Action::Plugin(_)) => "Manage plugins in a terminal with `skiff plugin …` \
+                 (install, enable, disable, marketplace add); they load in new sessions."
+                .to_owned(),
+            Some(Action::Todos) => {
+                "The todo list is the plan the editor shows as the model updates it.".to_owned()
+            }
             Some(Action::Compact(focus)) => {
                 if self.session.submit(Op::Compact(focus)).is_ok() {
                     self.active = Some(Active {

@@ -1,0 +1,128 @@
+//! The session options the Agent SDKs send inside `initialize` rather than as flags, applied
+//! before the session starts: `agents` (subagent types for the Task tool, like `--agents`),
+//! `jsonSchema` (structured output, like `--json-schema`), `systemPrompt` and
+//! `appendSystemPrompt` (the TypeScript SDK's); and what the `initialize` answer lists: the
+//! commands a host can send and the agents.
+
+use serde_json::{Value, json};
+use skiff_core::Agent;
+use skiff_core::commands::CommandSet;
+use skiff_core::subagent::{AgentDefinition, merge_agents, parse_agents_json};
+
+/// The commands skiff runs itself when a host sends them as a user message.
+const BUILTIN_COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "compact",
+        "Clear conversation history but keep a summary in context. Optional: /compact [instructions for summarization]",
+        "<optional custom summarization instructions>",
+    ),
+    (
+        "clear",
+        "Clear conversation history and free up context",
+        "",
+    ),
+];
+
+/// Apply `initialize`'s options to the agent before it starts. An unusable option is an error
+/// (the `initialize` request fails with it, as the SDKs expect).
+pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
+    let config = agent.config_mut();
+    if let Some(defs) = request.get("agents").filter(|v| !v.is_null()) {
+        let added = parse_agents_json(defs).map_err(|e| format!("agents: {e}"))?;
+        if config.agents.is_empty() {
+            // No Task tool in this session (`--tools` or a deny rule left it out).
+            if !added.is_empty() {
+                tracing::warn!("initialize.agents: the session offers no Task tool; ignored");
+            }
+        } else {
+            let all = std::mem::take(&mut config.agents);
+            config.agents = merge_agents(all.into_iter().chain(added));
+        }
+    }
+    if let Some(schema) = request.get("jsonSchema").filter(|v| !v.is_null()) {
+        let schema = skiff_core::structured::OutputSchema::new(schema.clone())
+            .map_err(|e| format!("jsonSchema: {e}"))?;
+        config.json_schema = Some(schema);
+    }
+    let replaced = match request.get("systemPrompt") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+        _ => None,
+    };
+    let appended = request
+        .get("appendSystemPrompt")
+        .and_then(Value::as_str)
+        .filter(|a| !a.trim().is_empty());
+    if let Some(text) = replaced {
+        // The host's prompt in place of skiff's; the environment block stays.
+        let env: Vec<String> = config
+            .system_prompt
+            .iter()
+            .filter(|p| p.starts_with("<env>"))
+            .cloned()
+            .collect();
+        config.system_prompt = std::iter::once(text).chain(env).collect();
+    }
+    if let Some(text) = appended {
+        config.system_prompt.push(text.to_owned());
+    }
+    Ok(())
+}
+
+/// `initialize`'s `commands`: the built-in ones a host can send, the custom commands and
+/// skills the user may run, the MCP servers' prompts.
+pub fn commands(set: &CommandSet) -> Vec<Value> {
+    BUILTIN_COMMANDS
+        .iter()
+        .map(|(name, description, hint)| {
+            json!({"name": name, "description": description, "argumentHint": hint})
+        })
+        .chain(
+            set.commands()
+                .iter()
+                .filter(|c| c.user_invocable)
+                .map(|c| {
+                    json!({"name": c.name, "description": c.description,
+                        "argumentHint": c.argument_hint.as_deref().unwrap_or("")})
+                }),
+        )
+        .chain(set.mcp().list().into_iter().map(|p| {
+            json!({"name": p.command,
+                "description": format!("{} (MCP)", p.description).trim_start(),
+                "argumentHint": p.usage()})
+        }))
+        .collect()
+}
+
+/// `initialize`'s `agents`: every subagent type, with its model when it has one.
+pub fn agents(list: &[AgentDefinition]) -> Vec<Value> {
+    list.iter()
+        .map(|a| {
+            let mut v = json!({"name": a.name, "description": a.description});
+            if let Some(m) = &a.model {
+                v["model"] = json!(m);
+            }
+            v
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_builtin_commands_come_first() {
+        let list = commands(&CommandSet::default());
+        let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["compact", "clear"]);
+    }
+}
