@@ -7,10 +7,13 @@
 # With the scripted model (no network), in a fresh home, 0 and then 5 plugins installed from a
 # local marketplace and enabled (each with 3 commands, a skill, an agent and a hook; MCP
 # servers are left out: they connect in the background like any other, see bench/mcp.sh).
-# Median of RUNS, in ms:
+# The two cases alternate run by run (a shared machine's load drifts); median of RUNS, in ms:
 #   1. to the first request: until `system/init` is on stdout (it is written as the first
 #      model call starts)
-#   2. a whole one-turn run (start, one model turn, the plugins' Stop hooks, exit)
+#   2. a whole one-turn run (start, one model turn, the plugins' Stop hooks, exit): wall time
+#      and CPU time (user + system, skiff and what it ran)
+#   3. inside skiff (its debug log, immune to the machine's load): loading the plugins, and
+#      finding the commands and skills (the workspace's, the user's and the plugins')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,11 +22,10 @@ cargo build --release --locked -q -p skiff-cli
 SKIFF=$ROOT/target/release/skiff
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-export HOME=$WORK/home SKIFF_HOME=$WORK/home/.skiff
-mkdir -p "$HOME" "$WORK/ws"
+mkdir -p "$WORK/home0" "$WORK/home5" "$WORK/ws"
 echo '{"turns":[{"content":[{"type":"text","text":"done"}]}]}' > "$WORK/one.json"
 
-# A marketplace of 5 plugins.
+# A marketplace of 5 plugins, installed and enabled in home5.
 mkt=$WORK/mkt
 mkdir -p "$mkt/.claude-plugin"
 entries=""
@@ -41,37 +43,60 @@ for i in 1 2 3 4 5; do
   entries+="{\"name\":\"p$i\",\"source\":\"./plugins/p$i\"}"
 done
 echo "{\"name\":\"bench\",\"owner\":{\"name\":\"bench\"},\"plugins\":[$entries]}" > "$mkt/.claude-plugin/marketplace.json"
+home5() { HOME=$WORK/home5 SKIFF_HOME=$WORK/home5/.skiff "$SKIFF" "$@"; }
+home5 plugin marketplace add "$mkt" >/dev/null
+for i in 1 2 3 4 5; do home5 plugin install "p$i@bench" --yes >/dev/null; done
 
-first_ms() { # → ms from start to the first line on stdout (system/init)
-  local s e
-  s=$(date +%s%N)
-  (cd "$WORK/ws" && "$SKIFF" -p go --provider script --script "$WORK/one.json" \
-      --output-format stream-json --verbose 2>/dev/null) | { read -r _; e=$(date +%s%N); echo $(( (e - s) / 1000 )); cat >/dev/null; }
+run() { # N (plugins) → a one-turn run on stdout
+  (cd "$WORK/ws" && HOME=$WORK/home$1 SKIFF_HOME=$WORK/home$1/.skiff "$SKIFF" -p go \
+      --provider script --script "$WORK/one.json" --output-format stream-json --verbose 2>/dev/null)
 }
 
-whole_ms() { # → ms of the whole run
+first_us() { # N → µs from start to the first line on stdout (system/init)
   local s e
   s=$(date +%s%N)
-  (cd "$WORK/ws" && "$SKIFF" -p go --provider script --script "$WORK/one.json" \
-      --output-format stream-json --verbose >/dev/null 2>&1)
+  run "$1" | { read -r _; e=$(date +%s%N); echo $(( (e - s) / 1000 )); cat >/dev/null; }
+}
+
+whole_us() { # N → "wall cpu" µs of a whole run
+  local s e t TIMEFORMAT='%3U %3S'
+  s=$(date +%s%N)
+  t=$( { time run "$1" >/dev/null; } 2>&1 )
   e=$(date +%s%N)
-  echo $(( (e - s) / 1000 ))
+  awk -v w=$(( (e - s) / 1000 )) -v t="$t" 'BEGIN { split(t, a, " "); printf "%d %d\n", w, (a[1] + a[2]) * 1000000 }'
 }
 
-median() { # FN → median over RUNS, in ms with 2 decimals
-  local i
-  for ((i = 0; i < RUNS; i++)); do "$1"; done | sort -n \
-    | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
-}
+median_ms() { sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'; }
 
-report() { # LABEL
-  printf '  %-22s first request %s ms   whole run %s ms\n' "$1" "$(median first_ms)" "$(median whole_ms)"
-}
+loaded=$(run 5 | head -1 | grep -o '"source":"p[0-9]@bench"' | wc -l)
+for n in 0 5; do : > "$WORK/first$n"; : > "$WORK/wall$n"; : > "$WORK/cpu$n"; done
+for ((i = 0; i < RUNS; i++)); do
+  for n in 0 5; do
+    first_us "$n" >> "$WORK/first$n"
+    read -r w c < <(whole_us "$n")
+    echo "$w" >> "$WORK/wall$n"
+    echo "$c" >> "$WORK/cpu$n"
+  done
+done
+echo "== session start with the scripted model (median of $RUNS, the cases alternating)"
+for n in 0 5; do
+  label="$n plugins:"
+  [ "$n" = 5 ] && label="5 plugins ($loaded loaded):"
+  printf '  %-22s first request %s ms   whole run %s ms wall, %s ms CPU\n' "$label" \
+    "$(median_ms < "$WORK/first$n")" "$(median_ms < "$WORK/wall$n")" "$(median_ms < "$WORK/cpu$n")"
+done
 
-echo "== session start with the scripted model (median of $RUNS)"
-report "0 plugins:"
-"$SKIFF" plugin marketplace add "$mkt" >/dev/null
-for i in 1 2 3 4 5; do "$SKIFF" plugin install "p$i@bench" --yes >/dev/null; done
-loaded=$(cd "$WORK/ws" && "$SKIFF" -p go --provider script --script "$WORK/one.json" \
-  --output-format stream-json --verbose 2>/dev/null | head -1 | grep -o '"source":"p[0-9]@bench"' | wc -l)
-report "5 plugins ($loaded loaded):"
+inside() { # N → "load µs  commands µs" medians from the debug log
+  local log=$WORK/home$1/.skiff/logs
+  rm -rf "$log"
+  for ((i = 0; i < RUNS; i++)); do SKIFF_LOG=debug run "$1" >/dev/null; done
+  local load cmds
+  load=$(cat "$log"/* | grep -o 'plugins loaded.*micros=[0-9]*' | grep -o '[0-9]*$' | median_ms)
+  cmds=$(cat "$log"/* | grep -o 'commands and skills found.*micros=[0-9]*' | grep -o '[0-9]*$' | median_ms)
+  echo "$load $cmds"
+}
+echo "== inside skiff (debug log, median of $RUNS)"
+for n in 0 5; do
+  read -r load cmds < <(inside "$n")
+  printf '  %-22s loading plugins %s ms   finding commands and skills %s ms\n' "$n plugins:" "$load" "$cmds"
+done

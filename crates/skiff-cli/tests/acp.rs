@@ -917,3 +917,113 @@ fn an_editor_is_offered_the_mcp_servers_prompts_once_they_connect_and_they_run()
     assert_eq!(ed.response(p)["stopReason"], "end_turn");
     ed.finish();
 }
+
+#[test]
+fn modes_say_what_runs_unasked_every_change_is_told_and_a_loaded_session_keeps_its_mode() {
+    let (_ws, home, cwd) = dirs();
+    let script = json!({"turns": [
+        call("touch", "Bash", json!({"command": "touch made.txt"})),
+        text("Made."),
+    ]});
+    let mut ed = Editor::start(&cwd, home.path(), &script, &[]);
+    ed.initialize(json!({}));
+    let new = ed.request("session/new", json!({"cwd": cwd, "mcpServers": []}));
+    let created = ed.response(new);
+    let sid = created["sessionId"].as_str().unwrap().to_owned();
+    let modes = created["modes"]["availableModes"].as_array().unwrap();
+    assert_eq!(modes[0]["id"], "default");
+    let about = modes[0]["description"].as_str().unwrap().to_owned();
+    // What the description promises is what happens to a command in default mode.
+    let p = ed.prompt(&sid, "make a file");
+    let asked = ed.until("a permission request or the end of the prompt", |v| {
+        v["method"] == "session/request_permission" || (v["id"] == p && v.get("method").is_none())
+    });
+    let sandboxed = asked["method"] != "session/request_permission";
+    if !sandboxed {
+        pick(&mut ed, &asked, "allow");
+        ed.response(p);
+    }
+    assert_eq!(
+        about.contains("commands inside the sandbox without asking"),
+        sandboxed,
+        "the default mode says {about:?} but a command {} asked",
+        if sandboxed { "was not" } else { "was" }
+    );
+    assert!(!about.contains("Ask before edits, commands"), "{about}");
+    // A mode set by the editor is told back as the current mode.
+    let set = ed.request(
+        "session/set_mode",
+        json!({"sessionId": sid, "modeId": "acceptEdits"}),
+    );
+    ed.response(set);
+    assert_eq!(
+        ed.update("current_mode_update")["currentModeId"],
+        "acceptEdits"
+    );
+    let set = ed.request(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": "mode", "value": "plan"}),
+    );
+    ed.response(set);
+    assert_eq!(ed.update("current_mode_update")["currentModeId"], "plan");
+    ed.finish();
+    // A new process loads the session in the mode it was left in.
+    let mut ed = Editor::start(&cwd, home.path(), &json!({"turns": [text("Loaded.")]}), &[]);
+    ed.initialize(json!({}));
+    let load = ed.request(
+        "session/load",
+        json!({"sessionId": sid, "cwd": cwd, "mcpServers": []}),
+    );
+    let loaded = ed.response(load);
+    assert_eq!(loaded["modes"]["currentModeId"], "plan", "{loaded}");
+    ed.finish();
+}
+
+#[test]
+fn an_edit_shows_the_whole_file_and_a_running_commands_output_streams_into_its_call() {
+    let (_ws, home, cwd) = dirs();
+    let original = "one\ntwo\nthree\n";
+    std::fs::write(cwd.join("a.txt"), original).unwrap();
+    let script = json!({"turns": [
+        call("read_a", "Read", json!({"file_path": "a.txt"})),
+        call("edit_a", "Edit", json!({"file_path": "a.txt", "old_string": "two", "new_string": "TWO"})),
+        call("run", "Bash", json!({"command": "echo first; sleep 1; echo second"})),
+        text("Done."),
+    ]});
+    let mut ed = Editor::start(&cwd, home.path(), &script, &["--allowedTools", "Bash"]);
+    ed.initialize(json!({}));
+    let sid = ed.new_session(&cwd);
+    let p = ed.prompt(&sid, "edit and run");
+    // Asked before it runs: the editor's diff view gets the whole file, before and after.
+    let ask = ed.asked("session/request_permission");
+    let diff = &ask["params"]["toolCall"]["content"][0];
+    assert_eq!(diff["type"], "diff", "{ask}");
+    assert_eq!(diff["oldText"], original);
+    assert_eq!(diff["newText"], "one\nTWO\nthree\n");
+    pick(&mut ed, &ask, "allow");
+    let done = ed.until("the Edit's end", |v| {
+        v["params"]["update"]["toolCallId"] == "edit_a"
+            && v["params"]["update"]["status"] == "completed"
+    })["params"]["update"]
+        .clone();
+    assert_eq!(done["content"][0]["oldText"], original, "{done}");
+    assert_eq!(done["content"][0]["newText"], "one\nTWO\nthree\n");
+    // The command's first line shows in its call while it still runs.
+    let live = ed.until("the command's output while it runs", |v| {
+        let u = &v["params"]["update"];
+        u["toolCallId"] == "run"
+            && u["status"] == "in_progress"
+            && u["content"].to_string().contains("first")
+    })["params"]["update"]
+        .clone();
+    assert!(!live["content"].to_string().contains("second"), "{live}");
+    let finished = ed.until("the command's end", |v| {
+        v["params"]["update"]["toolCallId"] == "run"
+            && v["params"]["update"]["status"] == "completed"
+    })["params"]["update"]
+        .clone();
+    let all = finished["content"].to_string();
+    assert!(all.contains("first") && all.contains("second"), "{all}");
+    assert_eq!(ed.response(p)["stopReason"], "end_turn");
+    ed.finish();
+}

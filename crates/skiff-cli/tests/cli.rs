@@ -413,19 +413,24 @@ async fn the_flags_claude_codes_clients_pass_and_skiff_ignores_warn() {
         skiff(&url)
             .env("HOME", home.path())
             .env("SKIFF_HOME", home.path().join(".skiff"))
+            // --effort, --thinking and --include-hook-events are taken now (issue 36): only a
+            // model that has no effort level says so; --agent is still ignored, with a warning.
             .args([
                 "-p",
                 "--effort",
                 "high",
                 "--thinking=adaptive",
                 "--include-hook-events",
+                "--agent",
+                "reviewer",
                 "hello",
             ])
             .assert()
             .success()
             .stdout(predicate::str::contains("answered"))
-            .stderr(predicate::str::contains("skiff ignores --effort"))
-            .stderr(predicate::str::contains("skiff ignores --thinking"));
+            .stderr(predicate::str::contains("--effort high is not sent"))
+            .stderr(predicate::str::contains("skiff ignores --agent"))
+            .stderr(predicate::str::contains("skiff ignores --thinking").not());
     })
     .await
     .unwrap();

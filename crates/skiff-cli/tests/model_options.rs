@@ -302,3 +302,91 @@ async fn effort_on_an_openai_compatible_server_and_one_that_refuses_it() {
     assert!(chats[3].body.get("reasoning_effort").is_none());
     assert!(chats.iter().all(|c| c.body.get("thinking").is_none()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_output_through_an_openai_compatible_server() {
+    let server = MockServer::start(Script {
+        turns: vec![
+            ScriptTurn::tool_use("StructuredOutput", json!({"n": "two"})),
+            ScriptTurn::tool_use("StructuredOutput", json!({"n": 2})),
+        ],
+        ..Script::default()
+    })
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("SKIFF_HOME", home.path().join(".skiff"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .current_dir(home.path())
+        .args(["-p", "how many?", "--output-format", "json"])
+        .args(["--provider", "openai", "--model", "gpt-test"])
+        .args(["--base-url", &server.url()])
+        .args([
+            "--json-schema",
+            r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#,
+        ]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["structured_output"], json!({"n": 2}));
+    let chats = server.chat_requests();
+    assert_eq!(chats.len(), 2);
+    let tool = chats[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "StructuredOutput")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["function"]["parameters"]["required"], json!(["n"]));
+    // The second request carried the validation error back.
+    assert!(
+        chats[1].body["messages"]
+            .to_string()
+            .contains("Output does not match required schema"),
+        "{}",
+        chats[1].body
+    );
+    // A schema that is not an object schema is a usage error.
+    let mut cmd = skiff(home.path(), &server.url());
+    cmd.args(["-p", "x", "--json-schema", r#"{"type":"array"}"#]);
+    let (out, _) = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--json-schema"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_structured_output_ends_the_run_after_the_attempts_allowed() {
+    let bad = || ScriptTurn::tool_use("StructuredOutput", json!({"n": "x"}));
+    let server = MockServer::start(Script {
+        turns: vec![bad(), bad(), bad()],
+        ..Script::default()
+    })
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = skiff(home.path(), &server.url());
+    cmd.env("MAX_STRUCTURED_OUTPUT_RETRIES", "2")
+        .args(["-p", "x", "--json-schema"])
+        .arg(r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#);
+    let (out, frames) = run(cmd).await;
+    let r = result(&frames, &out);
+    assert_eq!(r["subtype"], "error_max_structured_output_retries", "{r}");
+    assert_eq!(r["terminal_reason"], "structured_output_retry_exhausted");
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to provide valid structured output after 2 attempts"),
+        "{r}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(messages(&server).len(), 2);
+}

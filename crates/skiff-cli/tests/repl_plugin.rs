@@ -53,6 +53,8 @@ async fn plugins_are_managed_from_the_repl() {
             .env("HOME", &home_p)
             .env("SKIFF_HOME", home_p.join(".skiff"))
             .env("TERM", "xterm")
+            // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
+            .env("SKIFF_TUI", "off")
             .env("NO_COLOR", "1")
             .env("ANTHROPIC_API_KEY", "sk-test")
             .env("ANTHROPIC_BASE_URL", url)

@@ -293,7 +293,12 @@ async fn the_sdk_protocol_lists_commands_and_expands_slash_messages() {
     let init = f.iter().find(|v| v["type"] == "control_response").unwrap();
     assert_eq!(
         init["response"]["response"]["commands"],
-        json!([{"name": "fix", "description": "Fix a numbered issue", "argumentHint": "[issue-number]"}])
+        // The built-ins Claude Code lists there (issue 36), then the workspace's own.
+        json!([
+            {"name": "compact", "description": "Clear conversation history but keep a summary in context. Optional: /compact [instructions for summarization]", "argumentHint": "<optional custom summarization instructions>"},
+            {"name": "clear", "description": "Clear conversation history and free up context", "argumentHint": ""},
+            {"name": "fix", "description": "Fix a numbered issue", "argumentHint": "[issue-number]"}
+        ])
     );
     assert!(
         f.iter()

@@ -88,6 +88,7 @@ async fn stream_json_of_a_bash_round() {
             "[].cwd" => "[cwd]",
             "[].duration_ms" => "[ms]",
             "[].duration_api_ms" => "[ms]",
+            "[].skiff_version" => "[version]",
             // What this machine's kernel can enforce.
             "[].sandbox" => "[sandbox]",
         });

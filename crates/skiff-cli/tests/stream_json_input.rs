@@ -710,3 +710,127 @@ fn always_allow_on_a_compound_command_saves_one_rule_per_part() {
     let local = std::fs::read_to_string(ws.path().join(".skiff/settings.local.json")).unwrap();
     assert!(local.contains("\"Bash(touch:*)\""), "{local}");
 }
+
+#[test]
+fn get_context_usage_answers_while_a_turn_waits_for_the_host() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [
+        call("Write", json!({"file_path": "a.txt", "content": "x"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+    );
+    host.control("req_1", json!({"subtype": "initialize"}));
+    host.response_to("req_1");
+    host.user("write a file");
+    // The turn waits for this answer; the context's breakdown comes meanwhile.
+    let ask = host.request("can_use_tool");
+    host.control("req_ctx", json!({"subtype": "get_context_usage"}));
+    let usage = host.response_to("req_ctx");
+    assert_eq!(usage["subtype"], "success", "{usage}");
+    let u = &usage["response"];
+    assert_eq!(u["model"], "scripted");
+    assert!(u["totalTokens"].as_u64().unwrap() > 0, "{u}");
+    assert!(u["rawMaxTokens"].as_u64().unwrap() >= u["maxTokens"].as_u64().unwrap());
+    let ids: Vec<&str> = u["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    for id in ["system_prompt", "system_tools", "messages", "free_space"] {
+        assert!(ids.contains(&id), "{ids:?}");
+    }
+    for c in u["categories"].as_array().unwrap() {
+        assert!(
+            ["used", "free", "buffer"].contains(&c["kind"].as_str().unwrap()),
+            "{c}"
+        );
+    }
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    host.answer(
+        &id,
+        json!({"behavior": "allow", "updatedInput": {"file_path": "a.txt", "content": "x"}}),
+    );
+    assert_eq!(host.result()["subtype"], "success");
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn initialize_options_agents_schema_and_a_verbatim_prompt() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [
+        call("StructuredOutput", json!({"answer": 42})),
+        text("unused"),
+    ]});
+    let mut host = Host::start(ws.path(), home.path(), &script, &[]);
+    // An unusable schema fails initialize with the reason.
+    host.control(
+        "req_bad",
+        json!({"subtype": "initialize", "jsonSchema": {"type": "string"}}),
+    );
+    let bad = host.response_to("req_bad");
+    assert_eq!(bad["subtype"], "error", "{bad}");
+    assert!(
+        bad["error"].as_str().unwrap().contains("jsonSchema"),
+        "{bad}"
+    );
+    host.control(
+        "req_1",
+        json!({"subtype": "initialize",
+               "agents": {"helper": {"description": "Helps.", "prompt": "You help.", "model": "haiku"}},
+               "jsonSchema": {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}}),
+    );
+    let init = host.response_to("req_1");
+    let agents = init["response"]["agents"].as_array().unwrap().clone();
+    assert!(
+        agents
+            .iter()
+            .any(|a| a["name"] == "helper" && a["model"] == "haiku"),
+        "{agents:?}"
+    );
+    let names: Vec<&str> = init["response"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"compact") && names.contains(&"clear"),
+        "{names:?}"
+    );
+    assert_eq!(init["response"]["claude_code_version"], "2.1.330");
+    // `client_composed`: `/clear` is the prompt, not the command.
+    host.send(
+        json!({"type": "user", "session_id": "", "client_composed": true,
+                     "message": {"role": "user", "content": "/clear everything"}}),
+    );
+    let result = host.result();
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_eq!(result["structured_output"], json!({"answer": 42}));
+    let init_frame = host
+        .seen
+        .iter()
+        .find(|f| f["subtype"] == "init")
+        .unwrap()
+        .clone();
+    assert!(
+        init_frame["agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("helper"))
+    );
+    assert!(
+        init_frame["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("StructuredOutput"))
+    );
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+}

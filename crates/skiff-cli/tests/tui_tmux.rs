@@ -610,3 +610,56 @@ async fn a_resize_and_many_turns_commit_each_answer_once() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_commands_run_in_the_terminal_ui() {
+    if !tmux_available() {
+        return;
+    }
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("ok"))
+        .start()
+        .await
+        .unwrap();
+    let d = dirs();
+    let mkt = d.home.path().join("mkt");
+    let w = |rel: &str, text: &str| {
+        let p = mkt.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w(
+        ".claude-plugin/marketplace.json",
+        r#"{"name": "m", "owner": {"name": "t"}, "plugins": [{"name": "demo", "source": "./demo"}]}"#,
+    );
+    w(
+        "demo/.claude-plugin/plugin.json",
+        r#"{"name": "demo", "version": "0.1.0"}"#,
+    );
+    w("demo/commands/hello.md", "Hello");
+    let url = server.url();
+    let home = d.home.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let p = Pane::start(&url, d.home.path(), d.ws.path(), &[], 120, 40);
+        p.wait_for("default mode");
+        p.type_text(&format!("/plugin marketplace add {}", mkt.display()));
+        p.keys(&["Enter"]);
+        p.wait_for("Added marketplace \"m\" (1 plugin)");
+        // Without --yes: what it adds, and how to install it.
+        p.type_text("/plugin install demo@m");
+        p.keys(&["Enter"]);
+        p.wait_for("/plugin install demo@m --yes");
+        assert!(p.everything().contains("commands     /demo:hello"));
+        assert!(!home.join(".skiff/plugins/cache").exists());
+        p.type_text("/plugin install demo@m --yes");
+        p.keys(&["Enter"]);
+        p.wait_for("Installed demo@m 0.1.0");
+        p.type_text("/plugin list");
+        p.keys(&["Enter"]);
+        p.wait_for("demo@m  0.1.0  local copy  enabled");
+        p.keys(&["C-d"]);
+        assert_eq!(p.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+}

@@ -215,21 +215,7 @@ impl SessionBuilder {
         }
         let mut servers = crate::mcp::config::session_servers(o, &settings, &self.env, &cwd)?;
         if !o.strict_mcp_config {
-            let lookup = |k: &str| {
-                settings
-                    .lookup
-                    .get(k)
-                    .or_else(|| self.env.vars().get(k).cloned())
-            };
-            let of_plugins = plugins.mcp_servers(&lookup);
-            servers.servers.extend(of_plugins.servers);
-            servers.problems.extend(of_plugins.problems);
-            servers.warnings.extend(
-                of_plugins
-                    .warnings
-                    .into_iter()
-                    .map(|w| format!("Warning: {w}")),
-            );
+            plugins.add_servers(&mut servers, &settings, &self.env);
         }
         warnings.extend(servers.warnings.iter().cloned());
         let extra_env = crate::rules::settings_env(&settings);
@@ -254,14 +240,7 @@ impl SessionBuilder {
         config
             .init_extra
             .insert("sandbox".into(), sandbox.probed_status(warnings).to_json());
-        config
-            .init_extra
-            .insert("plugins".into(), plugins.init_json());
-        if !plugins.errors.is_empty() {
-            config
-                .init_extra
-                .insert("plugin_errors".into(), plugins.errors_json());
-        }
+        plugins.describe_in(&mut config.init_extra);
         tracing::info!(
             model = %config.model,
             provider = %backend.name(),
@@ -488,6 +467,12 @@ fn agent_config(
                 .map_err(|e| ConfigError::usage(format!("--json-schema: {e}")))?,
         );
     }
+    if let Some(schema) = config.json_schema.take() {
+        config.json_schema = Some(match structured_retries(settings) {
+            Some(n) => schema.with_max_attempts(n),
+            None => schema,
+        });
+    }
     if let Some(cloud) = &built.cloud {
         // The cloud's ids (`us.anthropic.claude-…`, `claude-…@date`, deployment names), so
         // that `system/init`, costs and the small model's calls name what is invoked.
@@ -518,6 +503,15 @@ fn agent_config(
     crate::rules::refuse_bypass_as_root(config.permission_mode, env)?;
     apply_context_settings(settings, &mut config);
     Ok(config)
+}
+
+/// MAX_STRUCTURED_OUTPUT_RETRIES: the failed StructuredOutput attempts allowed.
+pub fn structured_retries(settings: &Settings) -> Option<u32> {
+    settings
+        .lookup
+        .get("MAX_STRUCTURED_OUTPUT_RETRIES")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
 }
 
 /// `--system-prompt` or `--system-prompt-file`.

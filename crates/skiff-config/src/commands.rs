@@ -23,6 +23,7 @@ pub fn load(
     plugins: Vec<PluginCommands>,
     warnings: &mut Vec<String>,
 ) -> Arc<CommandSet> {
+    let started = std::time::Instant::now();
     let layers = match &args.setting_sources {
         Some(list) => Layer::parse_list(list).unwrap_or_default(),
         None => Layer::ALL.to_vec(),
@@ -41,5 +42,10 @@ pub fn load(
         plugins,
     });
     warnings.extend(found.warnings.iter().cloned());
+    tracing::debug!(
+        commands = found.set.commands().len(),
+        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "commands and skills found"
+    );
     Arc::new(found.set)
 }

@@ -129,6 +129,14 @@ pub struct SandboxText {
     domains: Vec<String>,
 }
 
+impl SandboxText {
+    /// Whether Bash commands run without asking while the sandbox contains them (the sandbox
+    /// is enforced and `autoAllowBashIfSandboxed` is on).
+    pub fn runs_commands_unasked(&self) -> bool {
+        self.auto_allow && self.status.enforced()
+    }
+}
+
 impl std::fmt::Display for SandboxText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let status = match &self.probe {

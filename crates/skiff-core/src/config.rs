@@ -82,6 +82,9 @@ pub struct AgentConfig {
     pub json_schema: Option<crate::structured::OutputSchema>,
     /// The memory files in `memory`, for `get_context_usage`.
     pub memory_files: Vec<MemoryUsage>,
+    /// Send running commands' output as [`crate::Event::ToolOutput`] as it comes (an editor
+    /// shows it in the call); default off.
+    pub tool_output: bool,
 }
 
 /// Who a subagent session is (hooks get these fields; SubagentStop fires instead of Stop).
@@ -132,6 +135,7 @@ impl Default for AgentConfig {
             fallback_model: None,
             json_schema: None,
             memory_files: Vec::new(),
+            tool_output: false,
         }
     }
 }

@@ -101,8 +101,11 @@ pub struct ContextUsage {
 }
 
 fn definition_tokens(defs: &[&ToolDefinition]) -> u64 {
-    let owned: Vec<ToolDefinition> = defs.iter().map(|d| (*d).clone()).collect();
-    tokens::estimate_fixed(&[], &owned)
+    tokens::estimate_bytes(
+        defs.iter()
+            .map(|t| serde_json::to_string(t).map_or(0, |s| s.len()))
+            .sum(),
+    )
 }
 
 impl Core {

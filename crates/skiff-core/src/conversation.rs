@@ -88,6 +88,11 @@ impl Conversation {
         !std::mem::replace(&mut self.memory_sent, true)
     }
 
+    /// Record a change of the session's permission mode in the store.
+    pub fn note_mode(&self, mode: &str) {
+        self.store.mode_changed(mode);
+    }
+
     /// Append user content (and record it). Merges into a trailing user message so roles keep
     /// alternating (after an API error or an interrupt the last message is the user's).
     /// `tool_use_results` are the structured results of the tool_result blocks, in order.

@@ -85,6 +85,9 @@ pub(crate) struct Core {
     pub notes: Notes,
     /// The usage the API reported for the last request.
     pub last_usage: Option<skiff_protocol::Usage>,
+    /// What filled the context window after the last model call, for a client that asks
+    /// while a turn runs.
+    pub context_snapshot: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
 }
 
 /// What a [`Core`] is made of; [`Core::new`] derives the rest (the request template, costs).
@@ -183,6 +186,7 @@ impl Core {
             subagents,
             notes: Notes::default(),
             last_usage: None,
+            context_snapshot: Arc::default(),
         };
         core.apply_reasoning();
         core
@@ -233,6 +237,9 @@ impl Core {
         if self.config.reasoning != live.reasoning {
             self.config.reasoning.clone_from(&live.reasoning);
             self.apply_reasoning();
+        }
+        if self.config.permission_mode != live.mode {
+            self.conversation.note_mode(live.mode.as_str());
         }
         self.config.permission_mode = live.mode;
     }

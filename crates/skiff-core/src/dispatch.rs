@@ -66,6 +66,8 @@ pub struct Dispatcher<'a> {
     pub hook_common: HookCommon,
     /// Set when a hook said `continue: false`: the run ends after these calls, for this reason.
     pub hook_stop: std::sync::Mutex<Option<String>>,
+    /// Send running commands' output as [`crate::Event::ToolOutput`] as it comes.
+    pub tool_output: bool,
 }
 
 /// The outcome of one call.
@@ -410,6 +412,16 @@ impl Dispatcher<'_> {
     ) -> CallResult {
         let mut ctx = self.ctx.with_cancel(cancel.child_token());
         ctx.tool_use_id = Some(std::sync::Arc::from(call.id.as_str()));
+        if self.tool_output {
+            let sink = self.sink.clone();
+            let id = call.id.clone();
+            ctx.output = Some(skiff_tools::OutputTap::new(move |text| {
+                sink.send(crate::Event::ToolOutput {
+                    tool_use_id: id.clone(),
+                    text: text.to_owned(),
+                });
+            }));
+        }
         // A sandboxed command's connection to a host not allowed yet is asked about here.
         if self.approver.asks() {
             ctx.network_approver = Some(std::sync::Arc::new(

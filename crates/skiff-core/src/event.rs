@@ -33,6 +33,17 @@ pub enum Event {
     Idle,
     /// A [`crate::Op::Compact`] finished (the `compact_boundary` frame came before on success).
     Compacted(Result<CompactReport, CompactError>),
+    /// The session changed its own permission mode (an approved plan left plan mode); a mode
+    /// set by the client is not reported back.
+    ModeChanged(crate::PermissionMode),
+    /// Output of a running call (a Bash command's, as it comes), when
+    /// [`crate::AgentConfig::tool_output`] is on; the call's result follows as usual.
+    ToolOutput {
+        /// The call.
+        tool_use_id: String,
+        /// The next chunk of its output.
+        text: String,
+    },
 }
 
 impl Event {

@@ -75,6 +75,7 @@ pub mod mcp;
 pub mod memory;
 mod model_call;
 mod overflow;
+mod permission_mode;
 pub mod permissions;
 pub mod prompt;
 pub mod reasoning;

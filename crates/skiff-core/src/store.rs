@@ -69,6 +69,9 @@ pub trait SessionStore: Send + Sync {
     fn history_trimmed(&self, trim: TrimRecord<'_>) {
         self.history_replaced(trim.history);
     }
+    /// The session's permission mode changed (a client's `set_mode`, an approved plan): stores
+    /// that can should record it, so that a reloaded session comes back in it.
+    fn mode_changed(&self, _mode: &str) {}
     /// The file the session is saved in, if any (hooks get it as `transcript_path`).
     fn path(&self) -> Option<&std::path::Path> {
         None

@@ -51,6 +51,7 @@ pub enum SchemaError {
 pub struct OutputSchema {
     schema: Value,
     validator: Arc<jsonschema::Validator>,
+    max_attempts: u32,
 }
 
 impl std::fmt::Debug for OutputSchema {
@@ -85,7 +86,19 @@ impl OutputSchema {
         Ok(Self {
             schema,
             validator: Arc::new(validator),
+            max_attempts: DEFAULT_MAX_RETRIES,
         })
+    }
+
+    /// Allow this many failed attempts (MAX_STRUCTURED_OUTPUT_RETRIES; at least 1).
+    pub fn with_max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n.max(1);
+        self
+    }
+
+    /// The failed attempts allowed before the run ends.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
     }
 
     /// The schema.
@@ -185,18 +198,9 @@ pub(crate) enum Next {
 }
 
 impl Attempts {
-    /// The attempts allowed (MAX_STRUCTURED_OUTPUT_RETRIES, else 5).
-    pub fn max() -> u32 {
-        std::env::var("MAX_STRUCTURED_OUTPUT_RETRIES")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(DEFAULT_MAX_RETRIES)
-    }
-
     /// After a tool round: `calls` are the round's `StructuredOutput` calls and their results
-    /// (`Ok(input)` when valid, `Err(text)` when not).
-    pub fn after_tools(&mut self, calls: Vec<Result<Value, String>>) -> Next {
+    /// (`Ok(input)` when valid, `Err(text)` when not); `max` failed attempts end the run.
+    pub fn after_tools(&mut self, calls: Vec<Result<Value, String>>, max: u32) -> Next {
         for call in calls {
             match call {
                 Ok(value) => return Next::Done(value),
@@ -206,7 +210,7 @@ impl Attempts {
                 }
             }
         }
-        if self.failed >= Self::max() {
+        if self.failed >= max {
             return Next::GiveUp(self.give_up_text());
         }
         Next::Continue
@@ -324,11 +328,14 @@ mod tests {
         let mut a = Attempts::default();
         for _ in 0..DEFAULT_MAX_RETRIES - 1 {
             assert_eq!(
-                a.after_tools(vec![Err("<tool_use_error>bad</tool_use_error>".into())]),
+                a.after_tools(
+                    vec![Err("<tool_use_error>bad</tool_use_error>".into())],
+                    DEFAULT_MAX_RETRIES
+                ),
                 Next::Continue
             );
         }
-        let Next::GiveUp(text) = a.after_tools(vec![Err("bad".into())]) else {
+        let Next::GiveUp(text) = a.after_tools(vec![Err("bad".into())], DEFAULT_MAX_RETRIES) else {
             panic!()
         };
         assert_eq!(
@@ -337,7 +344,7 @@ mod tests {
         );
         let mut a = Attempts::default();
         assert_eq!(
-            a.after_tools(vec![Err("x".into()), Ok(json!({"answer": 2}))]),
+            a.after_tools(vec![Err("x".into()), Ok(json!({"answer": 2}))], 5),
             Next::Done(json!({"answer": 2}))
         );
         assert_eq!(a.after_answer(), Next::Enforce);

@@ -532,6 +532,30 @@ impl SessionStore for JsonlTranscript {
         }
     }
 
+    /// A `{"type": "mode", "permissionMode": …}` line (as Claude Code records a mode change),
+    /// outside the message chain, synced at once.
+    fn mode_changed(&self, mode: &str) {
+        if self.agent_id.is_some() {
+            return;
+        }
+        let mut st = self.lock();
+        self.write_initial(&mut st);
+        let mut line = serde_json::json!({
+            "type": "mode",
+            "permissionMode": mode,
+            "sessionId": self.meta.session_id,
+            "timestamp": now_iso(),
+        })
+        .to_string()
+        .into_bytes();
+        line.push(b'\n');
+        let writer = st
+            .writer
+            .get_or_insert_with(|| Writer::start(self.path.clone()));
+        writer.line(line);
+        writer.sync();
+    }
+
     fn history_replaced(&self, history: &[Message]) {
         self.record_compaction(history);
     }
@@ -549,6 +573,30 @@ impl SessionStore for JsonlTranscript {
     fn history_trimmed(&self, trim: TrimRecord<'_>) {
         self.record_trim(trim.replaced, trim.first);
     }
+}
+
+/// The permission mode a saved session was last in: its newest `mode` line, else the mode of
+/// its newest prompt (`permissionMode` on user lines, as Claude Code writes them) or run
+/// (`skiff_session`'s settings). `None` when the file says nothing (or cannot be read).
+pub fn last_permission_mode(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut mode = None;
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let found = match v.get("type").and_then(Value::as_str) {
+            Some("mode" | "user") => v.get("permissionMode"),
+            Some("system") if v.get("subtype").and_then(Value::as_str) == Some(SESSION_SUBTYPE) => {
+                v.get("settings").and_then(|s| s.get("permissionMode"))
+            }
+            _ => None,
+        };
+        if let Some(m) = found.and_then(Value::as_str) {
+            mode = Some(m.to_owned());
+        }
+    }
+    mode
 }
 
 /// The loop's own rule: a max_tokens reply whose tool call input was cut is retried, not kept.

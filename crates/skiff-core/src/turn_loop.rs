@@ -389,6 +389,9 @@ async fn run_loop(
         let assistant_text = msg.text();
         core.conversation.push_reply(msg, st.merge_next_assistant);
         st.merge_next_assistant = false;
+        if let Ok(mut snapshot) = core.context_snapshot.lock() {
+            *snapshot = Some(core.context_usage());
+        }
         // [hook: budget] Past the budget after this call: nothing more runs.
         if let Some(budget) = crate::budget::exceeded(core) {
             crate::budget::answer_not_run(core, &tool_uses, budget, sink);
@@ -425,6 +428,7 @@ async fn run_loop(
                     switched_mode: std::sync::Mutex::new(None),
                     hook_common,
                     hook_stop: std::sync::Mutex::new(None),
+                    tool_output: core.config.tool_output,
                 };
                 let mut results = dispatcher.run_all(&tool_uses, cancel).await;
                 crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
@@ -444,6 +448,7 @@ async fn run_loop(
                     io.live.send_modify(|l| l.mode = mode);
                     core.sync(&io.live.borrow());
                     sink.mode_changed(mode.as_str());
+                    sink.send(crate::Event::ModeChanged(mode));
                     sink.notice(
                         "permission_mode",
                         "info",
@@ -505,7 +510,12 @@ async fn run_loop(
                 // many invalid ones end it with an error.
                 if let Some(calls) = structured_calls {
                     use crate::structured::Next;
-                    match st.structured.after_tools(calls) {
+                    let max = core
+                        .config
+                        .json_schema
+                        .as_ref()
+                        .map_or(crate::structured::DEFAULT_MAX_RETRIES, |s| s.max_attempts());
+                    match st.structured.after_tools(calls, max) {
                         Next::Done(value) => {
                             st.structured_output = Some(value);
                             return End::Completed(format!("{}{assistant_text}", st.text_prefix));

@@ -36,6 +36,7 @@ pub(crate) async fn run(core: &mut Core, command: String, io: &TurnIo<'_>) {
         max_result_chars: core.config.max_tool_result_chars,
         progress_interval: core.config.progress_interval,
         max_parallel: 1,
+        tool_output: core.config.tool_output,
         results_dir: core.config.tool_results_dir.as_deref(),
         switched_mode: Mutex::new(None),
         hook_common: core.hook_common(),

@@ -94,6 +94,7 @@ async fn a_tool_round_requests_and_frames() {
             "[].tool_use_result.file.filePath" => "[path]",
             "[].duration_ms" => "[ms]",
             "[].duration_api_ms" => "[ms]",
+            "[].skiff_version" => "[version]",
         });
     });
 }

@@ -303,7 +303,12 @@ async fn run_command(
             () = ctx.cancel.cancelled() => break Ending::Interrupted,
             read = reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => output.push(&buf[..n]),
+                Ok(n) => {
+                    output.push(&buf[..n]);
+                    if let Some(tap) = &ctx.output {
+                        tap.bytes(&buf[..n]);
+                    }
+                }
             },
         }
     };

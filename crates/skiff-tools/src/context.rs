@@ -97,6 +97,9 @@ pub struct ToolContext {
     /// Asks the user when a sandboxed command wants a host that is not allowed (the session's
     /// approval path); `None`: such hosts are refused.
     pub network_approver: Option<Arc<dyn crate::sandbox::NetworkApprover>>,
+    /// Where a running command's output goes as it comes (set per call by the loop when the
+    /// client shows it live); `None`: only the result.
+    pub output: Option<crate::OutputTap>,
 }
 
 impl ToolContext {
@@ -123,6 +126,7 @@ impl ToolContext {
             tool_use_id: None,
             todos: Arc::default(),
             network_approver: None,
+            output: None,
         })
     }
 

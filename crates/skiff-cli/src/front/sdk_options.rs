@@ -26,23 +26,31 @@ const BUILTIN_COMMANDS: &[(&str, &str, &str)] = &[
 /// Apply `initialize`'s options to the agent before it starts. An unusable option is an error
 /// (the `initialize` request fails with it, as the SDKs expect).
 pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
+    // Everything is checked before anything changes.
+    let added = match request.get("agents").filter(|v| !v.is_null()) {
+        Some(defs) => parse_agents_json(defs).map_err(|e| format!("agents: {e}"))?,
+        None => Vec::new(),
+    };
+    let schema = match request.get("jsonSchema").filter(|v| !v.is_null()) {
+        Some(schema) => Some(
+            skiff_core::structured::OutputSchema::new(schema.clone())
+                .map_err(|e| format!("jsonSchema: {e}"))?
+                .with_max_attempts(max_attempts()),
+        ),
+        None => None,
+    };
     let config = agent.config_mut();
-    if let Some(defs) = request.get("agents").filter(|v| !v.is_null()) {
-        let added = parse_agents_json(defs).map_err(|e| format!("agents: {e}"))?;
-        if config.agents.is_empty() {
-            // No Task tool in this session (`--tools` or a deny rule left it out).
-            if !added.is_empty() {
-                tracing::warn!("initialize.agents: the session offers no Task tool; ignored");
-            }
-        } else {
-            let all = std::mem::take(&mut config.agents);
-            config.agents = merge_agents(all.into_iter().chain(added));
+    if config.agents.is_empty() {
+        // No Task tool in this session (`--tools` or a deny rule left it out).
+        if !added.is_empty() {
+            tracing::warn!("initialize.agents: the session offers no Task tool; ignored");
         }
+    } else if !added.is_empty() {
+        let all = std::mem::take(&mut config.agents);
+        config.agents = merge_agents(all.into_iter().chain(added));
     }
-    if let Some(schema) = request.get("jsonSchema").filter(|v| !v.is_null()) {
-        let schema = skiff_core::structured::OutputSchema::new(schema.clone())
-            .map_err(|e| format!("jsonSchema: {e}"))?;
-        config.json_schema = Some(schema);
+    if schema.is_some() {
+        config.json_schema = schema;
     }
     let replaced = match request.get("systemPrompt") {
         Some(Value::String(s)) => Some(s.clone()),
@@ -74,6 +82,15 @@ pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
         config.system_prompt.push(text.to_owned());
     }
     Ok(())
+}
+
+/// MAX_STRUCTURED_OUTPUT_RETRIES from skiff's environment, else Claude Code's 5.
+fn max_attempts() -> u32 {
+    crate::session::environment()
+        .get("MAX_STRUCTURED_OUTPUT_RETRIES")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(skiff_core::structured::DEFAULT_MAX_RETRIES)
 }
 
 /// `initialize`'s `commands`: the built-in ones a host can send, the custom commands and

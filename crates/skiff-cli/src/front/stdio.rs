@@ -757,6 +757,9 @@ impl Driver {
                 }
             }
             Event::Request(r) => self.request(r),
+            // As Claude Code reports a mode change: a status frame carrying the mode.
+            // The session's own `system/status` frame reports it.
+            Event::ModeChanged(_) => {}
             Event::Compacted(Err(e)) => {
                 self.system_error(&format!("/compact failed: {e}"));
             }

@@ -57,6 +57,7 @@ pub fn session_plugins(
     cwd: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<SessionPlugins> {
+    let started = std::time::Instant::now();
     let mut out = SessionPlugins::default();
     let enabled: Vec<(&String, &crate::settings::Sourced<bool>)> = settings
         .enabled_plugins
@@ -100,6 +101,11 @@ pub fn session_plugins(
         let plugin = LoadedPlugin { id, ..plugin };
         out.push(plugin, None, "--plugin-dir".to_owned(), warnings);
     }
+    tracing::debug!(
+        plugins = out.plugins.len(),
+        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "plugins loaded"
+    );
     Ok(out)
 }
 
@@ -192,6 +198,37 @@ impl SessionPlugins {
             }
         }
         out
+    }
+
+    /// Add the plugins' MCP servers to a session's (`${VAR}` looked up in the settings, then
+    /// `env`); their warnings start with `Warning:` as the others'.
+    pub fn add_servers(
+        &self,
+        servers: &mut crate::mcp::config::SessionServers,
+        settings: &Settings,
+        env: &Environment,
+    ) {
+        let lookup = |k: &str| {
+            settings
+                .lookup
+                .get(k)
+                .or_else(|| env.vars().get(k).cloned())
+        };
+        let found = self.mcp_servers(&lookup);
+        servers.servers.extend(found.servers);
+        servers.problems.extend(found.problems);
+        servers
+            .warnings
+            .extend(found.warnings.into_iter().map(|w| format!("Warning: {w}")));
+    }
+
+    /// Put `plugins` (and `plugin_errors`, when some could not load) into `system/init`'s
+    /// extra fields.
+    pub fn describe_in(&self, init: &mut serde_json::Map<String, Value>) {
+        init.insert("plugins".into(), self.init_json());
+        if !self.errors.is_empty() {
+            init.insert("plugin_errors".into(), self.errors_json());
+        }
     }
 
     /// `system/init.plugins`: `[{name, path, source, version?}]`.

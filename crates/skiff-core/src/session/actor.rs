@@ -7,12 +7,11 @@
 //! the queue dropped, and the conversation left valid; `Shutdown` finishes what was submitted.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use skiff_protocol::Message;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
-
-use std::sync::Arc;
 
 use super::{Op, Status};
 use crate::core::Core;
@@ -68,6 +67,8 @@ struct Actor {
     requester: Requester,
     live: watch::Sender<Live>,
     live_rx: watch::Receiver<Live>,
+    /// The context's breakdown after the running turn's last model call.
+    context: Arc<std::sync::Mutex<Option<crate::context_usage::ContextUsage>>>,
     /// Where rule changes go (none: the session's rules cannot change).
     store: Option<Arc<dyn PermissionStore>>,
 }
@@ -82,6 +83,7 @@ pub(crate) async fn run(
     store: Option<Arc<dyn PermissionStore>>,
 ) {
     let mut actor = Actor {
+        context: Arc::clone(&core.context_snapshot),
         commands,
         open: true,
         closing: false,
@@ -99,7 +101,12 @@ pub(crate) async fn run(
             None => match actor.commands.recv().await {
                 Some(cmd) => match actor.idle_command(cmd) {
                     Some(w) => w,
-                    None => continue,
+                    None => {
+                        // A mode or model set while idle is the session's at once (the
+                        // transcript records the mode).
+                        core.sync(&actor.live.borrow());
+                        continue;
+                    }
                 },
                 None => {
                     actor.open = false;
@@ -234,7 +241,16 @@ impl Actor {
             Some(Command::Op(op)) => self.queue.push_back(Work::Op(op)),
             Some(Command::History(tx)) => self.queue.push_back(Work::History(tx)),
             Some(Command::Status(tx)) => self.queue.push_back(Work::Status(tx)),
-            Some(Command::ContextUsage(tx)) => self.queue.push_back(Work::ContextUsage(tx)),
+            // Answered at once from the last model call's breakdown, when there is one.
+            Some(Command::ContextUsage(tx)) => {
+                let now = self.context.lock().ok().and_then(|c| c.clone());
+                match now {
+                    Some(usage) => {
+                        let _ = tx.send(usage);
+                    }
+                    None => self.queue.push_back(Work::ContextUsage(tx)),
+                }
+            }
             Some(Command::Rewind { id, dry_run, reply }) => {
                 self.queue.push_back(Work::Rewind { id, dry_run, reply });
             }

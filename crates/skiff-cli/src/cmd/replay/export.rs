@@ -274,8 +274,11 @@ impl Builder {
             })
             .collect();
         if results.is_empty() {
+            // The note an interrupt leaves in the conversation is the session's, not a prompt:
+            // a replay's own interrupt leaves it again.
             if thread.is_none()
                 && let Some(prompt) = typed_prompt(&blocks)
+                && !is_interruption_note(&prompt)
             {
                 self.inputs.push(RecordedInput::Prompt { content: prompt });
             }
@@ -379,4 +382,12 @@ pub fn result_text(content: Option<&ToolResultContent>) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
     }
+}
+
+/// `[Request interrupted by user]` (or `… for tool use]`): what an interrupt leaves.
+fn is_interruption_note(prompt: &[ContentBlock]) -> bool {
+    matches!(prompt, [ContentBlock::Text(t)] if matches!(
+        t.text.trim(),
+        "[Request interrupted by user]" | "[Request interrupted by user for tool use]"
+    ))
 }

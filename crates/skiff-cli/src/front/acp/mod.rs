@@ -107,6 +107,17 @@ struct Opened {
     mode: PermissionMode,
     model: String,
     models: Vec<String>,
+    sandboxed: bool,
+}
+
+impl Opened {
+    fn state(&self) -> session::State {
+        session::State {
+            mode: self.mode,
+            model: self.model.clone(),
+            sandboxed: self.sandboxed,
+        }
+    }
 }
 
 /// What the editor asks for in `session/new` and `session/load`.
@@ -198,10 +209,15 @@ impl Server {
                 let cwd = std::fs::canonicalize(&o.cwd)
                     .map_err(|e| invalid(format!("{}: {e}", o.cwd.display())))?;
                 let sid = SessionId::new(id.as_str());
-                if !skiff_core::transcript::is_valid_session_id(id)
-                    || !skiff_core::transcript::session_path(&home, &cwd, id).is_file()
-                {
+                let path = skiff_core::transcript::session_path(&home, &cwd, id);
+                if !skiff_core::transcript::is_valid_session_id(id) || !path.is_file() {
                     return Err(not_found(&sid));
+                }
+                // The session comes back in the mode it was last in.
+                if let Some(mode) = skiff_core::transcript::last_permission_mode(&path)
+                    .filter(|m| m.parse::<PermissionMode>().is_ok())
+                {
+                    overrides.permission_mode = Some(mode);
                 }
                 overrides.session.resume = Some(id.clone());
                 overrides.session.session_id = None;
@@ -226,16 +242,21 @@ impl Server {
         });
         let built = crate::session::assemble_overrides(overrides, DeltaMode::Raw, None, files)
             .map_err(|e| build_error(&e))?;
-        let agent = built.agent.with_approver(Arc::new(AskClient));
+        let mut agent = built.agent.with_approver(Arc::new(AskClient));
+        // A running command's output goes to the editor as it comes (the command still runs
+        // in skiff's sandbox).
+        agent.config_mut().tool_output = true;
         let cwd = agent.config().cwd.clone();
         let custom = Arc::clone(&agent.config().commands);
         let history = agent.history().to_vec();
         let mode = agent.config().permission_mode;
         let model = agent.config().model.clone();
         let models = modes::models(&model, built.local);
+        let sandboxed = built.sandbox.runs_commands_unasked();
         let state = Arc::new(Mutex::new(State {
             mode,
             model: model.clone(),
+            sandboxed,
         }));
         let sid = SessionId::new(id.as_str());
         let running = agent.spawn();
@@ -274,6 +295,7 @@ impl Server {
             mode,
             model,
             models,
+            sandboxed,
         })
     }
 
@@ -292,9 +314,19 @@ impl Server {
     fn options(&self, id: &SessionId) -> Result<Vec<SessionConfigOption>, Error> {
         self.entry(id, |e| {
             let st = e.state.lock().map(|s| s.clone()).ok();
-            st.map(|s| modes::config_options(s.mode, &s.model, &e.models))
+            st.map(|s| s.options(&e.models))
         })?
         .ok_or_else(|| internal("poisoned"))
+    }
+
+    /// The updates that tell the editor of the session's mode.
+    fn mode_updates(&self, id: &SessionId) -> Result<[SessionUpdate; 2], Error> {
+        self.entry(id, |e| {
+            e.state
+                .lock()
+                .map(|s| s.mode_updates(&e.models))
+                .map_err(|_| internal("poisoned"))
+        })?
     }
 
     fn set_mode(&self, id: &SessionId, mode: &str) -> Result<(), Error> {
@@ -396,12 +428,8 @@ async fn serve(base: Overrides) -> anyhow::Result<ExitCode> {
                     },
                 )?;
                 let response = NewSessionResponse::new(opened.id.clone())
-                    .modes(modes::mode_state(opened.mode))
-                    .config_options(modes::config_options(
-                        opened.mode,
-                        &opened.model,
-                        &opened.models,
-                    ));
+                    .modes(modes::mode_state(opened.mode, opened.sandboxed))
+                    .config_options(opened.state().options(&opened.models));
                 respond_opened(&cx, &opened, responder, response)
             },
             on_receive_request!(),
@@ -423,12 +451,8 @@ async fn serve(base: Overrides) -> anyhow::Result<ExitCode> {
                     notify(&cx, &opened.id, update)?;
                 }
                 let response = LoadSessionResponse::new()
-                    .modes(modes::mode_state(opened.mode))
-                    .config_options(modes::config_options(
-                        opened.mode,
-                        &opened.model,
-                        &opened.models,
-                    ));
+                    .modes(modes::mode_state(opened.mode, opened.sandboxed))
+                    .config_options(opened.state().options(&opened.models));
                 respond_opened(&cx, &opened, responder, response)
             },
             on_receive_request!(),
@@ -484,31 +508,42 @@ async fn serve(base: Overrides) -> anyhow::Result<ExitCode> {
         .on_receive_request(
             async move |req: SetSessionModeRequest, responder, cx| {
                 s7.set_mode(&req.session_id, &req.mode_id.0)?;
-                let options = s7.options(&req.session_id)?;
+                let updates = s7.mode_updates(&req.session_id)?;
                 responder.respond(SetSessionModeResponse::new())?;
-                notify(
-                    &cx,
-                    &req.session_id,
-                    SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
-                )
+                for update in updates {
+                    notify(&cx, &req.session_id, update)?;
+                }
+                Ok(())
             },
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: SetSessionConfigOptionRequest, responder, _cx| {
+            async move |req: SetSessionConfigOptionRequest, responder, cx| {
                 let value = req
                     .value
                     .as_value_id()
                     .map(|v| v.0.to_string())
                     .ok_or_else(|| invalid("this option takes a value id"))?;
-                match &*req.config_id.0 {
-                    modes::MODE_OPTION => s8.set_mode(&req.session_id, &value)?,
-                    modes::MODEL_OPTION => s8.set_model(&req.session_id, &value)?,
+                let mode = match &*req.config_id.0 {
+                    modes::MODE_OPTION => {
+                        s8.set_mode(&req.session_id, &value)?;
+                        true
+                    }
+                    modes::MODEL_OPTION => {
+                        s8.set_model(&req.session_id, &value)?;
+                        false
+                    }
                     other => return Err(invalid(format!("unknown config option {other:?}"))),
-                }
+                };
                 responder.respond(SetSessionConfigOptionResponse::new(
                     s8.options(&req.session_id)?,
-                ))
+                ))?;
+                // The options are in the answer; the mode is told as every mode change is.
+                if mode {
+                    let [current, _] = s8.mode_updates(&req.session_id)?;
+                    notify(&cx, &req.session_id, current)?;
+                }
+                Ok(())
             },
             on_receive_request!(),
         )

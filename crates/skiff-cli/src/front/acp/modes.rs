@@ -12,45 +12,70 @@ pub const MODE_OPTION: &str = "mode";
 /// The config option that picks the model.
 pub const MODEL_OPTION: &str = "model";
 
-/// The modes an editor offers, with their names and what they do.
-const MODES: [(PermissionMode, &str, &str); 4] = [
-    (
-        PermissionMode::Default,
-        "Default",
-        "Ask before edits, commands and other changes the rules do not allow",
-    ),
-    (
-        PermissionMode::AcceptEdits,
-        "Accept Edits",
-        "Edit files in the workspace without asking; still ask before commands",
-    ),
-    (
-        PermissionMode::Plan,
-        "Plan",
-        "Read and plan only; no edits or commands until the plan is accepted",
-    ),
-    (
-        PermissionMode::BypassPermissions,
-        "Bypass Permissions",
-        "Run everything without asking (deny rules still apply)",
-    ),
-];
+/// The modes an editor offers, with their names and what each runs without asking — which
+/// depends on whether the Bash sandbox lets commands run without asking in this session
+/// (`sandboxed`).
+fn offered(sandboxed: bool) -> [(PermissionMode, &'static str, &'static str); 4] {
+    [
+        (
+            PermissionMode::Default,
+            "Default",
+            if sandboxed {
+                "Runs reads and commands inside the sandbox without asking; asks before edits, \
+                 commands that leave the sandbox and other changes the rules do not allow"
+            } else {
+                "Runs reads and read-only commands without asking; asks before edits, other \
+                 commands and other changes the rules do not allow"
+            },
+        ),
+        (
+            PermissionMode::AcceptEdits,
+            "Accept Edits",
+            if sandboxed {
+                "Runs reads, edits in the workspace and commands inside the sandbox without \
+                 asking; asks before the rest"
+            } else {
+                "Runs reads and edits in the workspace (and mkdir, touch, rm, mv, cp there) \
+                 without asking; asks before other commands"
+            },
+        ),
+        (
+            PermissionMode::Plan,
+            "Plan",
+            "Reads and plans only; nothing is edited or run until the plan is accepted",
+        ),
+        (
+            PermissionMode::BypassPermissions,
+            "Bypass Permissions",
+            "Runs everything without asking (deny and ask rules still apply)",
+        ),
+    ]
+}
 
 /// The modes, with `current` among them even when it is not one of the four offered
 /// (`dontAsk` from the settings).
-fn modes(current: PermissionMode) -> Vec<(PermissionMode, &'static str, &'static str)> {
-    let mut list = MODES.to_vec();
+fn modes(
+    current: PermissionMode,
+    sandboxed: bool,
+) -> Vec<(PermissionMode, &'static str, &'static str)> {
+    let mut list = offered(sandboxed).to_vec();
     if !list.iter().any(|(m, _, _)| *m == current) {
-        list.push((current, current.as_str(), "The mode set in the settings"));
+        let about = match current {
+            PermissionMode::DontAsk => {
+                "Runs only what the rules (and the sandbox) allow; the rest is denied, never asked"
+            }
+            _ => "The mode set in the settings",
+        };
+        list.push((current, current.as_str(), about));
     }
     list
 }
 
 /// `modes` of `session/new` and `session/load`.
-pub fn mode_state(current: PermissionMode) -> SessionModeState {
+pub fn mode_state(current: PermissionMode, sandboxed: bool) -> SessionModeState {
     SessionModeState::new(
         current.as_str(),
-        modes(current)
+        modes(current, sandboxed)
             .into_iter()
             .map(|(m, name, about)| {
                 SessionMode::new(m.as_str(), name).description(about.to_owned())
@@ -79,8 +104,9 @@ pub fn config_options(
     mode: PermissionMode,
     model: &str,
     models: &[String],
+    sandboxed: bool,
 ) -> Vec<SessionConfigOption> {
-    let mode_values: Vec<SessionConfigSelectOption> = modes(mode)
+    let mode_values: Vec<SessionConfigSelectOption> = modes(mode, sandboxed)
         .into_iter()
         .map(|(m, name, about)| {
             SessionConfigSelectOption::new(m.as_str(), name).description(about.to_owned())
@@ -115,7 +141,7 @@ mod tests {
 
     #[test]
     fn modes_and_options_on_the_wire() {
-        let state = serde_json::to_value(mode_state(PermissionMode::Plan)).unwrap();
+        let state = serde_json::to_value(mode_state(PermissionMode::Plan, false)).unwrap();
         assert_eq!(state["currentModeId"], "plan");
         let ids: Vec<&str> = state["availableModes"]
             .as_array()
@@ -124,13 +150,14 @@ mod tests {
             .map(|m| m["id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, ["default", "acceptEdits", "plan", "bypassPermissions"]);
-        let state = serde_json::to_value(mode_state(PermissionMode::DontAsk)).unwrap();
+        let state = serde_json::to_value(mode_state(PermissionMode::DontAsk, false)).unwrap();
         assert_eq!(state["availableModes"].as_array().unwrap().len(), 5);
 
         let options = serde_json::to_value(config_options(
             PermissionMode::Default,
             "m1",
             &models("m1", true),
+            false,
         ))
         .unwrap();
         assert_eq!(options[0]["id"], "mode");
@@ -142,5 +169,19 @@ mod tests {
             json!([{"value": "m1", "name": "m1"}])
         );
         assert!(models("m1", false).len() > 1);
+    }
+
+    #[test]
+    fn the_descriptions_say_what_runs_without_asking() {
+        let about = |sandboxed| {
+            serde_json::to_value(mode_state(PermissionMode::Default, sandboxed)).unwrap()
+                ["availableModes"][0]["description"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert!(about(true).contains("commands inside the sandbox without asking"));
+        assert!(about(false).contains("asks before edits, other commands"));
+        assert!(!about(false).contains("sandbox"));
     }
 }

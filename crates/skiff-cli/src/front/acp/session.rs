@@ -60,6 +60,26 @@ pub struct State {
     pub mode: PermissionMode,
     /// Model id.
     pub model: String,
+    /// Bash commands run without asking inside the sandbox (what the modes' descriptions say).
+    pub sandboxed: bool,
+}
+
+impl State {
+    /// The configuration options for this state.
+    pub fn options(
+        &self,
+        models: &[String],
+    ) -> Vec<agent_client_protocol::v1::schema::SessionConfigOption> {
+        modes::config_options(self.mode, &self.model, models, self.sandboxed)
+    }
+
+    /// The `current_mode_update` and `config_option_update` that tell an editor of a mode.
+    pub fn mode_updates(&self, models: &[String]) -> [SessionUpdate; 2] {
+        [
+            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(self.mode.as_str())),
+            SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(self.options(models))),
+        ]
+    }
 }
 
 /// What a session needs besides the skiff session.
@@ -242,19 +262,18 @@ impl Pump {
         }
     }
 
-    /// Tell the editor the mode changed (skiff changed it, or a slash command did).
+    /// Tell the editor the mode changed (skiff changed it: an approved plan, a slash command).
     fn mode_changed(&self, mode: PermissionMode) {
         self.set_state(|s| s.mode = mode);
-        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode.as_str(),
-        )));
-        self.options_changed();
+        for update in self.state().mode_updates(&self.parts.models) {
+            self.notify(update);
+        }
     }
 
     fn options_changed(&self) {
         let st = self.state();
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-            modes::config_options(st.mode, &st.model, &self.parts.models),
+            st.options(&self.parts.models),
         )));
     }
 
@@ -314,6 +333,9 @@ impl Pump {
                 }
             }
             Event::Frame(SdkMessage::Result(r)) => self.turn_ended(&r),
+            // The editor chose it already when it answered the plan's question.
+            Event::ModeChanged(mode) if self.state().mode != mode => self.mode_changed(mode),
+            Event::ModeChanged(_) => {}
             Event::Compacted(outcome) => self.compacted(outcome),
             ev => {
                 for update in self.translator.event(&ev) {

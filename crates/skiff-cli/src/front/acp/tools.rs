@@ -112,10 +112,9 @@ pub fn call_info(name: &str, input: &Value, cwd: &Path) -> CallInfo {
             if let Some(p) = path {
                 info.title = format!("Edit {}", shown(cwd, p));
                 info.locations.push(location(cwd, p, None));
-                if let (Some(old), Some(new)) = (s(input, "old_string"), s(input, "new_string")) {
-                    info.content.push(ToolCallContent::from(
-                        Diff::new(absolute(cwd, p), new).old_text(old.to_owned()),
-                    ));
+                let original = std::fs::read_to_string(absolute(cwd, p)).ok();
+                if let Some(diff) = edit_diff(cwd, p, input, original) {
+                    info.content.push(ToolCallContent::from(diff));
                 }
             }
         }
@@ -210,6 +209,53 @@ pub fn call_info(name: &str, input: &Value, cwd: &Path) -> CallInfo {
     info
 }
 
+/// The replacements an Edit (`old_string`, `new_string`, `replace_all`) or a MultiEdit
+/// (`edits: [...]`) makes.
+fn replacements(input: &Value) -> Vec<(&str, &str, bool)> {
+    fn one(v: &Value) -> Option<(&str, &str, bool)> {
+        Some((
+            v.get("old_string")?.as_str()?,
+            v.get("new_string")?.as_str()?,
+            v.get("replace_all").and_then(Value::as_bool) == Some(true),
+        ))
+    }
+    match input.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits.iter().filter_map(one).collect(),
+        None => one(input).into_iter().collect(),
+    }
+}
+
+/// An edit's diff as the whole file before and after (so the editor's diff view has the
+/// surrounding lines), from `original` (the file as it was); the replaced fragments alone when
+/// the file is not known or the text to replace is not in it.
+fn edit_diff(cwd: &Path, path: &str, input: &Value, original: Option<String>) -> Option<Diff> {
+    let edits = replacements(input);
+    let first = edits.first()?;
+    let whole = original.and_then(|old| {
+        let mut new = old.clone();
+        for (from, to, all) in &edits {
+            if from.is_empty() {
+                // Creating the file (Edit with an empty old_string on a missing file).
+                if !new.is_empty() {
+                    return None;
+                }
+                new = (*to).to_owned();
+            } else if !new.contains(from) {
+                return None;
+            } else if *all {
+                new = new.replace(from, to);
+            } else {
+                new = new.replacen(from, to, 1);
+            }
+        }
+        Some((old, new))
+    });
+    Some(match whole {
+        Some((old, new)) => Diff::new(absolute(cwd, path), new).old_text(old),
+        None => Diff::new(absolute(cwd, path), first.1).old_text(first.0.to_owned()),
+    })
+}
+
 /// The `tool_call` announcing a call (status pending).
 pub fn started(id: &str, name: &str, input: &Value, cwd: &Path) -> ToolCall {
     let info = call_info(name, input, cwd);
@@ -233,6 +279,16 @@ pub fn status(id: &str, status: ToolCallStatus) -> ToolCallUpdate {
     ToolCallUpdate::new(
         ToolCallId::new(id),
         ToolCallUpdateFields::new().status(status),
+    )
+}
+
+/// A running call with its output so far (in progress).
+pub fn live_output(id: &str, output: &str) -> ToolCallUpdate {
+    ToolCallUpdate::new(
+        ToolCallId::new(id),
+        ToolCallUpdateFields::new()
+            .status(ToolCallStatus::InProgress)
+            .content(vec![text_content(fenced(output, "console"))]),
     )
 }
 
@@ -322,6 +378,23 @@ pub fn finished(
         match name {
             "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
                 out = call_info(name, input, cwd).content;
+                // The result knows the file as it was: the whole file before and after.
+                if matches!(name, "Edit" | "MultiEdit")
+                    && let (Some(p), Some(st)) = (path, structured)
+                    && let Some(diff) = edit_diff(
+                        cwd,
+                        p,
+                        input,
+                        Some(
+                            st.get("originalFile")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_owned(),
+                        ),
+                    )
+                {
+                    out = vec![ToolCallContent::from(diff)];
+                }
                 // A Write's old text was read before it ran; the result knows it for sure.
                 if name == "Write"
                     && let (Some(p), Some(st)) = (path, structured)
@@ -515,6 +588,43 @@ mod tests {
         assert_eq!(failed["status"], "failed");
         let text = failed["content"][0]["content"]["text"].as_str().unwrap();
         assert!(text.contains("String to replace not found") && !text.contains("tool_use_error"));
+    }
+
+    #[test]
+    fn an_edit_diff_is_the_whole_file_before_and_after() {
+        let cwd = Path::new("/w");
+        let input = json!({"file_path": "a.rs", "old_string": "x = 1", "new_string": "x = 2"});
+        let original = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+        let structured = json!({"originalFile": original,
+            "structuredPatch": [{"oldStart": 2, "newStart": 2, "lines": []}]});
+        let done = v(&finished(
+            "t",
+            "Edit",
+            &input,
+            cwd,
+            None,
+            false,
+            Some(&structured),
+        ));
+        let diff = &done["content"][0];
+        assert_eq!(diff["type"], "diff");
+        assert_eq!(diff["oldText"], original);
+        assert_eq!(diff["newText"], original.replace("x = 1", "x = 2"));
+        // replace_all and MultiEdit's edits, in order.
+        let multi = json!({"file_path": "a.rs", "edits": [
+            {"old_string": "a", "new_string": "b", "replace_all": true},
+            {"old_string": "bb", "new_string": "c"}]});
+        let d = v(&edit_diff(cwd, "a.rs", &multi, Some("aa a".into())).unwrap());
+        assert_eq!(
+            (d["oldText"].as_str(), d["newText"].as_str()),
+            (Some("aa a"), Some("c b"))
+        );
+        // Not in the file (or no file): the fragments.
+        let d = v(&edit_diff(cwd, "a.rs", &input, Some("other".into())).unwrap());
+        assert_eq!(
+            (d["oldText"].as_str(), d["newText"].as_str()),
+            (Some("x = 1"), Some("x = 2"))
+        );
     }
 
     #[test]

@@ -30,7 +30,12 @@ pub struct Translator {
     thinking_streamed: bool,
     /// Usage of the latest model call.
     usage: Usage,
+    /// Output of running calls so far (the last [`LIVE_OUTPUT_CHARS`] of it), by id.
+    output: HashMap<String, String>,
 }
+
+/// How much of a running command's output its call shows (the end of it).
+const LIVE_OUTPUT_CHARS: usize = 32 * 1024;
 
 impl Translator {
     /// A translator for a session in the workspace `cwd`.
@@ -42,6 +47,7 @@ impl Translator {
             text_streamed: false,
             thinking_streamed: false,
             usage: Usage::default(),
+            output: HashMap::new(),
         }
     }
 
@@ -57,8 +63,30 @@ impl Translator {
             Event::Delta(ev) => self.stream_event(ev),
             Event::Frame(SdkMessage::StreamEvent(s)) => self.stream_event(&s.event),
             Event::Frame(frame) => self.frame(frame),
+            Event::ToolOutput { tool_use_id, text } => self.tool_output(tool_use_id, text),
             _ => Vec::new(),
         }
+    }
+
+    /// A running call's output so far, in the call (as a console block), the call reported
+    /// running with it; the result replaces it when the call ends.
+    fn tool_output(&mut self, id: &str, text: &str) -> Vec<SessionUpdate> {
+        if !self.calls.contains_key(id) {
+            return Vec::new();
+        }
+        self.running.insert(id.to_owned());
+        let so_far = self.output.entry(id.to_owned()).or_default();
+        so_far.push_str(text);
+        if so_far.len() > LIVE_OUTPUT_CHARS {
+            let mut cut = so_far.len() - LIVE_OUTPUT_CHARS;
+            while !so_far.is_char_boundary(cut) {
+                cut += 1;
+            }
+            so_far.drain(..cut);
+        }
+        vec![SessionUpdate::ToolCallUpdate(tools::live_output(
+            id, so_far,
+        ))]
     }
 
     fn stream_event(&mut self, ev: &StreamEvent) -> Vec<SessionUpdate> {
@@ -147,6 +175,7 @@ impl Translator {
                         .remove(&r.tool_use_id)
                         .unwrap_or_else(|| (String::new(), Value::Null));
                     self.running.remove(&r.tool_use_id);
+                    self.output.remove(&r.tool_use_id);
                     out.push(SessionUpdate::ToolCallUpdate(tools::finished(
                         &r.tool_use_id,
                         &name,
@@ -195,6 +224,7 @@ impl Translator {
     pub fn clear(&mut self) {
         self.calls.clear();
         self.running.clear();
+        self.output.clear();
     }
 }
 

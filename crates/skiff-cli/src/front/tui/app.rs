@@ -44,7 +44,7 @@ pub enum Msg {
     Matches(u64, Vec<String>),
     /// The `statusLine` command's line.
     StatusLine(Option<String>),
-    /// The text of `/sandbox`.
+    /// The text of `/sandbox` or `/plugin`.
     Say(String),
 }
 
@@ -592,11 +592,32 @@ impl<W: Write> App<W> {
                 });
             }
             Some(Action::Mcp) => self.ui.say(&self.parts.mcp.describe()),
-            Some(Action::Plugin(_)) => self.ui.say(
-                "Manage plugins with `skiff plugin …` in a shell (install, enable, disable, \
-                 marketplace add), or in the line-mode REPL (`SKIFF_TUI=off skiff`); they load in new \
-                 sessions.",
-            ),
+            Some(Action::Plugin(words)) => {
+                // Off the runtime: a git marketplace is cloned, copies are made. Installing
+                // shows what the plugin adds; `--yes` installs it.
+                let (args, cwd, tx) = (
+                    self.parts.args.clone(),
+                    self.parts.cwd.clone(),
+                    self.tx.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    let mut asked = None;
+                    let mut confirm = |question: &str| {
+                        asked = Some(question.to_owned());
+                        Ok(false)
+                    };
+                    let text = crate::cmd::plugin::repl_command(&args, &cwd, &words, &mut confirm);
+                    let text = match asked {
+                        Some(question) => format!(
+                            "{question}\nNothing is installed yet: to install it, run \
+                             /plugin {} --yes",
+                            words.trim()
+                        ),
+                        None => text,
+                    };
+                    let _ = tx.send(Msg::Say(text));
+                });
+            }
             Some(Action::Todos) => {
                 if self.ui.todos.is_empty() {
                     self.ui
