@@ -166,10 +166,12 @@ impl SessionBuilder {
         let built = crate::provider::build(&backend, &settings, o, &cwd)?;
         let mut rules = crate::rules::rule_set(&settings, &cwd, warnings);
         sandbox.add_rules(&mut rules, &cwd);
+        let mut search_removed = false;
         for name in rules.removed_tools() {
             if name == "Task" || name == "Agent" {
                 offer_task = false;
             }
+            search_removed |= name == skiff_core::tool_search::TOOL_SEARCH;
             tools.disable(&name);
         }
         let agents = if offer_task {
@@ -235,6 +237,7 @@ impl SessionBuilder {
             o, &self.env, &settings, &backend, &built, &session, &cwd, warnings,
         )?;
         config.deltas = self.deltas;
+        config.defer_tools = crate::deferral::defer_policy(o, search_removed, &self.env);
         config.commands = commands;
         config.agents = agents;
         config

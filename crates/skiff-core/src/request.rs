@@ -94,8 +94,11 @@ pub struct RequestTemplate {
     /// System prompt blocks (already carrying their breakpoint when caching is on); `None`
     /// when there is no system prompt.
     pub system: Option<SystemPrompt>,
-    /// Tool definitions (the last one carries a breakpoint when caching is on).
+    /// Tool definitions as sent: the ones offered from the start (the last of them carries a
+    /// breakpoint when caching is on), then the deferred tools loaded since, in load order.
     pub tools: Vec<ToolDefinition>,
+    /// How many of `tools` were offered from the start.
+    offered: usize,
     /// Whether to add cache_control breakpoints.
     pub caching: bool,
     /// Estimated tokens of the system prompt and tools (computed once).
@@ -138,6 +141,7 @@ impl RequestTemplate {
             max_tokens,
             temperature,
             system: None,
+            offered: tools.len(),
             tools,
             caching,
             fixed_tokens: 0,
@@ -192,10 +196,31 @@ impl RequestTemplate {
         {
             last.cache_control = Some(CacheControl::ephemeral());
         }
-        if tools == self.tools {
+        let n = self.offered.min(self.tools.len());
+        if tools[..] == self.tools[..n] {
             return false;
         }
+        let loaded = self.tools.split_off(n);
+        self.offered = tools.len();
         self.tools = tools;
+        self.tools.extend(loaded);
+        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        true
+    }
+
+    /// Set the deferred tools loaded so far (in load order): they follow the tools offered
+    /// from the start, after its breakpoint, so the bytes before them stay as they were.
+    /// Returns whether they changed.
+    pub fn set_loaded(&mut self, mut loaded: Vec<ToolDefinition>) -> bool {
+        for def in &mut loaded {
+            def.cache_control = None;
+        }
+        let n = self.offered.min(self.tools.len());
+        if loaded[..] == self.tools[n..] {
+            return false;
+        }
+        self.tools.truncate(n);
+        self.tools.extend(loaded);
         self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
         true
     }

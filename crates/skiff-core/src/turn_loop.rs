@@ -264,6 +264,8 @@ async fn run_loop(
         core.sync(&io.live.borrow());
         // The MCP servers' tools as they are now (a call may have changed them).
         core.refresh_mcp().await;
+        // Deferred tools the model loaded join the tools, after the ones sent from the start.
+        core.sync_deferred();
         // The output the window has room for: a small window gets a smaller max_tokens.
         let room = {
             let (conv, mut env) = core.context_parts(sink, cancel);
@@ -431,6 +433,7 @@ async fn run_loop(
                     tool_output: core.config.tool_output,
                 };
                 let mut results = dispatcher.run_all(&tool_uses, cancel).await;
+                core.note_tool_calls(&tool_uses);
                 crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
                 let switched = dispatcher
                     .switched_mode

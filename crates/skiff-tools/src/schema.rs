@@ -19,14 +19,15 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     v
 }
 
-/// Remove what the API does not need (titles, integer formats, `$schema`, the root's
-/// description) and default to closed objects.
-fn tidy(v: &mut Value, root: bool) {
+/// Remove what the API does not need (titles, integer formats, `$schema`, the description of
+/// the input struct and of an array's item struct: the field says it) and default to closed
+/// objects. `own`: `v` is a struct's schema whose doc comment goes.
+fn tidy(v: &mut Value, own: bool) {
     match v {
         Value::Object(map) => {
             map.remove("title");
             map.remove("$schema");
-            if root {
+            if own {
                 // "Input of the X tool.": the doc comment of the input struct.
                 map.remove("description");
             }
@@ -68,7 +69,7 @@ fn tidy(v: &mut Value, root: bool) {
                 }
             }
             if let Some(items) = map.get_mut("items") {
-                tidy(items, false);
+                tidy(items, true);
             }
             if let Some(Value::Object(defs)) = map.get_mut("$defs") {
                 for d in defs.values_mut() {
