@@ -32,8 +32,10 @@ import tempfile
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SKIFF = os.environ.get("SKIFF_BIN") or os.path.join(ROOT, "target", "release", "skiff")
+SKIFF = os.path.abspath(os.environ.get("SKIFF_BIN") or os.path.join(ROOT, "target", "release", "skiff"))
 CLAUDE_CODE_PREFIX = int(os.environ.get("CLAUDE_CODE_PREFIX", "21992"))
+# skiff's prefix before issue 34's prompt work (the table's "today" column), for comparison.
+BEFORE_PREFIX = int(os.environ.get("BEFORE_PREFIX", "5470"))
 TARGET = 0.45
 
 # Sonnet, $ per million tokens.
@@ -399,6 +401,9 @@ def main():
     print(f"{'fixed prefix, Claude Code (issue 34 table)':<48} {CLAUDE_CODE_PREFIX:>10,} tok")
     print(f"{'session cost, skiff (Sonnet prices)':<48} {'$' + format(ours, '.4f'):>14}")
     print(f"{'session cost, Claude Code (same conversation)':<48} {'$' + format(theirs, '.4f'):>14}")
+    before = session_cost(BEFORE_PREFIX, messages, outputs) / theirs
+    print(f"{'same session with a ' + format(BEFORE_PREFIX, ',') + '-token prefix':<48} "
+          f"{before:>12.2f}× CC")
     print(f"{'simulated 30-turn session cost':<48} {ratio:>12.2f}× CC   "
           f"target ≤ {TARGET}×  {'ok' if ratio <= TARGET else 'OVER'}")
 
