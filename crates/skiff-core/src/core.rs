@@ -178,6 +178,15 @@ impl Core {
             started_in_plan,
             shape_definitions(config.compact_tools),
         );
+        // A resumed conversation that called deferred tools has them loaded again.
+        for message in conversation.messages() {
+            if let skiff_protocol::MessageContent::Blocks(blocks) = &message.content {
+                deferred.load(blocks.iter().filter_map(|b| match b {
+                    skiff_protocol::ContentBlock::ToolUse(t) => Some(t.name.as_str()),
+                    _ => None,
+                }));
+            }
+        }
         let template = RequestTemplate::new(
             config.model.clone(),
             config.max_tokens,

@@ -211,7 +211,7 @@ fn definition_tokens(def: &ToolDefinition) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn def(name: &str, description: &str) -> ToolDefinition {
         ToolDefinition {
@@ -255,6 +255,94 @@ mod tests {
         assert_eq!(names("+github message"), Vec::<String>::new());
         assert_eq!(names("page message"), vec!["WebFetch", "mcp__slack__send"]);
         assert_eq!(d.find("page message", 1).0.len(), 1);
+    }
+
+    struct Fake(String, Value);
+
+    #[async_trait::async_trait]
+    impl skiff_tools::Tool for Fake {
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn description(&self) -> &str {
+            "A fake tool for the deferral tests, long enough to cost some tokens."
+        }
+        fn input_schema(&self) -> &Value {
+            &self.1
+        }
+        fn is_read_only(&self) -> bool {
+            true
+        }
+        async fn call(&self, _: Value, _: &skiff_tools::ToolContext) -> skiff_tools::ToolOutput {
+            skiff_tools::ToolOutput::text("ok")
+        }
+    }
+
+    fn registry(names: &[&str]) -> ToolRegistry {
+        let mut r = ToolRegistry::new();
+        for n in names {
+            let schema = json!({"type": "object", "properties": {"x": {"type": "string"}}});
+            r.register(Arc::new(Fake((*n).to_owned(), schema))).unwrap();
+        }
+        r
+    }
+
+    fn offered(
+        policy: DeferPolicy,
+        plan: bool,
+        names: &[&str],
+    ) -> (Vec<String>, Vec<String>, ToolRegistry) {
+        let d = Arc::new(DeferredTools::default());
+        let mut r = registry(names);
+        let defs = d.offer(&mut r, policy, plan, |_| {});
+        (defs.into_iter().map(|t| t.name).collect(), d.names(), r)
+    }
+
+    #[test]
+    fn mcp_tools_past_the_budget_and_the_rare_tools_are_deferred() {
+        let one = definition_tokens(&registry(&["mcp__s__a"]).definitions()[0]);
+        let names = [
+            "Read",
+            "WebFetch",
+            "ExitPlanMode",
+            "mcp__s__a",
+            "mcp__s__b",
+            "mcp__s__c",
+        ];
+        let (sent, deferred, r) = offered(DeferPolicy::Rare { mcp_budget: one }, false, &names);
+        assert_eq!(sent, ["Read", "ToolSearch", "mcp__s__a"]);
+        assert_eq!(
+            deferred,
+            ["ExitPlanMode", "WebFetch", "mcp__s__b", "mcp__s__c"]
+        );
+        let search = r.get(TOOL_SEARCH).unwrap();
+        assert!(
+            search
+                .description()
+                .contains("ExitPlanMode, WebFetch, mcp__s__b, mcp__s__c")
+        );
+        // Every tool stays callable.
+        assert!(r.get("mcp__s__c").is_some() && r.get("WebFetch").is_some());
+        // In plan mode ExitPlanMode is offered; a budget of 0 defers every MCP tool.
+        let (sent, deferred, _) = offered(DeferPolicy::Rare { mcp_budget: 0 }, true, &names);
+        assert_eq!(sent, ["ExitPlanMode", "Read", "ToolSearch"]);
+        assert_eq!(
+            deferred,
+            ["WebFetch", "mcp__s__a", "mcp__s__b", "mcp__s__c"]
+        );
+        // Off: everything in full, no ToolSearch; nothing to defer: no ToolSearch either.
+        let (sent, deferred, r) = offered(DeferPolicy::Off, false, &names);
+        assert_eq!(sent.len(), names.len());
+        assert!(deferred.is_empty() && r.get(TOOL_SEARCH).is_none());
+        let (sent, _, r) = offered(
+            DeferPolicy::Rare {
+                mcp_budget: MCP_BUDGET,
+            },
+            false,
+            &["Read"],
+        );
+        assert_eq!(sent, ["Read"]);
+        assert!(r.get(TOOL_SEARCH).is_none());
     }
 
     #[test]

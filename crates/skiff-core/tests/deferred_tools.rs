@@ -53,7 +53,7 @@ async fn run(turns: Vec<ScriptTurn>, tweak: impl FnOnce(&mut AgentConfig)) -> Ru
         ToolRegistry::with_builtins(),
         ctx,
     );
-    let session = agent.spawn();
+    let mut session = agent.spawn();
     let mut run = session.run("go");
     let mut events = Vec::new();
     while let Some(e) = run.next().await {
