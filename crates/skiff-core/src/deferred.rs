@@ -27,21 +27,16 @@ pub const RARE_TOOLS: [&str; 5] = [
 pub const MCP_BUDGET: u64 = 2_500;
 
 /// What a session defers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DeferPolicy {
     /// Every tool is sent in full (`--tools` lists, `ENABLE_TOOL_SEARCH=false`, no ToolSearch).
+    #[default]
     Off,
     /// [`RARE_TOOLS`], and MCP tools past this many estimated tokens.
     Rare {
         /// Estimated tokens of MCP tool definitions sent in full (0: every MCP tool deferred).
         mcp_budget: u64,
     },
-}
-
-impl Default for DeferPolicy {
-    fn default() -> Self {
-        Self::Off
-    }
 }
 
 /// The tools a session defers, and the ones the model loaded (shared with its ToolSearch tool).
