@@ -49,6 +49,9 @@ pub enum Command {
         /// What to do (default: list).
         #[command(subcommand)]
         action: Option<SessionsCommand>,
+        /// The listing as a table (text) or a JSON array (json, stream-json).
+        #[arg(long, value_enum)]
+        output_format: Option<OutputFormat>,
     },
     /// Replay a saved session's model turns against the current skiff and workspace, and
     /// report where the tool results differ from the recording (exit 0: none, 1: some).
@@ -385,8 +388,9 @@ pub struct Args {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
-    /// Output format of print mode.
-    #[arg(long, value_enum, default_value = "text", global = true)]
+    /// Output format of print mode (not a global flag: the commands that do not print a
+    /// result do not offer it; `skiff sessions` has its own).
+    #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
 
     /// Input format of print mode.

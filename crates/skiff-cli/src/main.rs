@@ -33,6 +33,9 @@ fn main() -> ExitCode {
     }
     let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();
+    // rustls's crypto provider (ring) for every HTTP client of the process: reqwest is built
+    // without one and would refuse a client built before it is installed.
+    skiff_llm::install_crypto_provider();
     // `skiff acp FLAGS…`: the flags after `acp` are the sessions' flags.
     let acp = match &args.command {
         Some(Command::Acp { flags }) => {
@@ -56,11 +59,16 @@ fn main() -> ExitCode {
             run_args.normalize();
             return report(cmd::config::run_config(&run_args));
         }
-        Some(Command::Sessions { action: None }) => {
-            return report(cmd::sessions::run_sessions(&args));
+        Some(Command::Sessions {
+            action: None,
+            output_format,
+        }) => {
+            let format = output_format.unwrap_or(args.output_format);
+            return report(cmd::sessions::run_sessions(&args, format));
         }
         Some(Command::Sessions {
             action: Some(action),
+            ..
         }) => return report(cmd::replay::run_sessions_command(&args, action)),
         Some(Command::Replay(replay_args)) => {
             return report(cmd::replay::run_replay(&args, replay_args));
@@ -141,11 +149,51 @@ fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
     write_stdout(&buf)
 }
 
-/// `skiff man`: the man page (roff) on stdout.
+/// `skiff man`: the man page (roff) on stdout. One page: its COMMANDS section describes each
+/// command in place (clap_mangen's own names a `skiff-config(1)` page per command, and those
+/// pages do not exist).
 fn print_man_page() -> anyhow::Result<ExitCode> {
+    let cmd = Args::command();
+    let man = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Args::command()).render(&mut buf)?;
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    man.render_options_section(&mut buf)?;
+    buf.extend_from_slice(commands_section(&cmd).as_bytes());
+    man.render_version_section(&mut buf)?;
     write_stdout(&buf)
+}
+
+/// The man page's COMMANDS section: each command with its description (`skiff help COMMAND`
+/// shows its options).
+fn commands_section(cmd: &clap::Command) -> String {
+    let mut out = String::from(".SH COMMANDS\n");
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out.push_str(&format!(
+            ".TP\n\\fBskiff {}\\fR\n",
+            roff_text(sub.get_name())
+        ));
+        if let Some(about) = sub.get_about().or_else(|| sub.get_long_about()) {
+            for line in about.to_string().lines() {
+                out.push_str(&roff_text(line));
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str(".PP\nThe options of a command: \\fBskiff help\\fR \\fICOMMAND\\fR.\n");
+    out
+}
+
+/// Text for a roff line: backslashes and minus signs escaped, no control character first.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
 }
 
 /// Write to stdout; a closed pipe (`skiff man | head`) is not an error.

@@ -157,14 +157,21 @@ impl SessionBuilder {
             let _ = tools.register(skill);
         }
         let mut offer_task = choose_tools(o, &mut tools)?;
+        if settings.compact_prompt.value && o.tools.is_none() {
+            // Small models: the six core tools only (an explicit `--tools` list still wins).
+            tools.retain(&skiff_core::request::COMPACT_TOOLS);
+            offer_task = false;
+        }
         let backend = Backend::of(&settings);
         let built = crate::provider::build(&backend, &settings, o, &cwd)?;
         let mut rules = crate::rules::rule_set(&settings, &cwd, warnings);
         sandbox.add_rules(&mut rules, &cwd);
+        let mut search_removed = false;
         for name in rules.removed_tools() {
             if name == "Task" || name == "Agent" {
                 offer_task = false;
             }
+            search_removed |= name == skiff_core::tool_search::TOOL_SEARCH;
             tools.disable(&name);
         }
         let agents = if offer_task {
@@ -230,6 +237,7 @@ impl SessionBuilder {
             o, &self.env, &settings, &backend, &built, &session, &cwd, warnings,
         )?;
         config.deltas = self.deltas;
+        config.defer_tools = crate::deferral::defer_policy(o, search_removed, &self.env);
         config.commands = commands;
         config.agents = agents;
         config

@@ -21,6 +21,7 @@
 pub mod agents;
 pub mod builder;
 pub mod commands;
+mod deferral;
 pub mod environment;
 pub mod error;
 pub mod json_doc;

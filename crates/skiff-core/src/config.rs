@@ -58,6 +58,9 @@ pub struct AgentConfig {
     pub deltas: DeltaMode,
     /// Tool descriptions cut to their first paragraph (small local models, `--compact-prompt`).
     pub compact_tools: bool,
+    /// Which tools are deferred: named to the model and loaded with ToolSearch when it asks
+    /// (default: none; the CLI defers the rare ones).
+    pub defer_tools: crate::deferred::DeferPolicy,
     /// Prices of the model when the table does not know them (`skiff.pricing`).
     pub price: Option<skiff_llm::ModelInfo>,
     /// The small model of tools' side calls (WebFetch); `None`: Haiku on Anthropic, else the
@@ -125,6 +128,7 @@ impl Default for AgentConfig {
             max_messages: None,
             deltas: DeltaMode::Frames,
             compact_tools: false,
+            defer_tools: crate::deferred::DeferPolicy::Off,
             price: None,
             small_model: None,
             init_extra: skiff_protocol::JsonMap::new(),

@@ -40,8 +40,13 @@ pub(crate) struct Core {
     pub session_started: bool,
     /// Tools still on their way (MCP servers connecting).
     pub late_tools: Vec<crate::late_tools::LateTools>,
-    /// The session's own tools, without its MCP servers' (`tools` adds theirs).
+    /// The session's own tools, without its MCP servers' (`tools` adds theirs, and the
+    /// ToolSearch tool when some are deferred).
     pub base_tools: Arc<ToolRegistry>,
+    /// The deferred tools, and the ones the model loaded.
+    pub deferred: Arc<crate::deferred::DeferredTools>,
+    /// The session started in plan mode (ExitPlanMode is then offered from the start).
+    pub started_in_plan: bool,
     /// The MCP servers (their tools, instructions, prompts and resources change).
     pub mcp: Vec<Arc<dyn skiff_tools::McpCatalog>>,
     /// The servers' generation the tools and instructions were last taken at.
@@ -78,6 +83,16 @@ pub(crate) struct CoreParts {
     pub late_tools: Vec<crate::late_tools::LateTools>,
     /// What the `Task` tool's subagents start from.
     pub subagents: Option<Arc<SubagentEnv>>,
+}
+
+/// What the definitions a session sends go through: their descriptions cut to one sentence
+/// for small models (`compact`).
+pub(crate) fn shape_definitions(compact: bool) -> impl Fn(&mut [skiff_protocol::ToolDefinition]) {
+    move |defs| {
+        if compact {
+            crate::request::compact_descriptions(defs);
+        }
+    }
 }
 
 /// Notices for the user, each shown once.
@@ -121,9 +136,26 @@ impl Core {
             late_tools,
             subagents,
         } = parts;
-        let mut definitions = tools.definitions();
-        if config.compact_tools {
-            crate::request::compact_descriptions(&mut definitions);
+        let mut tools = tools;
+        // A subagent's tools are its parent's: its own ToolSearch is made here.
+        tools.disable(crate::tool_search::TOOL_SEARCH);
+        let base_tools = Arc::new(tools.clone());
+        let deferred = Arc::new(crate::deferred::DeferredTools::default());
+        let started_in_plan = config.permission_mode == crate::PermissionMode::Plan;
+        let definitions = deferred.offer(
+            &mut tools,
+            config.defer_tools,
+            started_in_plan,
+            shape_definitions(config.compact_tools),
+        );
+        // A resumed conversation that called deferred tools has them loaded again.
+        for message in conversation.messages() {
+            if let skiff_protocol::MessageContent::Blocks(blocks) = &message.content {
+                deferred.load(blocks.iter().filter_map(|b| match b {
+                    skiff_protocol::ContentBlock::ToolUse(t) => Some(t.name.as_str()),
+                    _ => None,
+                }));
+            }
         }
         let template = RequestTemplate::new(
             config.model.clone(),
@@ -138,7 +170,9 @@ impl Core {
             conversation,
             config,
             provider,
-            base_tools: Arc::clone(&tools),
+            base_tools,
+            deferred,
+            started_in_plan,
             tools,
             ctx,
             permissions,
@@ -160,6 +194,29 @@ impl Core {
         };
         core.apply_reasoning();
         core
+    }
+
+    /// Bring the request's loaded deferred tools up to date (before each request): the ones
+    /// the model loaded or called, and ExitPlanMode while in plan mode.
+    pub fn sync_deferred(&mut self) {
+        if self.config.permission_mode == crate::PermissionMode::Plan {
+            self.deferred.load(["ExitPlanMode"]);
+        }
+        if self.template.set_loaded(self.deferred.loaded_definitions()) {
+            tracing::debug!("deferred tools loaded");
+        }
+    }
+
+    /// The model called these tools: a deferred one it called directly is loaded (so its
+    /// definition is in the next request), and a background Bash command loads TaskOutput and
+    /// TaskStop, which read and stop it.
+    pub fn note_tool_calls(&self, calls: &[skiff_protocol::ToolUseBlock]) {
+        for call in calls {
+            self.deferred.load([call.name.as_str()]);
+            if call.name == "Bash" && call.input["run_in_background"] == serde_json::json!(true) {
+                self.deferred.load(["TaskOutput", "TaskStop"]);
+            }
+        }
     }
 
     /// Wait for tools still on their way and add them (before the first request).

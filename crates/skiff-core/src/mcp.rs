@@ -120,10 +120,12 @@ impl Core {
                 }
             }
         }
-        let mut definitions = registry.definitions();
-        if self.config.compact_tools {
-            crate::request::compact_descriptions(&mut definitions);
-        }
+        let definitions = self.deferred.offer(
+            &mut registry,
+            self.config.defer_tools,
+            self.started_in_plan,
+            crate::core::shape_definitions(self.config.compact_tools),
+        );
         if self.template.set_tools(definitions) {
             tracing::info!(tools = registry.len(), "the MCP servers' tools changed");
         }
@@ -131,6 +133,7 @@ impl Core {
             env.set_tools(&registry);
         }
         self.tools = Arc::new(registry);
+        self.sync_deferred();
         let instructions: Vec<McpInstructions> =
             self.mcp.iter().flat_map(|c| c.instructions()).collect();
         self.template

@@ -7,22 +7,79 @@ use skiff_protocol::{
     CacheControl, Message, MessagesJson, RequestView, SystemBlock, SystemPrompt, ToolDefinition,
 };
 
-/// Cut each tool description to its first paragraph (at most 300 characters, on a word
-/// boundary): the schemas stay whole, the prose that costs a small model's prefill goes.
+/// The tools `--compact-prompt` offers (small local models): what a coding task needs.
+pub const COMPACT_TOOLS: [&str; 6] = ["Bash", "Edit", "Glob", "Grep", "Read", "Write"];
+
+/// Longest compact tool description, in characters.
+const TOOL_LINE: usize = 160;
+/// Longest compact parameter description, in characters.
+const PARAM_LINE: usize = 80;
+
+/// One-line descriptions for small models (`--compact-prompt`): each tool's description and
+/// each parameter's cut to its first sentence (on a word boundary when still long). The
+/// schemas' names, types, enums and required lists stay whole.
 pub fn compact_descriptions(tools: &mut [ToolDefinition]) {
-    const MAX: usize = 300;
     for tool in tools {
-        let Some(d) = &tool.description else { continue };
-        let first = d.trim().split("\n\n").next().unwrap_or_default().trim();
-        let short = if first.chars().count() <= MAX {
-            first.to_owned()
-        } else {
-            let cut: String = first.chars().take(MAX).collect();
-            let end = cut.rfind(' ').unwrap_or(cut.len());
-            format!("{}…", cut[..end].trim_end())
-        };
-        tool.description = Some(short);
+        if let Some(d) = &tool.description {
+            tool.description = Some(first_sentence(d, TOOL_LINE));
+        }
+        compact_schema(&mut tool.input_schema);
     }
+}
+
+/// Parameter descriptions to their first sentence, through nested objects and arrays.
+fn compact_schema(v: &mut serde_json::Value) {
+    let serde_json::Value::Object(map) = v else {
+        return;
+    };
+    if let Some(serde_json::Value::String(d)) = map.get_mut("description") {
+        *d = first_sentence(d, PARAM_LINE);
+    }
+    if let Some(serde_json::Value::Object(props)) = map.get_mut("properties") {
+        props.values_mut().for_each(compact_schema);
+    }
+    if let Some(items) = map.get_mut("items") {
+        compact_schema(items);
+    }
+}
+
+/// The first sentence of `text` (up to a `.`, `!` or `?` followed by white space, outside
+/// parentheses and code spans and not ending `e.g.`/`i.e.`, or the first line break), at most
+/// `max` characters: a longer one is cut on a word boundary and ends `…`.
+fn first_sentence(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let mut end = text.len();
+    let (mut parens, mut code) = (0usize, false);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' => {
+                end = i;
+                break;
+            }
+            '`' => code = !code,
+            '(' if !code => parens += 1,
+            ')' if !code => parens = parens.saturating_sub(1),
+            '.' | '!' | '?'
+                if !code
+                    && parens == 0
+                    && chars.peek().is_none_or(|(_, n)| n.is_whitespace())
+                    && !text[..i].ends_with("e.g")
+                    && !text[..i].ends_with("i.e") =>
+            {
+                end = i + c.len_utf8();
+                break;
+            }
+            _ => {}
+        }
+    }
+    let first = text[..end].trim_end();
+    if first.chars().count() <= max {
+        return first.to_owned();
+    }
+    let cut: String = first.chars().take(max).collect();
+    let end = cut.rfind(' ').unwrap_or(cut.len());
+    format!("{}…", cut[..end].trim_end())
 }
 
 /// The fixed parts of every request of a session.
@@ -37,8 +94,11 @@ pub struct RequestTemplate {
     /// System prompt blocks (already carrying their breakpoint when caching is on); `None`
     /// when there is no system prompt.
     pub system: Option<SystemPrompt>,
-    /// Tool definitions (the last one carries a breakpoint when caching is on).
+    /// Tool definitions as sent: the ones offered from the start (the last of them carries a
+    /// breakpoint when caching is on), then the deferred tools loaded since, in load order.
     pub tools: Vec<ToolDefinition>,
+    /// How many of `tools` were offered from the start.
+    offered: usize,
     /// Whether to add cache_control breakpoints.
     pub caching: bool,
     /// Estimated tokens of the system prompt and tools (computed once).
@@ -81,6 +141,7 @@ impl RequestTemplate {
             max_tokens,
             temperature,
             system: None,
+            offered: tools.len(),
             tools,
             caching,
             fixed_tokens: 0,
@@ -135,10 +196,31 @@ impl RequestTemplate {
         {
             last.cache_control = Some(CacheControl::ephemeral());
         }
-        if tools == self.tools {
+        let n = self.offered.min(self.tools.len());
+        if tools[..] == self.tools[..n] {
             return false;
         }
+        let loaded = self.tools.split_off(n);
+        self.offered = tools.len();
         self.tools = tools;
+        self.tools.extend(loaded);
+        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        true
+    }
+
+    /// Set the deferred tools loaded so far (in load order): they follow the tools offered
+    /// from the start, after its breakpoint, so the bytes before them stay as they were.
+    /// Returns whether they changed.
+    pub fn set_loaded(&mut self, mut loaded: Vec<ToolDefinition>) -> bool {
+        for def in &mut loaded {
+            def.cache_control = None;
+        }
+        let n = self.offered.min(self.tools.len());
+        if loaded[..] == self.tools[n..] {
+            return false;
+        }
+        self.tools.truncate(n);
+        self.tools.extend(loaded);
         self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
         true
     }
@@ -203,24 +285,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn compact_descriptions_keep_the_first_paragraph_and_the_schema() {
+    fn compact_descriptions_keep_one_sentence_and_the_schema_shape() {
         let mut tools = vec![ToolDefinition {
             name: "Bash".into(),
             description: Some(format!(
-                "Runs a command.\n\nUsage notes: {}",
+                "Runs a command (e.g. `ls`). Every call starts fresh.\n\nUsage notes: {}",
                 "x ".repeat(500)
             )),
-            input_schema: serde_json::json!({"type": "object", "properties": {"command": {}}}),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command. Quote paths."},
+                    "mode": {"type": "string", "enum": ["a", "b"]},
+                    "list": {"type": "array", "items": {"type": "object", "properties": {
+                        "x": {"type": "string", "description": "One x.\nMore about x."}
+                    }}}
+                },
+                "required": ["command"]
+            }),
             cache_control: None,
             extra: Default::default(),
         }];
-        let before = tools[0].input_schema.clone();
         compact_descriptions(&mut tools);
-        assert_eq!(tools[0].description.as_deref(), Some("Runs a command."));
-        assert_eq!(tools[0].input_schema, before);
+        assert_eq!(
+            tools[0].description.as_deref(),
+            Some("Runs a command (e.g. `ls`).")
+        );
+        assert_eq!(
+            tools[0].input_schema,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command."},
+                    "mode": {"type": "string", "enum": ["a", "b"]},
+                    "list": {"type": "array", "items": {"type": "object", "properties": {
+                        "x": {"type": "string", "description": "One x."}
+                    }}}
+                },
+                "required": ["command"]
+            })
+        );
         tools[0].description = Some("word ".repeat(100));
         compact_descriptions(&mut tools);
         let d = tools[0].description.clone().unwrap();
-        assert!(d.chars().count() <= 301 && d.ends_with("word…"), "{d}");
+        assert!(
+            d.chars().count() <= TOOL_LINE + 1 && d.ends_with("word…"),
+            "{d}"
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! (rustls-platform-verifier: ~150 files, several ms and MiB) when the client is built; a
 //! plain-`http://` endpoint — a local model server, a test mock — never uses TLS, so its
 //! client gets an empty TLS configuration instead and starts without touching the disk.
+//! rustls's one crypto provider is ring (smaller and quicker to build than aws-lc-rs); reqwest
+//! is built without a provider of its own, so it is installed before any client is built.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +22,7 @@ pub(crate) fn client(
     connect_timeout: Duration,
     redirect: reqwest::redirect::Policy,
 ) -> Result<reqwest::Client, LlmError> {
+    install_crypto_provider();
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
@@ -52,9 +55,18 @@ pub(crate) fn is_local_url(base_url: &str) -> bool {
     }
 }
 
+/// Make ring the process's rustls crypto provider, unless one is installed already: reqwest
+/// (built without a provider) refuses to build a client before. Cheap after the first call.
+pub fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race to another thread installing it is fine: one is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// A TLS configuration that trusts nothing (for clients that only speak plain HTTP).
 fn no_roots() -> Option<rustls::ClientConfig> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .ok()
@@ -87,6 +99,17 @@ mod tests {
         ] {
             assert!(!is_local_url(u), "{u}");
         }
+    }
+
+    #[test]
+    fn https_clients_build_with_the_ring_provider() {
+        let client = client(
+            "https://api.anthropic.com",
+            Duration::from_secs(5),
+            reqwest::redirect::Policy::none(),
+        );
+        assert!(client.is_ok());
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
     }
 
     #[test]

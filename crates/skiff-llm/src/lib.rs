@@ -27,6 +27,7 @@ pub use anthropic::{
 };
 pub use credential::Credential;
 pub use error::LlmError;
+pub use http::install_crypto_provider;
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use overflow::ContextOverflow;
 pub use pricing::{

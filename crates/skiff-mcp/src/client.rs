@@ -726,6 +726,7 @@ async fn connect_http(
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     config.custom_headers = custom;
     config.max_sse_event_size = max_message_bytes;
+    skiff_tools::tls::install_crypto_provider();
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .build()

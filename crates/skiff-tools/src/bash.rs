@@ -36,16 +36,15 @@ const CHUNK: usize = 64 * 1024;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {
-    /// The shell command to run.
+    /// The command.
     pub command: String,
-    /// Timeout in milliseconds (default 120000, at most 600000).
+    /// Milliseconds (default 120000, at most 600000).
     pub timeout: Option<f64>,
-    /// A short description of what the command does, in 5-10 words (shown to the user).
+    /// What it does, in 5-10 words (shown to the user).
     pub description: Option<String>,
-    /// Set to true to run this command in the background; read its output later with
-    /// TaskOutput and stop it with TaskStop.
+    /// Run in the background.
     pub run_in_background: Option<bool>,
-    /// Run without the sandbox: always asks the user first.
+    /// Run outside the sandbox (always asks the user).
     #[serde(rename = "dangerouslyDisableSandbox")]
     pub dangerously_disable_sandbox: Option<bool>,
 }
@@ -60,17 +59,12 @@ impl TypedTool for BashTool {
     const NAME: &'static str = "Bash";
 
     fn description(&self) -> &str {
-        "Run a shell command with `bash -c` and return its output (stdout and stderr merged). \
-         Every call starts in the workspace root with a fresh shell: `cd` and exported \
-         variables do not carry over, so chain dependent steps with `&&` in one command. \
-         `timeout` is in milliseconds: 120000 by default, at most 600000. Long output is cut \
-         in the middle. Set `run_in_background` for servers and other long-running \
-         commands: the call returns an id at once; read the output with TaskOutput and stop \
-         it with TaskStop. stdin is empty, so interactive commands and prompts will not work; \
-         pass flags such as `--yes` or `--no-pager` instead. Use it for builds, tests, git and \
-         other programs; to read, search, list or change files prefer the Read, Grep, Glob, \
-         Edit and Write tools over cat, grep, find, sed or echo redirection. Quote paths that \
-         contain spaces, e.g. `ls \"my dir\"`."
+        "Run a shell command (`bash -c`); stdout and stderr come back merged, long output cut \
+         in the middle. Each call starts afresh in the workspace root (`cd` and exports do not \
+         carry over: chain steps with `&&`). stdin is empty: pass `--yes`, `--no-pager` and \
+         the like. `run_in_background` for servers and long jobs returns an id at once \
+         (TaskOutput reads it, TaskStop stops it). For files use Read, Grep, Glob, Edit and \
+         Write, not cat, grep, find, sed or echo. Quote paths with spaces."
     }
 
     fn is_read_only(&self) -> bool {

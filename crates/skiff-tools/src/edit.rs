@@ -16,13 +16,13 @@ use crate::write::{Existing, OnRefusal, commit_change, load_for_change};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
-    /// Path of the file to change (absolute, or relative to the workspace root).
+    /// Absolute, or relative to the workspace root.
     pub file_path: String,
-    /// The exact text to replace (must match the file, including whitespace).
+    /// The exact text to replace, whitespace included.
     pub old_string: String,
-    /// The text to put in its place (must differ from old_string).
+    /// Its replacement (must differ).
     pub new_string: String,
-    /// Replace every occurrence instead of requiring a unique match.
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: bool,
 }
@@ -37,10 +37,9 @@ impl TypedTool for EditTool {
     const NAME: &'static str = "Edit";
 
     fn description(&self) -> &str {
-        "Replace exact text in a file. `old_string` must match the file exactly (copy it from \
-         Read output without the line-number prefix) and must be unique unless `replace_all` is \
-         true; include surrounding lines to make it unique. The file must have been Read first \
-         in this session. An empty `old_string` creates a new file with `new_string`."
+        "Replace exact text in a file Read earlier in this session. `old_string` must match \
+         exactly (without Read's line-number prefix) and be unique unless `replace_all`: add \
+         surrounding lines to make it so. An empty `old_string` creates the file."
     }
 
     fn is_read_only(&self) -> bool {

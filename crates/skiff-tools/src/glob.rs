@@ -24,9 +24,9 @@ pub const TRUNCATED_NOTICE: &str =
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobInput {
-    /// Glob matched against paths under `path`, e.g. `**/*.rs`; `*` stays within one directory.
+    /// Glob under `path`; `*` stays within one directory.
     pub pattern: String,
-    /// Directory to search (absolute, or relative to the workspace root); default: the root.
+    /// Directory to search (default: the workspace root).
     pub path: Option<String>,
 }
 
@@ -40,10 +40,9 @@ impl TypedTool for GlobTool {
     const NAME: &'static str = "Glob";
 
     fn description(&self) -> &str {
-        "Find files by name with a glob pattern (`**/*.rs`, `src/**/*.{ts,tsx}`, `*.md`). \
-         Returns matching file paths relative to the workspace root, least recently modified \
-         first, at most 100 of them. Hidden files are included, `.gitignore` is not applied and \
-         `.git` is skipped. Use Grep to search file contents and LS to list a directory."
+        "Find files by glob (`**/*.rs`, `src/**/*.{ts,tsx}`): paths relative to the workspace \
+         root, least recently modified first, at most 100. Hidden files included, `.gitignore` \
+         not applied, `.git` skipped."
     }
 
     fn is_read_only(&self) -> bool {

@@ -46,42 +46,42 @@ pub enum OutputMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {
-    /// Regular expression (ripgrep syntax), e.g. `fn\s+\w+`; escape literal `{`, `(`, `.` with `\`.
+    /// Regex, e.g. `fn\s+\w+`; escape literal `{`, `(`, `.`.
     pub pattern: String,
-    /// File or directory to search (absolute, or relative to the workspace root); default: all.
+    /// File or directory (default: the workspace root).
     pub path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.rs`, `*.{ts,tsx}`, `src/**`; `!` excludes.
+    /// Only files matching this glob, e.g. `*.{ts,tsx}`; `!` excludes.
     pub glob: Option<String>,
-    /// `files_with_matches` (default): file paths; `content`: matching lines; `count`: per file.
+    /// What to show (default `files_with_matches`).
     pub output_mode: Option<OutputMode>,
-    /// Context lines before each match (content mode).
+    /// Lines before each match.
     #[serde(rename = "-B")]
     pub before: Option<f64>,
-    /// Context lines after each match (content mode).
+    /// Lines after each match.
     #[serde(rename = "-A")]
     pub after: Option<f64>,
-    /// Context lines before and after each match (content mode).
+    /// Lines around each match.
     #[serde(rename = "-C")]
     pub context_short: Option<f64>,
     /// Same as `-C`.
     pub context: Option<f64>,
-    /// Show line numbers in content mode (default true).
+    /// Line numbers (default true).
     #[serde(rename = "-n")]
     pub line_numbers: Option<bool>,
     /// Ignore case.
     #[serde(rename = "-i")]
     pub case_insensitive: Option<bool>,
-    /// Content mode: print only the matched parts of lines, one per output line.
+    /// Only the matched parts of lines.
     #[serde(rename = "-o")]
     pub only_matching: Option<bool>,
-    /// Only search files of this ripgrep type, e.g. `rust`, `py`, `js`, `ts`, `go`.
+    /// ripgrep file type, e.g. `rust`, `py`.
     #[serde(rename = "type")]
     pub file_type: Option<String>,
-    /// Show at most this many lines (content) or files (other modes); default 250, 0 = all.
+    /// At most this many lines or files (default 250, 0 = all).
     pub head_limit: Option<f64>,
-    /// Skip this many lines/files before applying `head_limit`, to page through results.
+    /// Skip this many first.
     pub offset: Option<f64>,
-    /// Let matches span lines (`.` matches newlines too), e.g. `struct Foo \{[\s\S]*?\}`.
+    /// Let matches span lines (`.` matches newlines).
     pub multiline: Option<bool>,
 }
 
@@ -95,14 +95,10 @@ impl TypedTool for GrepTool {
     const NAME: &'static str = "Grep";
 
     fn description(&self) -> &str {
-        "Search file contents with a regular expression (ripgrep: Rust regex syntax, \
-         `.gitignore` and hidden files skipped, binary files skipped). Use it instead of running \
-         grep or rg through Bash. Output modes: `files_with_matches` (default) lists matching \
-         files, most recently modified first; `content` shows `path:line:text` lines (with \
-         `-A`/`-B`/`-C` context, `-o` for matched parts only); `count` shows matching lines per \
-         file. Narrow the search with `path`, `glob` (e.g. `*.{ts,tsx}`) or `type` (e.g. \
-         `rust`, `py`). `-i` ignores case; `multiline` lets a match span lines. Results are \
-         limited to 250 entries unless `head_limit` says otherwise; page with `offset`."
+        "Search file contents with a regex (ripgrep; ignored, hidden and binary files \
+         skipped); use it rather than grep or rg in Bash. `output_mode`: `files_with_matches` \
+         (default; newest first), `content` (`path:line:text`), `count`. At most 250 entries \
+         unless `head_limit`; page with `offset`."
     }
 
     fn is_read_only(&self) -> bool {

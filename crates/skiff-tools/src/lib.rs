@@ -37,6 +37,7 @@ pub mod schema;
 pub mod shell;
 pub mod side_model;
 pub mod task_output;
+pub mod tls;
 pub mod todo;
 pub mod tool;
 pub mod truncate;

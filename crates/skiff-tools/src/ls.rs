@@ -19,9 +19,9 @@ use crate::tool::{ToolOutput, TypedTool};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LsInput {
-    /// Directory to list (absolute, or relative to the workspace root); default: the root.
+    /// Directory (default: the workspace root).
     pub path: Option<String>,
-    /// Glob patterns of entries to skip, matched against names and relative paths, e.g. `*.log`.
+    /// Glob patterns to skip, e.g. `*.log`.
     pub ignore: Option<Vec<String>>,
 }
 
@@ -35,10 +35,8 @@ impl TypedTool for LsTool {
     const NAME: &'static str = "LS";
 
     fn description(&self) -> &str {
-        "List a directory recursively: one path per line, relative to the workspace root, \
-         directories ending in `/`, sorted by path. Files ignored by `.gitignore` and the `.git` \
-         directory are left out; `ignore` takes extra glob patterns to skip. Long listings are \
-         capped at 1000 entries; use Glob to find files by pattern and Grep to search contents."
+        "List a directory recursively, one path per line relative to the workspace root \
+         (directories end in `/`). Ignored files and `.git` left out; at most 1000 entries."
     }
 
     fn is_read_only(&self) -> bool {

@@ -21,17 +21,17 @@ const MAX_IMAGE_BYTES: u64 = 3_750_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadInput {
-    /// Path of the file to read (absolute, or relative to the workspace root).
+    /// Absolute, or relative to the workspace root.
     pub file_path: String,
-    /// Line number to start from (1-based). Use it with `limit` for large files.
+    /// First line (1-based).
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Number of lines to read (default 2000).
+    /// Number of lines (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
-    /// Page range for PDF files, e.g. "1-5" (PDF reading is not supported yet).
+    /// PDF page range, e.g. "1-5" (PDFs are not supported yet).
     pub pages: Option<String>,
-    /// Read past the size limit of a whole-file read.
+    /// Read a whole file past the size limit.
     pub allow_large: Option<bool>,
 }
 
@@ -60,10 +60,9 @@ impl TypedTool for ReadTool {
     const NAME: &'static str = "Read";
 
     fn description(&self) -> &str {
-        "Read a file from the workspace. Returns lines numbered from 1 as `N<TAB>line`. Reads up \
-         to 2000 lines by default; use `offset` (1-based start line) and `limit` to read parts of \
-         large files. Images (png, jpeg, gif, webp) are returned as images. Read a file before \
-         editing or overwriting it. Use Glob or LS to list directories, not Read."
+        "Read a file: lines numbered from 1 as `N<TAB>line`, up to 2000 unless `offset` and \
+         `limit` pick a part. Images (png, jpeg, gif, webp) come back as images. Read a file \
+         before editing it; list directories with Glob or LS."
     }
 
     fn is_read_only(&self) -> bool {

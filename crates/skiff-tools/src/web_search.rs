@@ -46,16 +46,11 @@ impl TypedTool for WebSearchTool {
     const NAME: &'static str = NAME;
 
     fn description(&self) -> &str {
-        "Search the web and use the results to inform your answer.\n\n\
-         - Gives up-to-date information: current events, recent releases and data beyond your \
-         training cutoff.\n\
-         - Returns the results found (titles and URLs) with short notes; the search runs on the \
-         model provider's side, in one call.\n\
-         - Use the current date from the environment when searching for recent information.\n\
-         - allowed_domains keeps only results from those domains; blocked_domains leaves those \
-         out (give one or the other, not both).\n\n\
-         IMPORTANT: after answering from search results, end your answer with a \"Sources:\" \
-         section that lists the relevant results as markdown links: [Title](URL)."
+        "Search the web for current information (events, releases, anything past your \
+         training); returns titles and URLs with short notes. Use the date from the \
+         environment for recent things. Give allowed_domains or blocked_domains, not both. \
+         After answering from the results, end with a \"Sources:\" list of markdown links \
+         [Title](URL)."
     }
 
     fn is_read_only(&self) -> bool {

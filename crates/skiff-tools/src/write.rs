@@ -17,9 +17,9 @@ pub(crate) const STATE_CURRENT: &str =
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteInput {
-    /// Path of the file to write (absolute, or relative to the workspace root).
+    /// Absolute, or relative to the workspace root.
     pub file_path: String,
-    /// The complete new content of the file.
+    /// The file's complete content.
     pub content: String,
 }
 
@@ -199,9 +199,8 @@ impl TypedTool for WriteTool {
     const NAME: &'static str = "Write";
 
     fn description(&self) -> &str {
-        "Write a whole file: creates it (and missing parent directories) or replaces its entire \
-         content. An existing file must have been Read first in this session. Prefer Edit for \
-         changing part of a file."
+        "Write a whole file, creating it (and missing directories) or replacing it; an \
+         existing file must be Read first in this session. Prefer Edit for a part of a file."
     }
 
     fn is_read_only(&self) -> bool {

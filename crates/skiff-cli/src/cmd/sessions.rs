@@ -12,7 +12,7 @@ use crate::args::{Args, OutputFormat};
 
 /// `skiff sessions`: the sessions of this workspace (`--cwd` or the current directory), newest
 /// first: id, date, message count and the first prompt. `--output-format json` prints an array.
-pub fn run_sessions(args: &Args) -> anyhow::Result<ExitCode> {
+pub fn run_sessions(args: &Args, format: OutputFormat) -> anyhow::Result<ExitCode> {
     let cwd = match &args.cwd {
         Some(d) => d.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -21,7 +21,7 @@ pub fn run_sessions(args: &Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("the workspace directory {} does not exist", cwd.display()))?;
     let list = transcript::list_sessions(&crate::session::skiff_home()?, &cwd);
     let mut out = std::io::stdout().lock();
-    let written = if args.output_format == OutputFormat::Text {
+    let written = if format == OutputFormat::Text {
         write_sessions(&list, &cwd, &mut out)
     } else {
         write_sessions_json(&list, &mut out)

@@ -80,19 +80,19 @@ pub fn builtin_agents() -> Vec<AgentDefinition> {
     vec![
         make(
             "general-purpose",
-            "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks. When you are searching for a keyword or file and are not confident that you will find the right match in the first few tries use this agent to perform the search for you.",
+            "Research, code search and multi-step tasks; use it for a search you may not get right in a few tries.",
             GENERAL_PROMPT,
             false,
         ),
         make(
             "Explore",
-            "Fast agent specialized for exploring codebases: finding files by patterns, searching code for keywords, or answering questions about the codebase. It is read-only. When calling it, say how thorough it should be: \"quick\", \"medium\" or \"very thorough\".",
+            "Fast, read-only codebase exploration: find files, search code, answer questions about it. Say how thorough: \"quick\", \"medium\" or \"very thorough\".",
             EXPLORE_PROMPT,
             true,
         ),
         make(
             "Plan",
-            "Software architect agent for designing implementation plans. Use it to plan the implementation strategy for a task: it returns step-by-step plans, identifies critical files and weighs architectural trade-offs. It is read-only.",
+            "Read-only software architect: step-by-step implementation plans, critical files, trade-offs.",
             PLAN_PROMPT,
             true,
         ),

@@ -54,14 +54,13 @@ impl TaskModel {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskInput {
-    /// A short (3-5 word) description of the task
+    /// The task in 3-5 words.
     pub description: String,
-    /// The task for the agent to perform
+    /// The task for the agent.
     pub prompt: String,
-    /// The type of specialized agent to use for this task
+    /// The agent type.
     pub subagent_type: String,
-    /// Optional model to use for this agent. If not specified, inherits from the agent
-    /// definition or the parent. Prefer haiku for quick, straightforward tasks.
+    /// Model (default: the agent's, else yours); haiku for quick, simple tasks.
     pub model: Option<TaskModel>,
 }
 
@@ -75,30 +74,26 @@ impl TaskTool {
     /// A Task tool over these agents.
     pub fn new(env: Arc<SubagentEnv>) -> Self {
         let mut description = String::from(
-            "Launch a new agent to handle complex, multi-step tasks autonomously. The agent \
-             works in its own context with its own tools and returns one final report, which \
-             only you see (relay what matters to the user).\n\nAvailable agent types and the \
-             tools they have access to:\n",
+            "Launch a subagent for a complex, multi-step task. It works in its own context and \
+             returns one final report, which only you see (relay what matters). Agents:\n",
         );
         for a in &env.agents {
             let tools = match (&a.tools, a.read_only) {
                 (Some(t), _) => t.join(", "),
-                (None, true) => "All tools except Edit, Write, NotebookEdit and Task (Bash \
-                                 read-only)"
-                    .to_owned(),
-                (None, false) => "All tools except Task".to_owned(),
+                (None, true) => {
+                    "all but Edit, Write, NotebookEdit, Task; Bash read-only".to_owned()
+                }
+                (None, false) => "all but Task".to_owned(),
             };
             description.push_str(&format!(
-                "- {}: {} (Tools: {tools})\n",
+                "- {}: {} (tools: {tools})\n",
                 a.name, a.description
             ));
         }
         description.push_str(
-            "\nUsage notes:\n- Give `subagent_type` to pick the agent.\n- Launch several \
-             agents at once when the tasks are independent: put several Task calls in one \
-             message.\n- Each agent starts fresh: the prompt must hold everything it needs \
-             (goal, context, what to return).\n- Say whether the agent should write code or \
-             only research.",
+            "Run independent tasks at once: several Task calls in one message. An agent starts \
+             fresh: the prompt must hold all it needs (goal, context, what to return, whether to \
+             write code).",
         );
         Self { env, description }
     }

@@ -36,6 +36,8 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
     core.sync(&io.live.borrow());
     // The MCP servers' tools as they are now (a call may have changed them).
     core.refresh_mcp().await;
+    // Deferred tools the model loaded join the tools, after the ones sent from the start.
+    core.sync_deferred();
     // The output the window has room for: a small window gets a smaller max_tokens.
     let room = {
         let (conv, mut env) = core.context_parts(sink, cancel);

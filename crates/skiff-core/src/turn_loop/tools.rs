@@ -42,6 +42,7 @@ pub(super) async fn run_tools(
         tool_output: core.config.tool_output,
     };
     let mut results = dispatcher.run_all(tool_uses, cancel).await;
+    core.note_tool_calls(tool_uses);
     crate::side_calls::absorb(&core.ctx, &mut core.costs, core.provider.as_ref(), sink);
     let switched = dispatcher
         .switched_mode

@@ -478,8 +478,8 @@ fn sso_source(
             "AWS profile `{name}` needs sso_account_id and sso_role_name"
         ));
     };
-    let digest = aws_lc_rs::digest::digest(
-        &aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY,
+    let digest = ring::digest::digest(
+        &ring::digest::SHA1_FOR_LEGACY_USE_ONLY,
         cache_key.as_bytes(),
     );
     let cache_file = vars.home().map(|h| {

@@ -1,11 +1,11 @@
 //! The RS256-signed JWT a Google service account exchanges for an access token (RFC 7523),
-//! signed with aws-lc-rs from the key file's PKCS#8 PEM.
+//! signed with ring from the key file's PKCS#8 PEM.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use base64::Engine as _;
+use ring::rand::SystemRandom;
+use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 
 /// base64url without padding.
 pub(crate) fn b64url(bytes: &[u8]) -> String {
@@ -60,7 +60,7 @@ impl SigningKey {
             b64url(header.to_string().as_bytes()),
             b64url(claims.to_string().as_bytes())
         );
-        let mut sig = vec![0; self.key.public_modulus_len()];
+        let mut sig = vec![0; self.key.public().modulus_len()];
         self.key
             .sign(
                 &RSA_PKCS1_SHA256,
@@ -101,7 +101,7 @@ pub(crate) fn assertion(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_lc_rs::signature::{KeyPair, RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
+    use ring::signature::{KeyPair, RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 
     const KEY: &str = include_str!("../../../skiff-testkit/fixtures/cloud/service-account-key.pem");
 

@@ -1,5 +1,5 @@
 //! AWS Signature Version 4 for one request (header signing, `AWS4-HMAC-SHA256`), with the
-//! HMAC-SHA256 and SHA-256 of aws-lc-rs (already linked for TLS) instead of the AWS SDK.
+//! HMAC-SHA256 and SHA-256 of ring (already linked for TLS) instead of the AWS SDK.
 //!
 //! What is signed: the method, the path as sent (each byte outside the unreserved set
 //! percent-encoded once more, as every AWS service but S3 expects), the query sorted, the
@@ -7,7 +7,7 @@
 
 use std::time::SystemTime;
 
-use aws_lc_rs::{digest, hmac};
+use ring::{digest, hmac};
 
 use super::time::amz_date;
 

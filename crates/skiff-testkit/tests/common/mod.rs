@@ -8,6 +8,8 @@ use skiff_protocol::StreamEvent;
 
 /// A client that never goes through a proxy.
 pub fn client() -> reqwest::Client {
+    // reqwest is built without a crypto provider of its own (the workspace's rustls set-up).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

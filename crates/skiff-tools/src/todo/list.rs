@@ -21,12 +21,12 @@ pub enum TodoStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Todo {
-    /// What to do, in the imperative ("Run the tests").
+    /// Imperative: "Run the tests".
     #[schemars(length(min = 1))]
     pub content: String,
     /// Its state.
     pub status: TodoStatus,
-    /// The same in the present continuous, shown while it runs ("Running the tests").
+    /// Present continuous: "Running the tests".
     #[serde(rename = "activeForm")]
     #[schemars(length(min = 1))]
     pub active_form: String,

@@ -35,14 +35,10 @@ impl TypedTool for TodoWriteTool {
     const NAME: &'static str = "TodoWrite";
 
     fn description(&self) -> &str {
-        "Create and manage a structured task list for the current session: it tracks progress \
-         on multi-step work and shows the user what you are doing. Use it for tasks with three \
-         or more steps or when the user gives several tasks; skip it for a single trivial step. \
-         Each call replaces the whole list. Every todo has `content` (imperative: \"Run the \
-         tests\"), `activeForm` (present continuous: \"Running the tests\") and `status` \
-         (pending, in_progress, completed). Keep exactly one todo in_progress while working, \
-         mark each completed as soon as it is done (not in batches), and never mark a todo \
-         completed while its tests fail or its work is partial."
+        "Your task list for this session: tracks multi-step work (three or more steps, or \
+         several tasks) and shows the user your progress. Each call replaces the whole list. \
+         Keep exactly one todo in_progress, mark each completed as soon as it is done, never \
+         while its tests fail or its work is partial."
     }
 
     fn is_read_only(&self) -> bool {

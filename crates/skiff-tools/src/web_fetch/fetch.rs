@@ -136,6 +136,7 @@ pub async fn fetch(
     limits: Limits,
     cancel: &CancellationToken,
 ) -> Result<Fetched, FetchError> {
+    crate::tls::install_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Issue 34's "lean" figures beside their targets, from one command (see bench/lean.sh).
+
+Measures the release binaries in target/release (built by bench/lean.sh):
+
+- size of the (stripped) `skiff` binary;
+- peak RSS of `skiff --version`;
+- peak RSS of `skiff -p` running 20 Bash tool turns against a zero-delay `skiff-mock`;
+- the fixed prefix of the first request (system prompt + tool definitions, as sent: JSON
+  chars / 4), default and with `--compact-prompt`; captured by a one-shot Anthropic-compatible
+  server in this script.
+
+Every run gets an empty HOME and working directory, so no user settings, memory files or MCP
+servers change the figures. Figures only: the exit status is non-zero only when the set-up
+itself is broken.
+"""
+
+import http.server
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SKIFF = os.environ.get("SKIFF_BIN") or os.path.join(ROOT, "target", "release", "skiff")
+MOCK = os.environ.get("SKIFF_MOCK_BIN") or os.path.join(ROOT, "target", "release", "skiff-mock")
+BASH_TURNS = 20
+
+MIB = 1024 * 1024
+
+
+def peak_rss_of(argv, env, cwd):
+    """Run argv to completion; its exit status and peak RSS in bytes (wait4's ru_maxrss)."""
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode != 0:
+        sys.exit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
+    return usage.ru_maxrss * 1024
+
+
+def clean_env(home):
+    """The environment of a measured run: nothing from the user's set-up."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "SKIFF_", "OPENAI_"))}
+    env.update(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"),
+               ANTHROPIC_API_KEY="bench-key", NO_COLOR="1")
+    return env
+
+
+def sse(events):
+    """An SSE body of (event, data) pairs."""
+    return "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode()
+
+
+ANSWER = sse([
+    ("message_start", {"type": "message_start", "message": {
+        "id": "msg_bench", "type": "message", "role": "assistant", "model": "bench",
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0,
+                             "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "text_delta", "text": "ok"}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta",
+                       "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                       "usage": {"output_tokens": 1}}),
+    ("message_stop", {"type": "message_stop"}),
+])
+
+
+def first_request(extra_args, home, cwd):
+    """The body of skiff's first Messages request (a one-shot server answers "ok")."""
+    bodies = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's naming)
+            length = int(self.headers.get("content-length", "0"))
+            body = self.rfile.read(length)
+            if self.path.startswith("/v1/messages/count_tokens"):
+                data = json.dumps({"input_tokens": 1}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            bodies.append(json.loads(body))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(ANSWER)))
+            self.end_headers()
+            self.wfile.write(ANSWER)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = clean_env(home)
+    env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        subprocess.run([SKIFF, "-p", "hi", *extra_args], env=env, cwd=cwd, check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=120)
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"skiff -p failed: {e.stderr.decode(errors='replace')[-2000:]}")
+    finally:
+        server.shutdown()
+    main = [b for b in bodies if b.get("tools")]
+    if not main:
+        sys.exit("no request with tools arrived")
+    return main[0]
+
+
+def prefix_tokens(body):
+    """System prompt + tool definitions as sent, in tokens (compact JSON chars / 4)."""
+    system = body.get("system", "")
+    chars = len(json.dumps(system, ensure_ascii=False, separators=(",", ":")))
+    chars += len(json.dumps(body.get("tools", []), ensure_ascii=False, separators=(",", ":")))
+    return chars // 4, len(body.get("tools", []))
+
+
+def bash_turns_rss(home, cwd):
+    """Peak RSS of `skiff -p` running BASH_TURNS Bash turns against a zero-delay skiff-mock."""
+    turns = [{"content": [{"type": "tool_use", "name": "Bash",
+                           "input": {"command": f"echo turn {i}", "description": "Echo"}}]}
+             for i in range(BASH_TURNS)]
+    turns.append({"content": [{"type": "text", "text": "done"}]})
+    script = os.path.join(home, "bash-turns.json")
+    with open(script, "w") as f:
+        json.dump({"turns": turns}, f)
+    mock = subprocess.Popen([MOCK, "--script", script, "--port", "0", "--idle-exit", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = mock.stdout.readline().strip() if mock.stdout else ""
+        if not line.startswith("listening on "):
+            sys.exit(f"skiff-mock did not start: {line!r}")
+        env = clean_env(home)
+        env["ANTHROPIC_BASE_URL"] = line.removeprefix("listening on ")
+        return peak_rss_of([SKIFF, "-p", "run the commands", "--permission-mode",
+                            "bypassPermissions", "--max-turns", str(BASH_TURNS + 5)],
+                           env, cwd)
+    finally:
+        mock.terminate()
+        mock.wait()
+
+
+def row(figure, value, target, ok):
+    print(f"{figure:<48} {value:>14}   target {target:<10} {'ok' if ok else 'OVER'}")
+
+
+def main():
+    for path in (SKIFF, MOCK):
+        if not os.path.exists(path):
+            sys.exit(f"{path} missing: run bench/lean.sh (it builds the release binaries)")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    with tempfile.TemporaryDirectory(prefix="skiff-lean-") as tmp:
+        home = os.path.join(tmp, "home")
+        cwd = os.path.join(tmp, "work")
+        os.makedirs(home)
+        os.makedirs(cwd)
+        size = os.path.getsize(SKIFF)
+        version_rss = min(peak_rss_of([SKIFF, "--version"], clean_env(home), cwd)
+                          for _ in range(5))
+        turns_rss = bash_turns_rss(home, cwd)
+        full, n_full = prefix_tokens(first_request([], home, cwd))
+        compact, n_compact = prefix_tokens(first_request(["--compact-prompt"], home, cwd))
+    print(f"skiff lean figures ({SKIFF})")
+    row("release binary (stripped)", f"{size / MIB:.1f} MiB", "≤ 12 MB", size <= 12_000_000)
+    row("peak RSS, `skiff --version`", f"{version_rss / MIB:.1f} MiB", "≤ 4 MiB",
+        version_rss <= 4 * MIB)
+    row(f"peak RSS, {BASH_TURNS} Bash turns (skiff-mock)", f"{turns_rss / MIB:.1f} MiB",
+        "≤ 10 MiB", turns_rss <= 10 * MIB)
+    row(f"fixed prefix, system + {n_full} tools", f"{full:,} tok", "≤ 3,500", full <= 3500)
+    row(f"same, --compact-prompt ({n_compact} tools)", f"{compact:,} tok", "≤ 1,400",
+        compact <= 1400)
+
+
+if __name__ == "__main__":
+    main()
