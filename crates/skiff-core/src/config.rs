@@ -60,7 +60,7 @@ pub struct AgentConfig {
     pub compact_tools: bool,
     /// Which tools are deferred: named to the model and loaded with ToolSearch when it asks
     /// (default: none; the CLI defers the rare ones).
-    pub defer_tools: crate::deferred::DeferPolicy,
+    pub defer_tools: DeferPolicy,
     /// Prices of the model when the table does not know them (`skiff.pricing`).
     pub price: Option<skiff_llm::ModelInfo>,
     /// The small model of tools' side calls (WebFetch); `None`: Haiku on Anthropic, else the
@@ -128,7 +128,7 @@ impl Default for AgentConfig {
             max_messages: None,
             deltas: DeltaMode::Frames,
             compact_tools: false,
-            defer_tools: crate::deferred::DeferPolicy::Off,
+            defer_tools: DeferPolicy::Off,
             price: None,
             small_model: None,
             init_extra: skiff_protocol::JsonMap::new(),
@@ -258,4 +258,17 @@ pub struct MemoryUsage {
     pub kind: String,
     /// Estimated tokens.
     pub tokens: u64,
+}
+
+/// What a session defers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeferPolicy {
+    /// Every tool is sent in full (`--tools` lists, `ENABLE_TOOL_SEARCH=false`, no ToolSearch).
+    #[default]
+    Off,
+    /// [`crate::deferred::RARE_TOOLS`], and MCP tools past this many estimated tokens.
+    Rare {
+        /// Estimated tokens of MCP tool definitions sent in full (0: every MCP tool deferred).
+        mcp_budget: u64,
+    },
 }

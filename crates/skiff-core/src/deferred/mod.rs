@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use skiff_protocol::ToolDefinition;
 use skiff_tools::ToolRegistry;
 
-use crate::tool_search::{TOOL_SEARCH, ToolSearchTool};
+use tool_search::{TOOL_SEARCH, ToolSearchTool};
 
 /// Built-in tools deferred in every session: rarely needed, and together about a quarter of
 /// the tool definitions. ExitPlanMode is offered from the start in plan mode.
@@ -26,18 +26,9 @@ pub const RARE_TOOLS: [&str; 5] = [
 /// order) are deferred.
 pub const MCP_BUDGET: u64 = 2_500;
 
-/// What a session defers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum DeferPolicy {
-    /// Every tool is sent in full (`--tools` lists, `ENABLE_TOOL_SEARCH=false`, no ToolSearch).
-    #[default]
-    Off,
-    /// [`RARE_TOOLS`], and MCP tools past this many estimated tokens.
-    Rare {
-        /// Estimated tokens of MCP tool definitions sent in full (0: every MCP tool deferred).
-        mcp_budget: u64,
-    },
-}
+pub mod tool_search;
+
+pub use crate::config::DeferPolicy;
 
 /// The tools a session defers, and the ones the model loaded (shared with its ToolSearch tool).
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use skiff_protocol::ToolDefinition;
 use skiff_tools::{Tool, ToolContext, ToolOutput};
 
-use crate::deferred::DeferredTools;
+use super::DeferredTools;
 
 /// The tool's name.
 pub const TOOL_SEARCH: &str = "ToolSearch";
