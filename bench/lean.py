@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 34's "lean" figures beside their targets, from one command (see bench/lean.sh).
 
-Measures the release binaries in target/release (built by bench/lean.sh):
+Measures the release binaries in target/release (built by bench/lean.sh; skiff-sandbox beside
+skiff is what each sandboxed Bash call runs, skiff itself without it):
 
 - size of the (stripped) `skiff` binary;
 - peak RSS of `skiff --version`;
@@ -39,18 +40,25 @@ RUNS = int(os.environ.get("RUNS", "15"))
 MIB = 1024 * 1024
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def peak_rss_of(argv, env, cwd):
-    """Run argv to completion; its exit status and peak RSS in bytes (wait4's ru_maxrss)."""
-    proc = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        sys.exit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
-    return usage.ru_maxrss * 1024
+    """Run argv to completion; its peak RSS in bytes, as GNU time reports it.
+
+    Not this script's own wait4(): Linux carries the RSS high-water mark of the process that
+    exec()s into the child's ru_maxrss, and a child forked (or vforked) from Python starts at
+    Python's ~14 MiB. GNU time's child starts at time's own size (~1 MiB) instead.
+    """
+    with tempfile.NamedTemporaryFile(mode="r", prefix="skiff-lean-rss-") as out:
+        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name, *argv], env=env,
+                              cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace")
+            sys.exit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
+        kib = int(out.read().strip().splitlines()[-1])
+    return kib * 1024
 
 
 def clean_env(home):
@@ -229,6 +237,8 @@ def main():
     for path in (SKIFF, MOCK):
         if not os.path.exists(path):
             sys.exit(f"{path} missing: run bench/lean.sh (it builds the release binaries)")
+    if not os.access(GNU_TIME, os.X_OK):
+        sys.exit(f"{GNU_TIME} (GNU time) is needed for the peak RSS figures: apt-get install time")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with tempfile.TemporaryDirectory(prefix="skiff-lean-") as tmp:
         home = os.path.join(tmp, "home")

@@ -25,6 +25,8 @@ if [ -n "${BUILD_TIME:-}" ]; then
   rm -rf "$tmp_target"
 fi
 if [ -z "${SKIP_BUILD:-}" ]; then
-  cargo build --release --locked -q -p skiff-cli -p skiff-testkit --bin skiff --bin skiff-mock
+  # skiff-sandbox too: skiff runs it (beside its own executable) for each sandboxed Bash call.
+  cargo build --release --locked -q -p skiff-cli -p skiff-testkit --bin skiff --bin skiff-sandbox \
+    --bin skiff-mock
 fi
 exec python3 bench/lean.py
