@@ -528,6 +528,62 @@ fn killing_skiff_kills_every_process_of_its_commands() {
     });
 }
 
+/// skiff can die between starting a command's sandbox and telling the process guard about it;
+/// the sandbox must end with skiff anyway. Here the helper is started by hand with a lifeline
+/// whose only write end the test holds (no skiff, so no process guard at all): closing it, as
+/// the kernel does when skiff dies, must end every process of the sandbox.
+#[test]
+fn the_sandbox_ends_the_moment_skiff_does() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let marker = format!("lifeline-{}", std::process::id());
+    let fifo = env.marks.join("lifeline");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let plan = json!({
+        "fs": "workspace-write",
+        "write": [env.ws],
+        "network": "deny",
+        "namespaces": {"probe": false},
+    });
+    let mut helper = Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$0" __sandbox --plan "$1" -- sh -c "$2" 9<"$3""#)
+        .arg(env!("CARGO_BIN_EXE_skiff-sandbox"))
+        .arg(plan.to_string())
+        .arg(format!("sleep 300 & sleep 300; : {marker}"))
+        .arg(&fifo)
+        .env("SKIFF_LIFELINE_FD", "9")
+        .current_dir(&env.ws)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Opening the write end waits for the helper to open the read end.
+    let skiff_alive = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    eventually("the command starting", || {
+        processes_with(&marker)
+            .iter()
+            .any(|p| p.contains(": sh -c sleep 300"))
+    });
+    assert!(
+        helper.try_wait().unwrap().is_none(),
+        "the helper ended early"
+    );
+    drop(skiff_alive);
+    eventually("every process of the sandbox ending", || {
+        processes_with(&marker).is_empty()
+    });
+    let status = helper.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+}
+
 #[test]
 fn a_command_cannot_kill_skiff_to_skip_the_checks() {
     if !sandbox_runs() {

@@ -834,3 +834,59 @@ fn initialize_options_agents_schema_and_a_verbatim_prompt() {
     let (code, _) = host.finish();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn malformed_control_frames_are_answered_and_broken_answers_fail_closed() {
+    let (ws, home) = dirs();
+    let script = json!({"turns": [
+        call("Write", json!({"file_path": "a.txt", "content": "x"})),
+        text("done"),
+    ]});
+    let mut host = Host::start(
+        ws.path(),
+        home.path(),
+        &script,
+        &["--permission-prompt-tool", "stdio"],
+    );
+    // A request that cannot be read is answered with an error naming it.
+    host.control("bad1", json!({"subtype": "set_permission_mode", "mode": 5}));
+    let bad = host.response_to("bad1");
+    assert_eq!(bad["subtype"], "error");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid set_permission_mode request:"),
+        "{bad}"
+    );
+    host.control("bad2", json!({"subtype": "rewind_files"}));
+    let bad = host.response_to("bad2");
+    assert!(
+        bad["error"].as_str().unwrap().contains("user_message_id"),
+        "{bad}"
+    );
+    host.send(json!({"type": "control_request", "request_id": "bad3", "request": "interrupt"}));
+    assert_eq!(host.response_to("bad3")["subtype"], "error");
+    // Fields this version does not know are no reason to fail.
+    host.control(
+        "init",
+        json!({"subtype": "initialize", "hooks": null, "someFutureOption": {"x": 1}}),
+    );
+    assert_eq!(host.response_to("init")["subtype"], "success");
+    host.user("write a file");
+    let ask = host.request("can_use_tool");
+    let id = ask["request_id"].as_str().unwrap().to_owned();
+    // An answer that cannot be read denies the call rather than allowing it or hanging.
+    host.send(
+        json!({"type": "control_response", "response": {"subtype": "maybe",
+        "request_id": id, "response": {"behavior": "allow"}}}),
+    );
+    let result = host.result();
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Write",
+        "{result}"
+    );
+    let (code, _) = host.finish();
+    assert_eq!(code, 0);
+    assert!(!ws.path().join("a.txt").exists());
+}

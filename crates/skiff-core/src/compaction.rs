@@ -14,8 +14,8 @@
 use skiff_protocol::sdk::{CompactBoundary, CompactMetadata, SdkMessage, SystemMessage};
 use skiff_protocol::{ContentBlock, Message, Role, validate_history};
 
+use crate::context_env::ContextEnv;
 use crate::conversation::Conversation;
-use crate::core::ContextEnv;
 use crate::frames::new_uuid;
 use crate::hooks::HookEvent;
 use crate::tokens;

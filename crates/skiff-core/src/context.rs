@@ -16,8 +16,8 @@
 
 use crate::compaction::{self, CompactError, CompactReport, CompactTrigger, CompactionStrategy};
 use crate::config::AgentConfig;
+use crate::context_env::ContextEnv;
 use crate::conversation::Conversation;
-use crate::core::ContextEnv;
 use crate::tokens;
 use crate::trim::{self, TrimLimits};
 

@@ -9,6 +9,7 @@ use skiff_tools::{ToolContext, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::AgentConfig;
+use crate::context_env::ContextEnv;
 use crate::conversation::Conversation;
 use crate::cost::CostTracker;
 use crate::frames::EventSink;
@@ -17,37 +18,6 @@ use crate::live::Live;
 use crate::permissions::{Approver, PermissionChecker};
 use crate::request::RequestTemplate;
 use crate::subagent::env::SubagentEnv;
-
-/// What context management uses besides the conversation itself.
-pub(crate) struct ContextEnv<'a> {
-    /// Settings (model, window, compaction, limits, memory).
-    pub config: &'a AgentConfig,
-    /// Model of the summary call.
-    pub model: &'a str,
-    /// Makes the summary call.
-    pub provider: &'a dyn skiff_llm::Provider,
-    /// PreCompact.
-    pub hooks: &'a dyn HookRunner,
-    /// The fields of hook inputs.
-    pub hook_common: HookCommon,
-    /// The fixed part of every request (system prompt, tools).
-    pub template: &'a RequestTemplate,
-    /// The summary call's cost goes here.
-    pub costs: &'a mut CostTracker,
-    /// Notices and `compact_boundary`.
-    pub sink: &'a EventSink,
-    /// Stops the summary call.
-    pub cancel: &'a CancellationToken,
-    /// The todo list as a reminder, kept after the summary (none when empty).
-    pub todos: Option<String>,
-}
-
-impl ContextEnv<'_> {
-    /// Estimated tokens of the system prompt and tool definitions.
-    pub fn fixed_tokens(&self) -> u64 {
-        self.template.fixed_tokens()
-    }
-}
 
 /// The state of one session.
 pub(crate) struct Core {

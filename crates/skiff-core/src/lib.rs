@@ -59,6 +59,8 @@ pub mod commands;
 pub mod compaction;
 mod config;
 pub mod context;
+mod context_env;
+mod context_measure;
 pub mod context_usage;
 pub mod conversation;
 mod core;

@@ -1,5 +1,7 @@
 //! Loop detection (opencode's doom-loop guard, made to help first): a model that sends the same
-//! call with the same input and gets the same failure again is stuck. The third time, its
+//! call with the same input and gets the same failure again is stuck — and so is one that sends
+//! the same search or read and gets the same answer while nothing was changed in between (a
+//! small model globbing `**/*.rs` thirty times in a project with no Rust). The third time, its
 //! result carries a short note saying so and what to try instead (for a missing path, what the
 //! nearest existing directory holds; for a command, what the working directory holds); the
 //! fifth time, the run ends with its own error subtype — or, where a client can answer (the
@@ -20,13 +22,18 @@ pub const STOP_AT: u32 = 5;
 /// Start of the note added to a repeated failure's result.
 pub const LOOP_NOTE_START: &str = "<system-reminder>\nThis is the";
 
-/// One failing call and how often in a row it failed this same way.
+/// Tools that only look: sent again with nothing changed in between, they answer the same.
+const LOOKING_TOOLS: &[&str] = &["Glob", "Grep", "LS", "Read"];
+
+/// One repeated call and how often in a row it got this same result.
 #[derive(Debug)]
 struct Failing {
     name: String,
     input: Value,
     failure: String,
     count: u32,
+    /// A failure (else a look that answered the same as before).
+    failed: bool,
 }
 
 /// A call the guard stops the run for.
@@ -38,18 +45,29 @@ pub struct Repeated {
     pub input: Value,
     /// Its id in the last round.
     pub tool_use_id: String,
-    /// How often it failed the same way.
+    /// How often it failed the same way (or answered the same).
     pub count: u32,
+    /// It failed each time (else it was a look that answered the same each time).
+    pub failed: bool,
 }
 
 impl Repeated {
+    /// What happened each time.
+    fn how(&self) -> &'static str {
+        if self.failed {
+            "it failed the same way each time"
+        } else {
+            "it got the same result each time, with nothing changed in between"
+        }
+    }
+
     /// The run's error text.
     pub fn message(&self) -> String {
         format!(
-            "the model sent the same {} call {} times and it failed the same way each time; \
-             the run was stopped (input: {})",
+            "the model sent the same {} call {} times and {}; the run was stopped (input: {})",
             self.tool,
             self.count,
+            self.how(),
             short_json(&self.input)
         )
     }
@@ -76,12 +94,18 @@ impl LoopGuard {
             if call.name == crate::structured::STRUCTURED_OUTPUT {
                 continue;
             }
+            let looking = LOOKING_TOOLS.contains(&call.name.as_str());
+            if !looking {
+                // Something may have changed: a look may answer differently now.
+                self.failing.retain(|f| f.failed);
+            }
             let failed = result.block.is_error == Some(true) && result.denial.is_none();
+            let looked = looking && result.block.is_error != Some(true);
             let at = self
                 .failing
                 .iter()
                 .position(|f| f.name == call.name && f.input == call.input);
-            if !failed {
+            if !failed && !looked {
                 if let Some(i) = at {
                     self.failing.swap_remove(i);
                 }
@@ -96,6 +120,7 @@ impl LoopGuard {
                 Some(i) => {
                     self.failing[i].failure = failure.clone();
                     self.failing[i].count = 1;
+                    self.failing[i].failed = failed;
                     1
                 }
                 None => {
@@ -104,6 +129,7 @@ impl LoopGuard {
                         input: call.input.clone(),
                         failure: failure.clone(),
                         count: 1,
+                        failed,
                     });
                     1
                 }
@@ -114,10 +140,11 @@ impl LoopGuard {
                     input: call.input.clone(),
                     tool_use_id: call.id.clone(),
                     count,
+                    failed,
                 });
             } else if count >= NOTE_AT {
                 let hint = hint(call, &failure, ctx).await;
-                append(&mut result.block.content, note(count, &hint));
+                append(&mut result.block.content, note(count, failed, &hint));
             }
         }
         stop
@@ -145,9 +172,11 @@ pub(crate) async fn client_lets_it_go_on(
         input: repeated.input.clone(),
         tool_use_id: repeated.tool_use_id.clone(),
         reason: format!(
-            "The model sent this same {} call {} times and it failed the same way each time. \
-             Allow it to go on (deny to stop the run)?",
-            repeated.tool, repeated.count
+            "The model sent this same {} call {} times and {}. Allow it to go on (deny to stop \
+             the run)?",
+            repeated.tool,
+            repeated.count,
+            repeated.how()
         ),
     };
     matches!(
@@ -156,17 +185,22 @@ pub(crate) async fn client_lets_it_go_on(
     )
 }
 
-/// The note for the `count`th identical failure.
-fn note(count: u32, hint: &str) -> String {
+/// The note for the `count`th identical failure (or identical answer to a look).
+fn note(count: u32, failed: bool, hint: &str) -> String {
     let nth = match count {
         3 => "third".to_owned(),
         4 => "fourth".to_owned(),
         n => format!("{n}th"),
     };
+    let (what, again) = if failed {
+        ("failed with this same error", "fail again")
+    } else {
+        ("returned this same result", "return it again")
+    };
     format!(
-        "{LOOP_NOTE_START} {nth} time this exact call failed with this same error. Sending it \
-         again will fail again: do something different. {hint}\nAfter {STOP_AT} identical \
-         failures the run is stopped.\n</system-reminder>"
+        "{LOOP_NOTE_START} {nth} time this exact call {what}. Sending it again will {again}: do \
+         something different. {hint}\nAfter {STOP_AT} identical results the run is \
+         stopped.\n</system-reminder>"
     )
 }
 
@@ -183,6 +217,19 @@ async fn hint(call: &ToolUseBlock, failure: &str, ctx: &skiff_tools::ToolContext
         return format!(
             "The path `{path}` does not exist.{listing} Use one of the paths that exist (LS or \
              Glob with a pattern such as `**/*` shows more)."
+        );
+    }
+    if lower.starts_with("no files found") || lower.starts_with("no matches found") {
+        let path = call
+            .input
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let listing = nearest_listing(ctx, path).await;
+        return format!(
+            "Nothing matches: the files you are looking for are not in this project.{listing} \
+             Look at the files that exist (LS, or Glob with `**/*`) and work with those."
         );
     }
     if lower.contains("has not been read") {
@@ -320,6 +367,74 @@ mod tests {
         let stop = guard.observe(&c, &mut r, &ctx).await.unwrap();
         assert_eq!(stop.count, STOP_AT);
         assert!(stop.message().contains("same Glob call 5 times"));
+    }
+
+    fn answered(text: &str) -> CallResult {
+        CallResult {
+            block: ToolResultBlock::text("t", text, false),
+            structured: None,
+            denial: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn the_same_look_answered_the_same_is_noted_then_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calc.sh"), "").unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let c = [call(json!({"pattern": "**/*.rs"}))];
+        for n in 1..STOP_AT {
+            let mut r = [answered("No files found")];
+            assert_eq!(guard.observe(&c, &mut r, &ctx).await, None);
+            let text = result_text(&r[0].block.content);
+            assert_eq!(text.contains(LOOP_NOTE_START), n >= NOTE_AT, "{n}: {text}");
+            if n == NOTE_AT {
+                assert!(text.contains("returned this same result"), "{text}");
+                assert!(text.contains("holds: calc.sh"), "{text}");
+            }
+        }
+        let mut r = [answered("No files found")];
+        let stop = guard.observe(&c, &mut r, &ctx).await.unwrap();
+        assert!(
+            stop.message().contains("same result each time"),
+            "{}",
+            stop.message()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_change_in_between_lets_a_look_be_repeated() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let look = [call(json!({"pattern": "*.sh"}))];
+        let edit = [ToolUseBlock {
+            id: "e".into(),
+            name: "Edit".into(),
+            input: json!({"file_path": "a.sh"}),
+            cache_control: None,
+        }];
+        for _ in 0..10 {
+            for _ in 0..2 {
+                let mut r = [answered("a.sh")];
+                assert_eq!(guard.observe(&look, &mut r, &ctx).await, None);
+                assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
+            }
+            let mut r = [answered("The file a.sh has been updated.")];
+            assert_eq!(guard.observe(&edit, &mut r, &ctx).await, None);
+        }
+        // Bash commands that succeed are not looks: a test suite run again and again is fine.
+        let run = [ToolUseBlock {
+            id: "b".into(),
+            name: "Bash".into(),
+            input: json!({"command": "bash test.sh"}),
+            cache_control: None,
+        }];
+        for _ in 0..10 {
+            let mut r = [answered("ok")];
+            assert_eq!(guard.observe(&run, &mut r, &ctx).await, None);
+        }
     }
 
     #[tokio::test]

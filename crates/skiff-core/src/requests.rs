@@ -139,7 +139,8 @@ mod tests {
         assert_eq!(r.pending(), 0);
     }
 
-    #[tokio::test]
+    // Paused clock: the 20 ms timeout passes at once, in order.
+    #[tokio::test(start_paused = true)]
     async fn a_dropped_question_is_withdrawn() {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let r = Requester::new(EventSink::new(tx, "s".into()));

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures::StreamExt;
 use serde_json::json;
@@ -197,7 +199,8 @@ async fn a_tool_use_turn_assembles_its_input_and_the_script_model_wins() {
     assert_eq!(msg.content.len(), 2);
 }
 
-#[tokio::test]
+// Paused clock: the waits are the provider's own tokio sleeps, measured exactly.
+#[tokio::test(start_paused = true)]
 async fn status_faults_are_retried_quickly_then_succeed() {
     let p = ScriptedProvider::new(script(vec![
         ScriptTurn::text("finally")
@@ -289,7 +292,8 @@ async fn retries_run_out_into_the_anthropic_providers_final_errors() {
     }
 }
 
-#[tokio::test]
+// Paused clock: the waits are the provider's own tokio sleeps, measured exactly.
+#[tokio::test(start_paused = true)]
 async fn mid_stream_faults_behave_like_the_real_provider() {
     // Disconnect after 3 events: those events went out, so the retry says discard them.
     let p = ScriptedProvider::new(script(vec![
@@ -402,7 +406,8 @@ async fn an_exhausted_script_is_a_clear_error_and_repeat_wraps() {
     assert_eq!(ids, ["msg_mock_0000", "msg_mock_0001", "msg_mock_0002"]);
 }
 
-#[tokio::test]
+// Paused clock: the waits are the provider's own tokio sleeps, measured exactly.
+#[tokio::test(start_paused = true)]
 async fn cancellation_during_a_delayed_turn_returns_promptly() {
     let p = ScriptedProvider::new(script(vec![ScriptTurn {
         delay_first_byte_ms: Some(30_000),

@@ -7,6 +7,7 @@
 
 mod body;
 mod content;
+pub mod control;
 mod error;
 mod history;
 pub mod recording;

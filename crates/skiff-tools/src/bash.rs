@@ -403,6 +403,9 @@ fn spawn(
         Some((sandbox, prepared)) => {
             let mut cmd = Command::new(&sandbox.helper);
             cmd.args(&prepared.args).arg(shell);
+            // The namespace ends the moment skiff does, even before the process guard knows it.
+            #[cfg(target_os = "linux")]
+            crate::sandbox::lifeline::attach(&mut cmd);
             cmd
         }
         None => Command::new(shell),

@@ -4,10 +4,10 @@
 //! `appendSystemPrompt` (the TypeScript SDK's); and what the `initialize` answer lists: the
 //! commands a host can send and the agents.
 
-use serde_json::{Value, json};
 use skiff_core::Agent;
 use skiff_core::commands::CommandSet;
 use skiff_core::subagent::{AgentDefinition, merge_agents, parse_agents_json};
+use skiff_protocol::control::{AgentInfo, CommandInfo, Initialize};
 
 /// The commands skiff runs itself when a host sends them as a user message.
 const BUILTIN_COMMANDS: &[(&str, &str, &str)] = &[
@@ -25,13 +25,13 @@ const BUILTIN_COMMANDS: &[(&str, &str, &str)] = &[
 
 /// Apply `initialize`'s options to the agent before it starts. An unusable option is an error
 /// (the `initialize` request fails with it, as the SDKs expect).
-pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
+pub fn apply(agent: &mut Agent, request: &Initialize) -> Result<(), String> {
     // Everything is checked before anything changes.
-    let added = match request.get("agents").filter(|v| !v.is_null()) {
+    let added = match &request.agents {
         Some(defs) => parse_agents_json(defs).map_err(|e| format!("agents: {e}"))?,
         None => Vec::new(),
     };
-    let schema = match request.get("jsonSchema").filter(|v| !v.is_null()) {
+    let schema = match &request.json_schema {
         Some(schema) => Some(
             skiff_core::structured::OutputSchema::new(schema.clone())
                 .map_err(|e| format!("jsonSchema: {e}"))?
@@ -52,21 +52,10 @@ pub fn apply(agent: &mut Agent, request: &Value) -> Result<(), String> {
     if schema.is_some() {
         config.json_schema = schema;
     }
-    let replaced = match request.get("systemPrompt") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Array(parts)) => Some(
-            parts
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|p| !p.is_empty())
-                .collect::<Vec<_>>()
-                .join("\n\n"),
-        ),
-        _ => None,
-    };
+    let replaced = request.system_prompt.as_ref().and_then(|p| p.text());
     let appended = request
-        .get("appendSystemPrompt")
-        .and_then(Value::as_str)
+        .append_system_prompt
+        .as_deref()
         .filter(|a| !a.trim().is_empty());
     if let Some(text) = replaced {
         // The host's prompt in place of skiff's; the environment block stays.
@@ -95,38 +84,41 @@ fn max_attempts() -> u32 {
 
 /// `initialize`'s `commands`: the built-in ones a host can send, the custom commands and
 /// skills the user may run, the MCP servers' prompts.
-pub fn commands(set: &CommandSet) -> Vec<Value> {
+pub fn commands(set: &CommandSet) -> Vec<CommandInfo> {
+    let info = |name: &str, description: &str, hint: &str| CommandInfo {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        argument_hint: hint.to_owned(),
+        extra: Default::default(),
+    };
     BUILTIN_COMMANDS
         .iter()
-        .map(|(name, description, hint)| {
-            json!({"name": name, "description": description, "argumentHint": hint})
-        })
-        .chain(
-            set.commands()
-                .iter()
-                .filter(|c| c.user_invocable)
-                .map(|c| {
-                    json!({"name": c.name, "description": c.description,
-                        "argumentHint": c.argument_hint.as_deref().unwrap_or("")})
-                }),
-        )
+        .map(|(name, description, hint)| info(name, description, hint))
+        .chain(set.commands().iter().filter(|c| c.user_invocable).map(|c| {
+            info(
+                &c.name,
+                &c.description,
+                c.argument_hint.as_deref().unwrap_or(""),
+            )
+        }))
         .chain(set.mcp().list().into_iter().map(|p| {
-            json!({"name": p.command,
-                "description": format!("{} (MCP)", p.description).trim_start(),
-                "argumentHint": p.usage()})
+            info(
+                &p.command,
+                format!("{} (MCP)", p.description).trim_start(),
+                &p.usage(),
+            )
         }))
         .collect()
 }
 
 /// `initialize`'s `agents`: every subagent type, with its model when it has one.
-pub fn agents(list: &[AgentDefinition]) -> Vec<Value> {
+pub fn agents(list: &[AgentDefinition]) -> Vec<AgentInfo> {
     list.iter()
-        .map(|a| {
-            let mut v = json!({"name": a.name, "description": a.description});
-            if let Some(m) = &a.model {
-                v["model"] = json!(m);
-            }
-            v
+        .map(|a| AgentInfo {
+            name: a.name.clone(),
+            description: a.description.clone(),
+            model: a.model.clone(),
+            extra: Default::default(),
         })
         .collect()
 }
@@ -139,7 +131,7 @@ mod tests {
     #[test]
     fn the_builtin_commands_come_first() {
         let list = commands(&CommandSet::default());
-        let names: Vec<&str> = list.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["compact", "clear"]);
     }
 }

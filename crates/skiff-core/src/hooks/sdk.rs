@@ -2,11 +2,12 @@
 //! ids, and a firing asks the host (`hook_callback`) with the same input JSON a command hook
 //! gets on stdin; the answer is read like a command hook's JSON output.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
+use skiff_protocol::control::HookMatcher;
 
 use super::command::{Matcher, apply_output};
 use super::{HookCall, HookEvent, HookResult, HookRunner};
@@ -33,43 +34,38 @@ pub struct SdkHooks {
 
 impl SdkHooks {
     /// From `initialize.hooks` (`{"PreToolUse": [{"matcher": "Bash", "hookCallbackIds":
-    /// ["hook_0"], "timeout": 30}], …}`; `null` means none). Entries skiff cannot use are
-    /// left out, each with a warning.
-    pub fn from_initialize(hooks: &Value, requester: Requester) -> (Self, Vec<String>) {
+    /// ["hook_0"], "timeout": 30}], …}`). Entries skiff cannot use are left out, each with a
+    /// warning.
+    pub fn from_initialize(
+        hooks: &BTreeMap<String, Vec<HookMatcher>>,
+        requester: Requester,
+    ) -> (Self, Vec<String>) {
         let mut events: HashMap<HookEvent, Vec<Group>> = HashMap::new();
         let mut warnings = Vec::new();
-        for (name, groups) in hooks.as_object().into_iter().flatten() {
+        for (name, groups) in hooks {
             let Some(event) = HookEvent::parse(name) else {
                 warnings.push(format!("SDK hook event {name:?} is not supported; ignored"));
                 continue;
             };
-            for g in groups.as_array().into_iter().flatten() {
-                let matcher = match Matcher::parse(g.get("matcher").and_then(Value::as_str)) {
+            for g in groups {
+                let matcher = match Matcher::parse(g.matcher.as_deref()) {
                     Ok(m) => m,
                     Err(e) => {
                         warnings.push(format!("SDK hook for {name}: {e}; ignored"));
                         continue;
                     }
                 };
-                let ids: Vec<String> = g
-                    .get("hookCallbackIds")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect();
-                if ids.is_empty() {
+                if g.hook_callback_ids.is_empty() {
                     continue;
                 }
                 let timeout = g
-                    .get("timeout")
-                    .and_then(Value::as_f64)
-                    .filter(|t| t.is_finite() && *t > 0.0)
-                    .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64);
+                    .timeout
+                    .filter(|t| *t > 0.0)
+                    .and_then(|t| Duration::try_from_secs_f64(t).ok())
+                    .unwrap_or(DEFAULT_TIMEOUT);
                 events.entry(event).or_default().push(Group {
                     matcher,
-                    ids,
+                    ids: g.hook_callback_ids.clone(),
                     timeout,
                 });
             }
@@ -141,5 +137,37 @@ impl HookRunner for SdkHooks {
             }
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::frames::EventSink;
+
+    fn matchers(v: serde_json::Value) -> BTreeMap<String, Vec<HookMatcher>> {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn matchers_become_groups_and_odd_ones_are_warned_about() {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let requester = Requester::new(EventSink::new(tx, "s".into()));
+        let hooks = matchers(serde_json::json!({
+            "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 30},
+                           {"matcher": null, "hookCallbackIds": []}],
+            // A timeout no clock can hold is the default, not a panic.
+            "Stop": [{"hookCallbackIds": ["hook_1"], "timeout": 1e300}],
+            "NoSuchEvent": [{"hookCallbackIds": ["hook_2"]}],
+        }));
+        let (sdk, warnings) = SdkHooks::from_initialize(&hooks, requester);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("NoSuchEvent"));
+        let pre = &sdk.events[&HookEvent::PreToolUse];
+        assert_eq!(pre.len(), 1);
+        assert_eq!(pre[0].timeout, Duration::from_secs(30));
+        assert_eq!(sdk.events[&HookEvent::Stop][0].timeout, DEFAULT_TIMEOUT);
     }
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use skiff_protocol::control as wire;
 
 use super::PermissionMode;
 use super::engine::PermissionEngine;
@@ -48,15 +48,26 @@ impl Destination {
         )
     }
 
-    fn parse(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "session" => Self::Session,
-            "localSettings" => Self::LocalSettings,
-            "projectSettings" => Self::ProjectSettings,
-            "userSettings" => Self::UserSettings,
-            "cliArg" => Self::CliArg,
-            other => return Err(format!("unknown permission destination {other:?}")),
-        })
+    /// From the SDKs' destination.
+    pub fn from_wire(d: wire::Destination) -> Self {
+        match d {
+            wire::Destination::Session => Self::Session,
+            wire::Destination::LocalSettings => Self::LocalSettings,
+            wire::Destination::ProjectSettings => Self::ProjectSettings,
+            wire::Destination::UserSettings => Self::UserSettings,
+            wire::Destination::CliArg => Self::CliArg,
+        }
+    }
+
+    /// The SDKs' destination.
+    pub fn to_wire(self) -> wire::Destination {
+        match self {
+            Self::Session => wire::Destination::Session,
+            Self::LocalSettings => wire::Destination::LocalSettings,
+            Self::ProjectSettings => wire::Destination::ProjectSettings,
+            Self::UserSettings => wire::Destination::UserSettings,
+            Self::CliArg => wire::Destination::CliArg,
+        }
     }
 }
 
@@ -109,84 +120,85 @@ impl PermissionUpdate {
         }
     }
 
-    /// From the SDKs' JSON (`{"type": "addRules", "rules": [{"toolName", "ruleContent"}],
-    /// "behavior", "destination"}`, `removeRules`, `setMode`). Other types (`replaceRules`,
-    /// `addDirectories`, `removeDirectories`) are an error naming them.
-    pub fn from_sdk(v: &Value) -> Result<Self, String> {
-        let s = |k: &str| v.get(k).and_then(Value::as_str);
-        let destination = Destination::parse(s("destination").unwrap_or("session"))?;
-        let behavior = || match s("behavior") {
-            Some("deny") => Ok(RuleKind::Deny),
-            Some("ask") => Ok(RuleKind::Ask),
-            Some("allow") | None => Ok(RuleKind::Allow),
-            Some(other) => Err(format!("unknown rule behavior {other:?}")),
+    /// From the SDKs' `PermissionUpdate` (`addRules`, `removeRules`, `setMode`; a missing
+    /// destination is the session, a missing behavior is allow). Other types (`replaceRules`,
+    /// `addDirectories`, `removeDirectories`) and entries that do not fit their type are an
+    /// error naming them.
+    pub fn from_wire(update: &wire::PermissionUpdate) -> Result<Self, String> {
+        let destination = |d: Option<wire::Destination>| {
+            Destination::from_wire(d.unwrap_or(wire::Destination::Session))
         };
-        let rules = || -> Vec<String> {
-            v.get("rules")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|r| {
-                    let tool = r.get("toolName").and_then(Value::as_str)?;
-                    Some(match r.get("ruleContent").and_then(Value::as_str) {
-                        Some(c) if !c.is_empty() => format!("{tool}({c})"),
-                        _ => tool.to_owned(),
-                    })
-                })
-                .collect()
+        let rules = |u: &wire::RulesUpdate| -> Vec<String> {
+            u.rules.iter().map(wire::RuleValue::to_text).collect()
         };
-        match s("type") {
-            Some("addRules") => Ok(Self::AddRules {
-                rules: rules(),
-                behavior: behavior()?,
-                destination,
+        let behavior = |u: &wire::RulesUpdate| match u.behavior {
+            Some(wire::RuleBehavior::Deny) => RuleKind::Deny,
+            Some(wire::RuleBehavior::Ask) => RuleKind::Ask,
+            Some(wire::RuleBehavior::Allow) | None => RuleKind::Allow,
+        };
+        match update {
+            wire::PermissionUpdate::AddRules(u) => Ok(Self::AddRules {
+                rules: rules(u),
+                behavior: behavior(u),
+                destination: destination(u.destination),
             }),
-            Some("removeRules") => Ok(Self::RemoveRules {
-                rules: rules(),
-                behavior: behavior()?,
-                destination,
+            wire::PermissionUpdate::RemoveRules(u) => Ok(Self::RemoveRules {
+                rules: rules(u),
+                behavior: behavior(u),
+                destination: destination(u.destination),
             }),
-            Some("setMode") => {
-                let mode = s("mode")
-                    .ok_or("setMode without a mode")?
+            wire::PermissionUpdate::SetMode(u) => Ok(Self::SetMode {
+                mode: u
+                    .mode
                     .parse::<PermissionMode>()
-                    .map_err(|e| e.to_string())?;
-                Ok(Self::SetMode { mode, destination })
-            }
-            Some(other) => Err(format!("the permission update {other:?} is not supported")),
-            None => Err("a permission update without a type".to_owned()),
+                    .map_err(|e| e.to_string())?,
+                destination: destination(u.destination),
+            }),
+            wire::PermissionUpdate::Unknown(_) => Err(match update.type_name() {
+                Some(t) => format!("the permission update {t:?} is not supported or malformed"),
+                None => "a permission update without a type".to_owned(),
+            }),
+            other => Err(format!(
+                "the permission update {:?} is not supported",
+                other.type_name().unwrap_or_default()
+            )),
         }
     }
 
-    /// The SDKs' JSON (a `permission_suggestions` entry).
-    pub fn to_sdk(&self) -> Value {
-        let rules_json = |rules: &[String]| -> Vec<Value> {
-            rules
-                .iter()
-                .map(|rule| match rule.split_once('(') {
-                    Some((tool, rest)) => json!({
-                        "toolName": tool,
-                        "ruleContent": rest.strip_suffix(')').unwrap_or(rest),
-                    }),
-                    None => json!({ "toolName": rule }),
-                })
-                .collect()
-        };
+    /// The SDKs' `PermissionUpdate` (a `permission_suggestions` entry).
+    pub fn to_wire(&self) -> wire::PermissionUpdate {
+        let rules_update =
+            |rules: &[String], behavior: &RuleKind, destination: &Destination| wire::RulesUpdate {
+                rules: rules
+                    .iter()
+                    .map(|r| wire::RuleValue::from_text(r))
+                    .collect(),
+                behavior: Some(match behavior {
+                    RuleKind::Allow => wire::RuleBehavior::Allow,
+                    RuleKind::Deny => wire::RuleBehavior::Deny,
+                    RuleKind::Ask => wire::RuleBehavior::Ask,
+                }),
+                destination: Some(destination.to_wire()),
+                extra: Default::default(),
+            };
         match self {
             Self::AddRules {
                 rules,
                 behavior,
                 destination,
-            } => json!({"type": "addRules", "rules": rules_json(rules),
-                "behavior": behavior.as_str(), "destination": destination.as_str()}),
+            } => wire::PermissionUpdate::AddRules(rules_update(rules, behavior, destination)),
             Self::RemoveRules {
                 rules,
                 behavior,
                 destination,
-            } => json!({"type": "removeRules", "rules": rules_json(rules),
-                "behavior": behavior.as_str(), "destination": destination.as_str()}),
-            Self::SetMode { mode, destination } => json!({"type": "setMode",
-                "mode": mode.as_str(), "destination": destination.as_str()}),
+            } => wire::PermissionUpdate::RemoveRules(rules_update(rules, behavior, destination)),
+            Self::SetMode { mode, destination } => {
+                wire::PermissionUpdate::SetMode(wire::ModeUpdate {
+                    mode: mode.as_str().to_owned(),
+                    destination: Some(destination.to_wire()),
+                    extra: Default::default(),
+                })
+            }
         }
     }
 }
@@ -254,13 +266,21 @@ impl PermissionStore for SessionRules {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use serde_json::json;
+
     use super::*;
+
+    fn from_sdk(v: &serde_json::Value) -> Result<PermissionUpdate, String> {
+        let wire: wire::PermissionUpdate =
+            serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+        PermissionUpdate::from_wire(&wire)
+    }
 
     #[test]
     fn sdk_updates_round_trip() {
         let v = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "npm test:*"},
             {"toolName": "WebFetch"}], "behavior": "allow", "destination": "localSettings"});
-        let u = PermissionUpdate::from_sdk(&v).unwrap();
+        let u = from_sdk(&v).unwrap();
         assert_eq!(
             u,
             PermissionUpdate::AddRules {
@@ -269,18 +289,28 @@ mod tests {
                 destination: Destination::LocalSettings,
             }
         );
-        assert_eq!(u.to_sdk(), v);
+        assert_eq!(serde_json::to_value(u.to_wire()).unwrap(), v);
         let m = json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"});
         assert_eq!(
-            PermissionUpdate::from_sdk(&m).unwrap(),
+            from_sdk(&m).unwrap(),
             PermissionUpdate::mode(PermissionMode::AcceptEdits)
         );
-        let err = PermissionUpdate::from_sdk(&json!({"type": "addDirectories"})).unwrap_err();
+        let err = from_sdk(&json!({"type": "addDirectories"})).unwrap_err();
         assert!(err.contains("addDirectories"), "{err}");
-        assert!(PermissionUpdate::from_sdk(&json!({"type": "setMode", "mode": "yolo"})).is_err());
-        assert!(
-            PermissionUpdate::from_sdk(&json!({"type": "addRules", "destination": "elsewhere"}))
-                .is_err()
+        let err = from_sdk(&json!({"type": "addDirectories", "directories": ["/x"]})).unwrap_err();
+        assert!(err.contains("addDirectories"), "{err}");
+        assert!(from_sdk(&json!({"type": "setMode", "mode": "yolo"})).is_err());
+        assert!(from_sdk(&json!({"type": "addRules", "destination": "elsewhere"})).is_err());
+        assert_eq!(
+            from_sdk(
+                &json!({"type": "removeRules", "rules": [{"toolName": "Bash", "ruleContent": ""}]})
+            )
+            .unwrap(),
+            PermissionUpdate::RemoveRules {
+                rules: vec!["Bash".into()],
+                behavior: RuleKind::Allow,
+                destination: Destination::Session,
+            }
         );
     }
 }

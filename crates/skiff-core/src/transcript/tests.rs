@@ -589,7 +589,10 @@ fn listing_finding_and_latest() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
     let cwd = Path::new("/work/proj");
-    for (id, prompt) in [("aaa-1", "first task"), ("bbb-2", "second task")] {
+    for (n, (id, prompt)) in [("aaa-1", "first task"), ("bbb-2", "second task")]
+        .into_iter()
+        .enumerate()
+    {
         let store = JsonlTranscript::new(session_path(home, cwd, id), TranscriptMeta::new(id, cwd));
         user(
             &store,
@@ -603,7 +606,15 @@ fn listing_finding_and_latest() {
         store.append(SessionEntry::Assistant { message: &a });
         store.turn_complete();
         drop(store);
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Written a minute apart, whatever the file system's clock resolution.
+        let written =
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000 + 60 * n as u64);
+        std::fs::File::options()
+            .append(true)
+            .open(session_path(home, cwd, id))
+            .unwrap()
+            .set_modified(written)
+            .unwrap();
     }
     // A file without messages is not listed.
     std::fs::write(project_dir(home, cwd).join("empty.jsonl"), "").unwrap();

@@ -27,6 +27,8 @@ mod helper;
 mod journal;
 mod landlock;
 #[cfg(target_os = "linux")]
+pub(crate) mod lifeline;
+#[cfg(target_os = "linux")]
 mod namespaces;
 pub mod paths;
 mod plan;

@@ -2,7 +2,8 @@
 //!
 //! The helper (H) unshares a user, mount, PID, IPC and (unless the network is allowed) network
 //! namespace, maps its own uid and gid, and forks. The child (C) is PID 1 of the new PID
-//! namespace: it dies with H (`PR_SET_PDEATHSIG`, and a pipe whose end of file it watches),
+//! namespace: it dies with H (`PR_SET_PDEATHSIG`, and a pipe whose end of file it watches) and
+//! with skiff (its lifeline, [`super::lifeline`], inherited by H at fork),
 //! starts a new session (no controlling terminal), builds the mount namespace the [`Mounts`]
 //! plan describes (private `/proc`, a minimal `/dev`, protected paths read-only, secrets and
 //! sockets covered), brings the loopback interface up and opens the relay's listeners, then
@@ -22,12 +23,13 @@
 #![allow(unsafe_code)]
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use nix::fcntl::{OFlag, open};
 use nix::mount::{MsFlags, mount};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::stat::Mode;
 use nix::sys::statvfs::{FsFlags, statvfs};
@@ -46,6 +48,8 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
+    // Taken first: skiff's lifeline, whose end of file means skiff is gone.
+    let lifeline = super::lifeline::take();
     let (uid, gid) = (getuid(), getgid());
     let mut flags = CloneFlags::CLONE_NEWUSER
         | CloneFlags::CLONE_NEWNS
@@ -69,13 +73,23 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
         Err(e) => fail(&format!("cannot fork: {e}")),
         Ok(ForkResult::Parent { child }) => {
             drop(watch);
+            drop(lifeline);
             let code = wait_for(child);
             drop(alive);
             code
         }
         Ok(ForkResult::Child) => {
             drop(alive);
-            let code = init(plan, mounts, watch, program, args);
+            let code = init(
+                plan,
+                mounts,
+                Watch {
+                    helper: watch,
+                    skiff: lifeline,
+                },
+                program,
+                args,
+            );
             std::process::exit(code);
         }
     }
@@ -149,19 +163,47 @@ impl Sources {
     }
 }
 
+/// What PID 1 watches: the pipe from the helper and skiff's lifeline (when skiff handed one
+/// over). End of file on either means the command must end.
+struct Watch {
+    helper: std::io::PipeReader,
+    skiff: Option<OwnedFd>,
+}
+
+impl Watch {
+    /// The descriptors to poll.
+    fn fds(&self) -> Vec<PollFd<'_>> {
+        let mut fds = vec![PollFd::new(self.helper.as_fd(), PollFlags::POLLIN)];
+        if let Some(skiff) = &self.skiff {
+            fds.push(PollFd::new(skiff.as_fd(), PollFlags::POLLIN));
+        }
+        fds
+    }
+
+    /// Whether the helper or skiff is already gone (before C could ask to die with them).
+    fn gone(&self) -> bool {
+        matches!(poll(&mut self.fds(), PollTimeout::ZERO), Ok(n) if n > 0)
+    }
+
+    /// Block until the helper or skiff is gone.
+    fn wait(&self) {
+        loop {
+            match poll(&mut self.fds(), PollTimeout::NONE) {
+                Ok(n) if n > 0 => return,
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
 /// PID 1 of the sandbox: set up, start the command, reap; returns the exit code.
-fn init(
-    plan: &Plan,
-    mounts: &Mounts,
-    watch: std::io::PipeReader,
-    program: &OsString,
-    args: &[OsString],
-) -> i32 {
+fn init(plan: &Plan, mounts: &Mounts, watch: Watch, program: &OsString, args: &[OsString]) -> i32 {
     let setup = || -> Result<Option<super::relay::Relay>, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
             .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
-        if parent_gone(&watch) {
-            return Err("the helper's parent is gone".to_owned());
+        if watch.gone() {
+            return Err("skiff or the helper is gone".to_owned());
         }
         setsid().map_err(|e| format!("setsid: {e}"))?;
         // Nothing done here reaches the host's mount namespace: a mount namespace created
@@ -198,7 +240,7 @@ fn init(
         return 0;
     }
     let mut command = std::process::Command::new(program);
-    command.args(args);
+    command.args(args).env_remove(super::lifeline::FD_VAR);
     if let Some(relay) = &relay {
         command.envs(relay.environment());
     }
@@ -220,23 +262,12 @@ fn init(
     if let Some(relay) = relay {
         relay.serve();
     }
-    // The helper died (killed by skiff's timeout or with skiff): end everything now.
+    // The helper died (killed by skiff's timeout) or skiff did: end everything now.
     std::thread::spawn(move || {
-        let mut watch = watch;
-        let mut buf = [0u8; 1];
-        let _ = std::io::Read::read(&mut watch, &mut buf);
+        watch.wait();
         std::process::exit(137);
     });
     reap(shell_pid)
-}
-
-/// Whether the pipe from the helper already reads end of file (the helper died before C could
-/// ask to die with it).
-fn parent_gone(watch: &std::io::PipeReader) -> bool {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    let mut fds = [PollFd::new(watch.as_fd(), PollFlags::POLLIN)];
-    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
 }
 
 /// Reap every process of the namespace until the shell ends; its exit code.

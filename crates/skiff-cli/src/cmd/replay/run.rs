@@ -10,6 +10,9 @@ use std::process::Stdio;
 use anyhow::Context;
 use serde_json::{Value, json};
 use skiff_protocol::ContentBlock;
+use skiff_protocol::control::{
+    Allow, CanUseTool, CanUseToolAnswer, ControlFrame, ControlRequest, Deny, Plain,
+};
 use skiff_protocol::recording::{RecordedInput, Recording};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -212,11 +215,13 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
-    async fn write(&mut self, v: &Value) {
+    async fn write(&mut self, v: &impl serde::Serialize) {
         let Some(stdin) = self.stdin.as_mut() else {
             return;
         };
-        let mut line = v.to_string();
+        let Ok(mut line) = serde_json::to_string(v) else {
+            return;
+        };
         line.push('\n');
         if stdin.write_all(line.as_bytes()).await.is_err() {
             self.stdin = None;
@@ -314,11 +319,10 @@ impl Driver<'_> {
         if interrupted {
             self.interrupts += 1;
             let request_id = format!("replay-interrupt-{}", self.interrupts);
-            self.write(&json!({
-                "type": "control_request",
-                "request_id": request_id,
-                "request": {"subtype": "interrupt"},
-            }))
+            self.write(&ControlFrame::request(
+                request_id,
+                ControlRequest::Interrupt(Plain::default()),
+            ))
             .await;
         }
     }
@@ -346,49 +350,61 @@ impl Driver<'_> {
 
     /// Answer skiff's questions: approvals as the recording says, hook callbacks empty.
     async fn control(&mut self, frame: &Value) {
-        let id = frame.get("request_id").cloned().unwrap_or(Value::Null);
-        let request = frame.get("request").cloned().unwrap_or(Value::Null);
-        let response = match request.get("subtype").and_then(Value::as_str) {
-            Some("can_use_tool") => {
-                let call = request
-                    .get("tool_use_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let tool = request
-                    .get("tool_name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let refused = self
-                    .recording
-                    .results
-                    .iter()
-                    .find(|r| r.tool_use_id == call)
-                    .filter(|r| r.is_error && is_denial(&r.content));
-                let (decision, answer) = match refused {
-                    Some(r) => ("deny", json!({"behavior": "deny", "message": r.content})),
-                    None => (
-                        "allow",
-                        json!({"behavior": "allow", "updatedInput": request.get("input").cloned().unwrap_or(json!({}))}),
-                    ),
-                };
-                self.observed.approvals.push(Approval {
-                    tool_use_id: call,
-                    tool,
-                    decision,
-                });
-                json!({"subtype": "success", "request_id": id, "response": answer})
-            }
-            Some("hook_callback") => {
-                json!({"subtype": "success", "request_id": id, "response": {}})
-            }
-            _ => {
-                json!({"subtype": "error", "request_id": id, "error": "not supported during a replay"})
-            }
+        let reply = match ControlFrame::from_value(frame.clone()) {
+            Ok(ControlFrame::ControlRequest(r)) => match r.request {
+                ControlRequest::CanUseTool(call) => {
+                    let answer = self.approve(&call);
+                    match serde_json::to_value(answer) {
+                        Ok(answer) => ControlFrame::success(r.request_id, answer),
+                        Err(e) => ControlFrame::error(r.request_id, e.to_string(), None),
+                    }
+                }
+                ControlRequest::HookCallback(_) => ControlFrame::success(r.request_id, json!({})),
+                _ => ControlFrame::error(r.request_id, "not supported during a replay", None),
+            },
+            Ok(_) => return,
+            Err(e) => match e.reply() {
+                Some(reply) => reply,
+                None => return,
+            },
         };
-        self.write(&json!({"type": "control_response", "response": response}))
-            .await;
+        self.write(&reply).await;
+    }
+
+    /// A permission prompt: refused when the recorded user refused the call, else allowed
+    /// unchanged.
+    fn approve(&mut self, call: &CanUseTool) -> CanUseToolAnswer {
+        let id = call.tool_use_id.clone().unwrap_or_default();
+        let refused = self
+            .recording
+            .results
+            .iter()
+            .find(|r| r.tool_use_id == id)
+            .filter(|r| r.is_error && is_denial(&r.content));
+        let (decision, answer) = match refused {
+            Some(r) => (
+                "deny",
+                CanUseToolAnswer::Deny(Deny {
+                    message: Some(r.content.clone()),
+                    interrupt: None,
+                    extra: Default::default(),
+                }),
+            ),
+            None => (
+                "allow",
+                CanUseToolAnswer::Allow(Allow {
+                    updated_input: Some(call.input.clone()),
+                    updated_permissions: None,
+                    extra: Default::default(),
+                }),
+            ),
+        };
+        self.observed.approvals.push(Approval {
+            tool_use_id: id,
+            tool: call.tool_name.clone(),
+            decision,
+        });
+        answer
     }
 }
 
