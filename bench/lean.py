@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Issue 34's "lean" figures beside their targets, from one command (see bench/lean.sh).
 
-Measures the release binaries in target/release (built by bench/lean.sh):
+Measures the release binaries in target/release (built by bench/lean.sh; skiff-sandbox beside
+skiff is what each sandboxed Bash call runs, skiff itself without it):
 
 - size of the (stripped) `skiff` binary;
 - peak RSS of `skiff --version`;
 - peak RSS of `skiff -p` running 20 Bash tool turns against a zero-delay `skiff-mock`;
+- the first answer's time over `skiff --version`'s (a one-text-turn `skiff -p` run, median);
+- the time per Bash tool turn over one `bash -c true` spawn (TIMED_TURNS turns of
+  `true`, minus the one-turn run, per turn, minus the spawn);
 - the fixed prefix of the first request (system prompt + tool definitions, as sent: JSON
   chars / 4), default and with `--compact-prompt`; captured by a one-shot Anthropic-compatible
   server in this script.
@@ -22,28 +26,39 @@ import resource
 import subprocess
 import sys
 import tempfile
+import statistics
 import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIFF = os.environ.get("SKIFF_BIN") or os.path.join(ROOT, "target", "release", "skiff")
 MOCK = os.environ.get("SKIFF_MOCK_BIN") or os.path.join(ROOT, "target", "release", "skiff-mock")
 BASH_TURNS = 20
+TIMED_TURNS = int(os.environ.get("TIMED_TURNS", "50"))
+RUNS = int(os.environ.get("RUNS", "15"))
 
 MIB = 1024 * 1024
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def peak_rss_of(argv, env, cwd):
-    """Run argv to completion; its exit status and peak RSS in bytes (wait4's ru_maxrss)."""
-    proc = subprocess.Popen(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        sys.exit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
-    return usage.ru_maxrss * 1024
+    """Run argv to completion; its peak RSS in bytes, as GNU time reports it.
+
+    Not this script's own wait4(): Linux carries the RSS high-water mark of the process that
+    exec()s into the child's ru_maxrss, and a child forked (or vforked) from Python starts at
+    Python's ~14 MiB. GNU time's child starts at time's own size (~1 MiB) instead.
+    """
+    with tempfile.NamedTemporaryFile(mode="r", prefix="skiff-lean-rss-") as out:
+        proc = subprocess.run([GNU_TIME, "-f", "%M", "-o", out.name, *argv], env=env,
+                              cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace")
+            sys.exit(f"{argv[0]} failed ({proc.returncode}): {err[-2000:]}")
+        kib = int(out.read().strip().splitlines()[-1])
+    return kib * 1024
 
 
 def clean_env(home):
@@ -154,6 +169,66 @@ def bash_turns_rss(home, cwd):
         mock.wait()
 
 
+class Mock:
+    """A skiff-mock serving `turns` in a loop (each run takes the whole script)."""
+
+    def __init__(self, home, name, turns):
+        script = os.path.join(home, f"{name}.json")
+        with open(script, "w") as f:
+            json.dump({"turns": turns, "repeat": True}, f)
+        self.proc = subprocess.Popen([MOCK, "--script", script, "--port", "0",
+                                      "--idle-exit", "120"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        line = self.proc.stdout.readline().strip() if self.proc.stdout else ""
+        if not line.startswith("listening on "):
+            self.close()
+            sys.exit(f"skiff-mock did not start: {line!r}")
+        self.url = line.removeprefix("listening on ")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def median_ms(argv, env, cwd, runs):
+    """Median wall time of `runs` runs of argv (after one warm-up run), in ms."""
+    times = []
+    for i in range(runs + 1):
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = (time.perf_counter() - start) * 1000
+        if done.returncode != 0:
+            sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+        if i:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
+def timings(home, cwd):
+    """(first answer over --version, per Bash turn over one bash spawn), in ms."""
+    env = clean_env(home)
+    version = median_ms([SKIFF, "--version"], env, cwd, RUNS)
+    spawn = median_ms(["bash", "-c", "true"], env, cwd, RUNS)
+    text = {"content": [{"type": "text", "text": "done"}]}
+    bash = {"content": [{"type": "tool_use", "name": "Bash",
+                         "input": {"command": "true", "description": "Nothing"}}]}
+    one = Mock(home, "one-turn", [text])
+    many = Mock(home, "bash-true", [bash] * TIMED_TURNS + [text])
+    try:
+        run = [SKIFF, "-p", "go", "--permission-mode", "bypassPermissions",
+               "--max-turns", str(TIMED_TURNS + 5)]
+        one_turn = median_ms(run, {**env, "ANTHROPIC_BASE_URL": one.url}, cwd, RUNS)
+        long_run = median_ms(run, {**env, "ANTHROPIC_BASE_URL": many.url}, cwd,
+                             max(3, RUNS // 3))
+    finally:
+        one.close()
+        many.close()
+    per_turn = (long_run - one_turn) / TIMED_TURNS
+    return one_turn - version, per_turn - spawn, version, one_turn, per_turn, spawn
+
+
 def row(figure, value, target, ok):
     print(f"{figure:<48} {value:>14}   target {target:<10} {'ok' if ok else 'OVER'}")
 
@@ -162,6 +237,8 @@ def main():
     for path in (SKIFF, MOCK):
         if not os.path.exists(path):
             sys.exit(f"{path} missing: run bench/lean.sh (it builds the release binaries)")
+    if not os.access(GNU_TIME, os.X_OK):
+        sys.exit(f"{GNU_TIME} (GNU time) is needed for the peak RSS figures: apt-get install time")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     with tempfile.TemporaryDirectory(prefix="skiff-lean-") as tmp:
         home = os.path.join(tmp, "home")
@@ -174,15 +251,29 @@ def main():
         turns_rss = bash_turns_rss(home, cwd)
         full, n_full = prefix_tokens(first_request([], home, cwd))
         compact, n_compact = prefix_tokens(first_request(["--compact-prompt"], home, cwd))
+        first, per, version, one_turn, per_turn, spawn = timings(home, cwd)
     print(f"skiff lean figures ({SKIFF})")
     row("release binary (stripped)", f"{size / MIB:.1f} MiB", "≤ 12 MB", size <= 12_000_000)
     row("peak RSS, `skiff --version`", f"{version_rss / MIB:.1f} MiB", "≤ 4 MiB",
         version_rss <= 4 * MIB)
     row(f"peak RSS, {BASH_TURNS} Bash turns (skiff-mock)", f"{turns_rss / MIB:.1f} MiB",
         "≤ 10 MiB", turns_rss <= 10 * MIB)
+    row("first answer, over `skiff --version`", f"+{first:.1f} ms", "≤ +2 ms", first <= 2)
+    print(f"    ({one_turn:.1f} ms one-turn run, {version:.1f} ms --version; medians of {RUNS})")
+    row("per tool turn, over one bash spawn", f"+{per:.1f} ms", "≤ +1 ms", per <= 1)
+    print(f"    ({per_turn:.1f} ms per Bash turn over {TIMED_TURNS}, {spawn:.1f} ms bash -c true)")
     row(f"fixed prefix, system + {n_full} tools", f"{full:,} tok", "≤ 3,500", full <= 3500)
     row(f"same, --compact-prompt ({n_compact} tools)", f"{compact:,} tok", "≤ 1,400",
         compact <= 1400)
+    build = os.environ.get("LEAN_BUILD_SECS")
+    if build:
+        secs = int(build)
+        row("clean `cargo build --release`", f"{secs // 60} min {secs % 60:02d} s", "≤ 4 min",
+            secs <= 240)
+        print(f"    ({os.environ.get('LEAN_BUILD_CORES', '?')} cores, load average "
+              f"{os.environ.get('LEAN_BUILD_LOAD', '?')} over the build)")
+    else:
+        print("clean `cargo build --release`: BUILD_TIME=1 ./bench/lean.sh times one")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@
 //! what Claude Code gives the same flow (the flows pass against Claude Code 2.1.330 itself; see
 //! `sdk-tests/README.md`).
 //!
-//! Without the SDKs installed the tests are skipped, unless `SKIFF_REQUIRE_AGENT_SDKS` is set
-//! (CI): then they fail.
+//! The tests are ignored by a plain `cargo test` (the summary counts them, with the reason):
+//! `.ci/run` installs the SDKs and runs them with `-- --include-ignored`, and a test run that way
+//! without the SDKs fails.
 //!
 //! `SKIFF_AGENT_SDK_REFERENCE_CLI=/path/to/claude` runs the same flows and checks against Claude
 //! Code instead, its model the mock server serving the same scripts (the SDK's wheel bundles a
@@ -49,8 +50,7 @@ fn install(sdk: Sdk) -> PathBuf {
     std::env::var_os(var).map_or_else(|| repo_root().join(default), PathBuf::from)
 }
 
-/// Whether the SDK is installed; a missing one skips the test, or fails it under
-/// SKIFF_REQUIRE_AGENT_SDKS.
+/// Whether the SDK is installed; a missing one fails the test (it runs only when asked for).
 fn installed(sdk: Sdk) -> bool {
     let path = install(sdk);
     let ok = match sdk {
@@ -74,10 +74,7 @@ fn installed(sdk: Sdk) -> bool {
             "the {sdk:?} Agent SDK is not installed at {} (.ci/run installs it)",
             path.display()
         );
-        if std::env::var_os("SKIFF_REQUIRE_AGENT_SDKS").is_some() {
-            panic!("{what}");
-        }
-        eprintln!("skipped: {what}");
+        panic!("{what}");
     }
     ok
 }
@@ -722,136 +719,163 @@ fn extras(sdk: Sdk) {
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_agents_from_initialize() {
     sdk_agents(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_agents_from_initialize() {
     sdk_agents(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_structured_output() {
     structured_output(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_structured_output() {
     structured_output(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_max_budget() {
     max_budget(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_max_budget() {
     max_budget(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_allowed_tools_is_an_allow_list() {
     allow_list(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_allowed_tools_is_an_allow_list() {
     allow_list(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_model_options() {
     model_options(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_model_options() {
     model_options(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_extras() {
     extras(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_extras() {
     extras(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_text_only() {
     text_only(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_text_only() {
     text_only(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_tool_round() {
     tool_round(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_tool_round() {
     tool_round(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_can_use_tool_deny_and_allow_with_updated_input() {
     can_use_tool(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_can_use_tool_deny_and_allow_with_updated_input() {
     can_use_tool(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_hook_blocks_a_tool() {
     hook_blocks_a_tool(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_hook_blocks_a_tool() {
     hook_blocks_a_tool(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_interrupt_during_a_long_bash() {
     interrupt(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_interrupt_during_a_long_bash() {
     interrupt(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_two_queries_in_one_session() {
     two_queries(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_two_queries_in_one_session() {
     two_queries(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn python_sdk_mcp_tool() {
     sdk_mcp_tool(Sdk::Python);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn ts_sdk_mcp_tool() {
     sdk_mcp_tool(Sdk::Ts);
 }
 
 #[test]
+#[ignore = "needs the Agent SDKs (.ci/run installs them into target/); run with -- --include-ignored"]
 fn semver_parses_claude_code_versions() {
     assert_eq!(semver("2.1.330"), Some((2, 1, 330)));
     assert_eq!(semver("2.0.0 (Claude Code)"), Some((2, 0, 0)));

@@ -64,6 +64,44 @@ async fn serves_a_script_file_and_prints_its_url_first() {
     );
 }
 
+/// Start the binary with `args`; the child and its URL.
+fn start(args: &[&std::ffi::OsStr]) -> (Child, String) {
+    let mut child = Child(
+        Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+#[tokio::test]
+async fn repeat_plays_the_script_again_for_the_next_run() {
+    let file = script_file(r#"{"turns": [{"content": [{"type": "text", "text": "again"}]}]}"#);
+    let (_child, url) = start(&[
+        "--repeat".as_ref(),
+        "--script".as_ref(),
+        file.path().as_os_str(),
+    ]);
+    for _ in 0..3 {
+        let resp = post_messages(&url, false).await;
+        assert_eq!(resp.status(), 200);
+        let msg: MessageResponse = resp.json().await.unwrap();
+        assert_eq!(msg.content.len(), 1);
+    }
+}
+
 #[test]
 fn exits_zero_after_the_idle_time() {
     let file = script_file(r#"{"turns": []}"#);

@@ -1,8 +1,11 @@
 //! `skiff-mock`: serve a model script file as a mock Anthropic Messages API on 127.0.0.1.
 //!
-//! Usage: `skiff-mock --script FILE [--port P] [--idle-exit SECS]`. The first stdout line is
-//! `listening on http://127.0.0.1:PORT`; the server runs until killed, or exits 0 once no request
-//! has arrived for `--idle-exit` seconds (default 600).
+//! Usage: `skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS]`. The first stdout
+//! line is `listening on http://127.0.0.1:PORT`; the server runs until killed, or exits 0 once no
+//! request has arrived for `--idle-exit` seconds (default 600). A script is played once (a call
+//! after its last turn is a `script_exhausted` error) unless `--repeat` (or the script's
+//! `"repeat": true`) plays it in a loop: then each run that takes the whole script, one after
+//! the other, sees it from its first turn.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,18 +14,22 @@ use std::time::Duration;
 
 use skiff_testkit::{MockServer, Script};
 
-const USAGE: &str = "usage: skiff-mock --script FILE [--port P] [--idle-exit SECS (default 600)]";
+const USAGE: &str =
+    "usage: skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS (default 600)]";
 
 /// Parsed command line.
 struct Args {
     script: PathBuf,
     port: u16,
+    /// Play the script in a loop.
+    repeat: bool,
     idle_exit: Duration,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut script = None;
     let mut port = 0u16;
+    let mut repeat = false;
     let mut idle_exit = Duration::from_secs(600);
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -31,6 +38,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         };
         if flag == "-h" || flag == "--help" {
             return Err(String::new());
+        }
+        if flag == "--repeat" && inline.is_none() {
+            repeat = true;
+            continue;
         }
         let mut value = || {
             inline
@@ -56,6 +67,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(Args {
         script,
         port,
+        repeat,
         idle_exit,
     })
 }
@@ -80,7 +92,10 @@ async fn main() -> ExitCode {
         }
     };
     let script = match load_script(&args.script) {
-        Ok(script) => script,
+        Ok(mut script) => {
+            script.repeat |= args.repeat;
+            script
+        }
         Err(msg) => {
             eprintln!("skiff-mock: {msg}");
             return ExitCode::FAILURE;
