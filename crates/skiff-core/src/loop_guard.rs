@@ -1,7 +1,9 @@
 //! Loop detection (opencode's doom-loop guard, made to help first): a model that sends the same
 //! call with the same input and gets the same failure again is stuck — and so is one that sends
-//! the same search or read and gets the same answer while nothing was changed in between (a
-//! small model globbing `**/*.rs` thirty times in a project with no Rust). The third time, its
+//! the same search again and again and finds nothing each time while nothing was changed in
+//! between (a small model globbing `**/*.rs` thirty times in a project with no Rust; a search
+//! that finds something, or a file read again after its content was trimmed from the context,
+//! is not counted). The third time, its
 //! result carries a short note saying so and what to try instead (for a missing path, what the
 //! nearest existing directory holds; for a command, what the working directory holds); the
 //! fifth time, the run ends with its own error subtype — or, where a client can answer (the
@@ -22,8 +24,14 @@ pub const STOP_AT: u32 = 5;
 /// Start of the note added to a repeated failure's result.
 pub const LOOP_NOTE_START: &str = "<system-reminder>\nThis is the";
 
-/// Tools that only look: sent again with nothing changed in between, they answer the same.
-const LOOKING_TOOLS: &[&str] = &["Glob", "Grep", "LS", "Read"];
+/// Searches: sent again with nothing changed in between, they answer the same.
+const LOOKING_TOOLS: &[&str] = &["Glob", "Grep", "LS"];
+
+/// Whether a search's answer says it found nothing (Glob's and Grep's texts, Claude Code's).
+fn found_nothing(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty() || text.starts_with("No files found") || text.starts_with("No matches found")
+}
 
 /// One repeated call and how often in a row it got this same result.
 #[derive(Debug)]
@@ -32,7 +40,7 @@ struct Failing {
     input: Value,
     failure: String,
     count: u32,
-    /// A failure (else a look that answered the same as before).
+    /// A failure (else a search that again found nothing).
     failed: bool,
 }
 
@@ -100,7 +108,9 @@ impl LoopGuard {
                 self.failing.retain(|f| f.failed);
             }
             let failed = result.block.is_error == Some(true) && result.denial.is_none();
-            let looked = looking && result.block.is_error != Some(true);
+            let looked = looking
+                && result.block.is_error != Some(true)
+                && found_nothing(&result_text(&result.block.content));
             let at = self
                 .failing
                 .iter()
@@ -417,12 +427,27 @@ mod tests {
         }];
         for _ in 0..10 {
             for _ in 0..2 {
-                let mut r = [answered("a.sh")];
+                let mut r = [answered("No files found")];
                 assert_eq!(guard.observe(&look, &mut r, &ctx).await, None);
                 assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
             }
             let mut r = [answered("The file a.sh has been updated.")];
             assert_eq!(guard.observe(&edit, &mut r, &ctx).await, None);
+        }
+        // A search that finds something, and a file read again (its content may have been
+        // trimmed from the context), are not counted.
+        let read = [ToolUseBlock {
+            id: "r".into(),
+            name: "Read".into(),
+            input: json!({"file_path": "a.sh"}),
+            cache_control: None,
+        }];
+        for _ in 0..10 {
+            let mut r = [answered("a.sh")];
+            assert_eq!(guard.observe(&look, &mut r, &ctx).await, None);
+            let mut r = [answered("     1\techo hi")];
+            assert_eq!(guard.observe(&read, &mut r, &ctx).await, None);
+            assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
         }
         // Bash commands that succeed are not looks: a test suite run again and again is fine.
         let run = [ToolUseBlock {
