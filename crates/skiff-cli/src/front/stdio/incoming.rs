@@ -30,7 +30,7 @@ pub(super) enum Incoming {
     Eof,
 }
 
-/// Parse one stdin line (blank lines are `None`).
+/// Parse one stdin line (blank lines and `keep_alive` heartbeats are `None`).
 pub(super) fn parse_line(line: &str) -> Option<Incoming> {
     let line = line.trim();
     if line.is_empty() {
@@ -52,6 +52,8 @@ pub(super) fn parse_line(line: &str) -> Option<Incoming> {
             Err(e) => Incoming::Bad(e),
         },
         kind if ControlFrame::is_control_type(kind) => control(v),
+        // A host's heartbeat: nothing to do (PROTOCOL.md §2.7).
+        "keep_alive" => return None,
         other => Incoming::Bad(format!("unknown message type {other:?}")),
     })
 }
@@ -113,6 +115,7 @@ mod tests {
     #[test]
     fn lines_are_understood_or_reported() {
         assert!(parse_line("  \r").is_none());
+        assert!(parse_line(r#"{"type":"keep_alive"}"#).is_none());
         assert!(matches!(parse_line("{nope"), Some(Incoming::Bad(_))));
         assert!(matches!(
             parse_line(r#"{"type":"user","session_id":"","message":{"role":"user","content":"hi"},"parent_tool_use_id":null}"#),
