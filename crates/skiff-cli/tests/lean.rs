@@ -24,6 +24,11 @@ fn skiff(url: &str, home: &std::path::Path) -> assert_cmd::Command {
 
 /// The first Messages request of `skiff -p hi EXTRA…` in an empty workspace.
 async fn first_request(extra: &[&str]) -> Value {
+    first_request_in(&[], extra).await
+}
+
+/// The same in a workspace holding `files` (a name ending `/` is a directory).
+async fn first_request_in(files: &[&str], extra: &[&str]) -> Value {
     let server = MockServer::builder()
         .turn(ScriptTurn::text("ok"))
         .start()
@@ -32,6 +37,12 @@ async fn first_request(extra: &[&str]) -> Value {
     let url = server.url();
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
+    for f in files {
+        match f.strip_suffix('/') {
+            Some(dir) => std::fs::create_dir(ws.path().join(dir)).unwrap(),
+            None => std::fs::write(ws.path().join(f), "x").unwrap(),
+        }
+    }
     let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
     let (home_path, ws_path) = (home.path().to_owned(), ws.path().to_owned());
     let out = tokio::task::spawn_blocking(move || {
@@ -117,12 +128,53 @@ async fn compact_prompt_sends_six_tools_with_one_line_each_in_1400_tokens() {
         let d = tool["description"].as_str().unwrap();
         assert!(!d.contains('\n') && d.chars().count() <= 161, "{d}");
     }
+    // The forms offer what each tool needs (its required parameters among them) and name no
+    // language: a small model copies a description's examples.
+    let full = first_request(&["--tools", "Bash,Edit,Glob,Grep,Read,Write"]).await;
+    for (tool, whole) in body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(full["tools"].as_array().unwrap())
+    {
+        assert_eq!(tool["name"], whole["name"]);
+        let offered = tool["input_schema"]["properties"].as_object().unwrap();
+        let all = whole["input_schema"]["properties"].as_object().unwrap();
+        assert!(
+            offered.keys().all(|k| all.contains_key(k)),
+            "{}",
+            tool["name"]
+        );
+        for required in whole["input_schema"]["required"].as_array().unwrap() {
+            assert!(offered.contains_key(required.as_str().unwrap()), "{tool}");
+        }
+        let text = tool.to_string();
+        for example in [".rs", ".ts", "fn\\s", "rust"] {
+            assert!(!text.contains(example), "{example} in {text}");
+        }
+    }
     let tokens = prefix_tokens(&body);
     assert!(tokens <= 1400, "compact prefix: {tokens} tokens");
     // The full prompt stays well above it (the compact one is not the default).
     let full = first_request(&[]).await;
     assert!(prefix_tokens(&full) > tokens);
     assert!(tool_names(&full).len() > 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_prompt_shows_the_small_model_the_working_directory() {
+    let files = ["test.sh", "calc.sh", "src/", ".env", "README.md"];
+    let system = |body: &Value| serde_json::to_string(&body["system"]).unwrap();
+    let body = first_request_in(&files, &["--compact-prompt"]).await;
+    assert!(
+        system(&body).contains("Files here: README.md, calc.sh, src/, test.sh\\n"),
+        "{}",
+        system(&body)
+    );
+    // Hidden files are not named; the full prompt names none (Claude Code's does not).
+    assert!(!system(&body).contains(".env"));
+    let full = first_request_in(&files, &[]).await;
+    assert!(!system(&full).contains("Files here"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

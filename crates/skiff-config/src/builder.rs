@@ -433,7 +433,11 @@ fn agent_config(
             append: appended_prompt_text(o)?,
             compact,
         },
-        &EnvironmentInfo::detect(cwd, &env_model),
+        &if compact {
+            EnvironmentInfo::detect(cwd, &env_model).with_listing()
+        } else {
+            EnvironmentInfo::detect(cwd, &env_model)
+        },
     );
     let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {

@@ -56,7 +56,8 @@ pub struct AgentConfig {
     pub max_messages: Option<usize>,
     /// How stream events reach the client (default: `stream_event` frames).
     pub deltas: DeltaMode,
-    /// Tool descriptions cut to their first paragraph (small local models, `--compact-prompt`).
+    /// Small local models (`--compact-prompt`): tool descriptions on one line, and the first
+    /// request of each prompt asks for a tool call (see `turn_loop::model`).
     pub compact_tools: bool,
     /// Which tools are deferred: named to the model and loaded with ToolSearch when it asks
     /// (default: none; the CLI defers the rare ones).

@@ -53,6 +53,7 @@
 //! # Ok(()) }
 //! ```
 
+mod act_nudge;
 mod agent;
 mod budget;
 pub mod commands;

@@ -15,15 +15,88 @@ const TOOL_LINE: usize = 160;
 /// Longest compact parameter description, in characters.
 const PARAM_LINE: usize = 80;
 
-/// One-line descriptions for small models (`--compact-prompt`): each tool's description and
-/// each parameter's cut to its first sentence (on a word boundary when still long). The
-/// schemas' names, types, enums and required lists stay whole.
+/// The compact form of each of [`COMPACT_TOOLS`]: a one-line description, and the parameters
+/// offered. The descriptions name no language: a small model copies examples (asked to fix a
+/// bash project, Qwen2.5-Coder-1.5B globbed the full description's `**/*.rs` and searched
+/// `src/**/*.rs` until it gave up). Parameters left out stay accepted; they are only not
+/// offered, so a small model has fewer to invent values for.
+const COMPACT_FORMS: [(&str, &str, &[&str]); 6] = [
+    (
+        "Bash",
+        "Run a shell command with `bash -c` and get its output (stdout and stderr).",
+        &["command", "timeout"],
+    ),
+    (
+        "Edit",
+        "Replace the exact text `old_string` with `new_string` in a file you have Read.",
+        &["file_path", "old_string", "new_string", "replace_all"],
+    ),
+    (
+        "Glob",
+        "List the files whose paths match a glob pattern (`**/*` lists every file).",
+        &["pattern", "path"],
+    ),
+    (
+        "Grep",
+        "Search the contents of files for a regular expression.",
+        &["pattern", "path", "glob", "output_mode", "-i"],
+    ),
+    (
+        "Read",
+        "Read a text file; its lines come back numbered from 1.",
+        &["file_path", "offset", "limit"],
+    ),
+    (
+        "Write",
+        "Write a whole file (an existing file must be Read first).",
+        &["file_path", "content"],
+    ),
+];
+
+/// Parameter descriptions of [`COMPACT_FORMS`] that replace ones giving a language's examples.
+const COMPACT_PARAMETERS: [(&str, &str, &str); 2] = [
+    ("Grep", "pattern", "The regular expression."),
+    ("Grep", "glob", "Only files whose names match this glob."),
+];
+
+/// One-line descriptions for small models (`--compact-prompt`). The core tools take their
+/// [`COMPACT_FORMS`]; any other tool's description and each parameter's are cut to their first
+/// sentence (on a word boundary when still long). Names, types, enums and required lists stay.
 pub fn compact_descriptions(tools: &mut [ToolDefinition]) {
     for tool in tools {
-        if let Some(d) = &tool.description {
-            tool.description = Some(first_sentence(d, TOOL_LINE));
+        let form = COMPACT_FORMS.iter().find(|(name, ..)| *name == tool.name);
+        match form {
+            Some((_, description, keep)) => {
+                tool.description = Some((*description).to_owned());
+                keep_parameters(&mut tool.input_schema, keep);
+                for (_, param, text) in COMPACT_PARAMETERS.iter().filter(|p| p.0 == tool.name) {
+                    let path = format!("/properties/{param}");
+                    if let Some(p) = tool
+                        .input_schema
+                        .pointer_mut(&path)
+                        .and_then(|p| p.as_object_mut())
+                    {
+                        p.insert("description".into(), serde_json::Value::from(*text));
+                    }
+                }
+            }
+            None => {
+                if let Some(d) = &tool.description {
+                    tool.description = Some(first_sentence(d, TOOL_LINE));
+                }
+            }
         }
         compact_schema(&mut tool.input_schema);
+    }
+}
+
+/// Only the `keep` properties of an object schema (and of its required list).
+fn keep_parameters(schema: &mut serde_json::Value, keep: &[&str]) {
+    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties") {
+        props.retain(|name, _| keep.contains(&name.as_str()));
+    }
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|name| name.as_str().is_some_and(|n| keep.contains(&n)));
     }
 }
 
@@ -285,9 +358,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_core_tools_take_their_compact_form() {
+        let mut tools = vec![ToolDefinition {
+            name: "Grep".into(),
+            description: Some("Search with ripgrep (`**/*.rs`).".into()),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Regex, e.g. `fn\\s+`."},
+                    "path": {"type": "string"},
+                    "multiline": {"type": "boolean"},
+                    "head_limit": {"type": "number"}
+                },
+                "required": ["pattern"]
+            }),
+            cache_control: None,
+            extra: Default::default(),
+        }];
+        compact_descriptions(&mut tools);
+        let grep = &tools[0];
+        assert_eq!(
+            grep.description.as_deref(),
+            Some("Search the contents of files for a regular expression.")
+        );
+        let props = grep.input_schema["properties"].as_object().unwrap();
+        assert_eq!(props.keys().collect::<Vec<_>>(), ["path", "pattern"]);
+        assert_eq!(props["pattern"]["description"], "The regular expression.");
+        assert_eq!(
+            grep.input_schema["required"],
+            serde_json::json!(["pattern"])
+        );
+        // Every form keeps its tool's required parameters.
+        for (_, _, keep) in COMPACT_FORMS {
+            assert!(!keep.is_empty());
+        }
+    }
+
+    #[test]
     fn compact_descriptions_keep_one_sentence_and_the_schema_shape() {
         let mut tools = vec![ToolDefinition {
-            name: "Bash".into(),
+            name: "mcp__x__run".into(),
             description: Some(format!(
                 "Runs a command (e.g. `ls`). Every call starts fresh.\n\nUsage notes: {}",
                 "x ".repeat(500)

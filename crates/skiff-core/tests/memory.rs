@@ -620,6 +620,7 @@ fn sample_env() -> EnvironmentInfo {
         is_git_repo: true,
         git_branch: Some("main".to_owned()),
         model: "claude-sonnet-4-5".to_owned(),
+        listing: Vec::new(),
     }
 }
 

@@ -370,6 +370,94 @@ async fn a_call_written_as_json_text_is_a_call_on_both_paths() {
 }
 
 #[tokio::test]
+async fn calls_after_prose_in_any_wrapper_are_calls_on_both_paths() {
+    for wrapped in [
+        "I will read it.\n<tools>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n</tools>",
+        "I found it. Here is the call:\n\n```json\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n```",
+        "{{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}}",
+    ] {
+        for path in [Path::Anthropic, Path::OpenAi] {
+            let turns = vec![
+                ScriptTurn::text(wrapped),
+                ScriptTurn::text("The bug: add subtracts."),
+            ];
+            let mut run = start(path, turns, None, |_| {}).await;
+            let (_, r) = run.run().await;
+            assert!(!r.is_error, "{path:?}: {r:?}");
+            assert_eq!(r.num_turns, 2, "{path:?}: {wrapped}");
+            let second = serde_json::to_string(&run.bodies()[1]).unwrap();
+            assert!(second.contains("echo $(( $1 - $2 ))"), "{path:?}: {second}");
+        }
+    }
+}
+
+/// The last user message's text of a request (either wire format).
+fn last_user_text(body: &Value) -> String {
+    let last = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    match &last["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn a_plan_instead_of_the_work_is_told_to_act_with_compact_prompt() {
+    let plan = "To fix it:\n1. Run the tests.\n2. Fix add in calc.sh.";
+    for path in [Path::Anthropic, Path::OpenAi] {
+        // Compact: the plan is answered; the model then works and the run ends on its answer.
+        let turns = vec![
+            ScriptTurn::text(plan),
+            read("calc.sh"),
+            ScriptTurn::text("The bug: add subtracts."),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(
+            r.result.as_deref(),
+            Some("The bug: add subtracts."),
+            "{path:?}"
+        );
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 3, "{path:?}");
+        assert!(
+            last_user_text(&bodies[1]).contains("use the tools now"),
+            "{path:?}: {}",
+            last_user_text(&bodies[1])
+        );
+        // The task is still the first message.
+        assert_eq!(first_user_text(&bodies[1]), TASK);
+
+        // A short answer ends the run; without compact a plan does too.
+        for (answer, compact) in [("Hello! How can I help?", true), (plan, false)] {
+            let mut run = start(path, vec![ScriptTurn::text(answer)], None, |c| {
+                c.compact_tools = compact
+            })
+            .await;
+            let (_, r) = run.run().await;
+            assert_eq!(r.result.as_deref(), Some(answer), "{path:?}");
+            assert_eq!(run.bodies().len(), 1, "{path:?} {answer}");
+        }
+
+        // At most two replies a prompt: three plans end the run on the third.
+        let turns = vec![
+            ScriptTurn::text(plan),
+            ScriptTurn::text(plan),
+            ScriptTurn::text(plan),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(r.result.as_deref(), Some(plan), "{path:?}");
+        assert_eq!(run.bodies().len(), 3, "{path:?}");
+    }
+}
+
+#[tokio::test]
 async fn the_anthropic_style_endpoint_learns_the_window_from_the_server() {
     let server = MockServer::builder()
         .model("local")

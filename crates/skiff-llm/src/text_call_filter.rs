@@ -22,6 +22,10 @@ pub(crate) struct TextCallFilter {
     text_indexes: Vec<usize>,
     /// Passing everything through (the text cannot be a call, or a real call came).
     passing: bool,
+    /// The text let through: prose can end with calls (in a fence, tags, or bare).
+    streamed: String,
+    /// Whether the message has real tool calls.
+    real_calls: bool,
     /// The highest block index seen.
     max_index: usize,
 }
@@ -36,6 +40,8 @@ impl TextCallFilter {
             text: String::new(),
             text_indexes: Vec::new(),
             passing,
+            streamed: String::new(),
+            real_calls: false,
             max_index: 0,
         }
     }
@@ -46,7 +52,7 @@ impl TextCallFilter {
             self.max_index = self.max_index.max(*index);
         }
         if self.passing {
-            out.push(event);
+            self.pass(event, out);
             return;
         }
         match event {
@@ -67,6 +73,7 @@ impl TextCallFilter {
                 ..
             } => {
                 // Real calls: the text is text.
+                self.real_calls = true;
                 self.pass_all(out);
                 out.push(event);
             }
@@ -106,7 +113,46 @@ impl TextCallFilter {
 
     fn pass_all(&mut self, out: &mut Vec<StreamEvent>) {
         out.append(&mut self.held);
+        self.streamed.push_str(&std::mem::take(&mut self.text));
         self.passing = true;
+    }
+
+    /// An event once the text is known not to be (only) a call: through, but prose followed
+    /// by calls (in a fence, tags, or bare; and no real call) still makes them calls when the
+    /// message ends, as on the OpenAI-compatible path.
+    fn pass(&mut self, event: StreamEvent, out: &mut Vec<StreamEvent>) {
+        match &event {
+            StreamEvent::ContentBlockStart {
+                content_block: ContentBlock::Text(t),
+                ..
+            } => self.streamed.push_str(&t.text),
+            StreamEvent::ContentBlockDelta {
+                delta: Delta::TextDelta { text },
+                ..
+            } => self.streamed.push_str(text),
+            StreamEvent::ContentBlockStart {
+                content_block: ContentBlock::ToolUse(_),
+                ..
+            } => self.real_calls = true,
+            StreamEvent::MessageDelta { .. } if !self.real_calls => {
+                let calls = self
+                    .streamed
+                    .contains('{')
+                    .then(|| text_calls::find(&self.streamed, &self.known))
+                    .flatten();
+                if let (Some((_, calls)), StreamEvent::MessageDelta { mut delta, usage }) =
+                    (calls, event.clone())
+                {
+                    self.real_calls = true;
+                    self.emit_calls(calls, out);
+                    delta.stop_reason = Some(StopReason::ToolUse);
+                    out.push(StreamEvent::MessageDelta { delta, usage });
+                    return;
+                }
+            }
+            _ => {}
+        }
+        out.push(event);
     }
 
     /// At the message's end: the held text as calls (with any prose around them) when it is
@@ -146,6 +192,13 @@ impl TextCallFilter {
             });
             out.push(StreamEvent::ContentBlockStop { index: first });
         }
+        self.emit_calls(calls, out);
+        self.passing = true;
+        true
+    }
+
+    /// `calls` as tool_use blocks after every block of the message.
+    fn emit_calls(&mut self, calls: Vec<text_calls::TextCall>, out: &mut Vec<StreamEvent>) {
         for (i, call) in calls.into_iter().enumerate() {
             let index = self.max_index + 1 + i;
             out.push(StreamEvent::ContentBlockStart {
@@ -165,8 +218,6 @@ impl TextCallFilter {
             });
             out.push(StreamEvent::ContentBlockStop { index });
         }
-        self.passing = true;
-        true
     }
 }
 
@@ -265,5 +316,35 @@ mod tests {
         )));
         assert_eq!(msg.stop_reason, Some(StopReason::EndTurn));
         assert!(msg.text().contains("Nope"));
+    }
+
+    #[test]
+    fn prose_then_a_call_in_a_fence_or_tags_becomes_a_call_after_the_prose() {
+        for tail in [
+            "```json\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n```",
+            "<tool_call>{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}</tool_call>",
+        ] {
+            let msg = assemble(run(text_message(
+                &["I will read calc.sh.\n", tail],
+                StopReason::EndTurn,
+            )));
+            assert_eq!(msg.stop_reason, Some(StopReason::ToolUse), "{tail}");
+            assert_eq!(msg.content.len(), 2, "{:?}", msg.content);
+            assert!(msg.text().starts_with("I will read calc.sh."));
+            match &msg.content[1] {
+                ContentBlock::ToolUse(t) => {
+                    assert_eq!(t.name, "Read");
+                    assert_eq!(t.input["file_path"], "calc.sh");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // A fence with code, not a call, stays prose.
+        let msg = assemble(run(text_message(
+            &["Run this:\n", "```sh\nbash test.sh\n```"],
+            StopReason::EndTurn,
+        )));
+        assert_eq!(msg.stop_reason, Some(StopReason::EndTurn));
+        assert_eq!(msg.content.len(), 1);
     }
 }

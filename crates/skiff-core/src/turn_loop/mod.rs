@@ -182,6 +182,11 @@ async fn run_loop(
             Asked::End(end) => return end,
         };
         // Calls are run whatever the stop reason says (some servers end with end_turn).
+        st.actions += reply
+            .tool_uses
+            .iter()
+            .filter(|t| crate::act_nudge::acts(&t.name))
+            .count();
         let flow = if reply.tool_uses.is_empty() {
             stop::continue_or_stop(core, io, st, reply.stop, &reply.text).await
         } else {

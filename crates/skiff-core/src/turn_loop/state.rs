@@ -11,6 +11,10 @@ use skiff_protocol::{StopReason, Usage};
 pub(super) struct RunState {
     pub(super) started: Instant,
     pub(super) num_turns: u32,
+    /// Calls that change or run something in this run ([`crate::act_nudge::acts`]).
+    pub(super) actions: usize,
+    /// Times the model was told to act instead of planning ([`crate::act_nudge`]).
+    pub(super) nudges: u32,
     pub(super) api_ms: u64,
     pub(super) usage: Usage,
     pub(super) denials: Vec<PermissionDenial>,
@@ -57,6 +61,8 @@ impl RunState {
         Self {
             started: Instant::now(),
             num_turns: 0,
+            actions: 0,
+            nudges: 0,
             api_ms: 0,
             usage: Usage::default(),
             denials: Vec::new(),

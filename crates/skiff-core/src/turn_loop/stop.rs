@@ -43,6 +43,17 @@ pub(super) async fn continue_or_stop(
         }
         _ => {
             let text = format!("{}{assistant_text}", st.text_prefix);
+            // [small models] A plan instead of the work: told to act.
+            if core.config.compact_tools
+                && st.actions == 0
+                && st.nudges < crate::act_nudge::MAX_NUDGES
+                && crate::act_nudge::is_a_plan(&text)
+            {
+                st.nudges += 1;
+                core.conversation
+                    .push_user(vec![ContentBlock::text(crate::act_nudge::ACT_NOW)], &[]);
+                return Flow::Continue;
+            }
             // [hook: structured output] An answer without the StructuredOutput call: the
             // model is told to call it, once.
             if core.config.json_schema.is_some() && core.config.subagent.is_none() {

@@ -69,6 +69,7 @@ pub fn chat_body_chunks(
             include_usage: true,
         },
         temperature: request.temperature.map(f64::from),
+        tool_choice: tool_choice(request),
         tools: request.tools.iter().map(ToolDef::of).collect(),
     };
     // `{"model":…}` → `],"model":…}`
@@ -133,8 +134,25 @@ struct Closing<'a> {
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDef<'a>>,
+}
+
+/// A Messages API `tool_choice` in the chat-completions form: `auto`, `required` (the
+/// Messages API's `any`), `none`, or the named function. Left out when there are no tools.
+fn tool_choice(request: &RequestView<'_>) -> Option<Value> {
+    use skiff_protocol::ToolChoice;
+    if request.tools.is_empty() {
+        return None;
+    }
+    Some(match request.tool_choice? {
+        ToolChoice::Auto { .. } => Value::from("auto"),
+        ToolChoice::Any { .. } => Value::from("required"),
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Tool { name, .. } => json!({"type": "function", "function": {"name": name}}),
+    })
 }
 
 #[derive(Serialize)]
@@ -450,6 +468,9 @@ mod reference {
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
         }
+        if let Some(choice) = super::tool_choice(request) {
+            body.insert("tool_choice".into(), choice);
+        }
         if let Some(e) = super::reasoning_effort(request) {
             body.insert("reasoning_effort".into(), e.into());
         }
@@ -600,6 +621,53 @@ mod tests {
     use skiff_protocol::{
         MessagesRequest, SystemBlock, ToolDefinition, ToolResultBlock, ToolUseBlock,
     };
+
+    #[test]
+    fn tool_choice_becomes_the_chat_form_and_only_with_tools() {
+        use skiff_protocol::ToolChoice;
+        let tool = ToolDefinition {
+            name: "Bash".into(),
+            description: None,
+            input_schema: json!({"type": "object"}),
+            cache_control: None,
+            extra: Default::default(),
+        };
+        let mut req = MessagesRequest::new("qwen", 64, vec![Message::user_text("hi")]);
+        req.tool_choice = Some(ToolChoice::Any {
+            disable_parallel_tool_use: None,
+        });
+        // No tools: nothing to choose from, so no tool_choice (servers reject it).
+        assert!(chat_body(&req.view()).unwrap().get("tool_choice").is_none());
+        req.tools = vec![tool];
+        let cases = [
+            (
+                ToolChoice::Any {
+                    disable_parallel_tool_use: None,
+                },
+                json!("required"),
+            ),
+            (
+                ToolChoice::Auto {
+                    disable_parallel_tool_use: None,
+                },
+                json!("auto"),
+            ),
+            (ToolChoice::None, json!("none")),
+            (
+                ToolChoice::Tool {
+                    name: "Bash".into(),
+                    disable_parallel_tool_use: None,
+                },
+                json!({"type": "function", "function": {"name": "Bash"}}),
+            ),
+        ];
+        for (choice, want) in cases {
+            req.tool_choice = Some(choice);
+            let view = req.view();
+            assert_eq!(chat_body(&view).unwrap()["tool_choice"], want);
+            assert_eq!(chat_body(&view).unwrap(), reference::chat_body_value(&view));
+        }
+    }
 
     #[test]
     fn a_tool_round_trip_converts_to_tool_calls_and_tool_messages() {

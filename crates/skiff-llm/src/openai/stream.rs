@@ -168,8 +168,8 @@ impl ChunkTranslator {
                     if !held.is_empty() {
                         self.emit_text(&held, out);
                     }
-                    // Calls in <tool_call> tags after streamed prose.
-                    if self.streamed_text.contains("<tool_call>")
+                    // Calls after streamed prose (in tags, a fence, or bare).
+                    if self.streamed_text.contains('{')
                         && let Some((_, calls)) =
                             text_calls::find(&self.streamed_text, &self.known_tools)
                     {
@@ -527,6 +527,36 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn prose_then_a_fenced_call_is_a_call() {
+        let (m, _) = run(
+            &[
+                delta(
+                    json!({"role": "assistant", "content": "I found the bug. Here is the change:\n"}),
+                ),
+                delta(json!({"content": "```json\n{\"name\": \"Bash\", \"arguments\": "})),
+                delta(json!({"content": "{\"command\": \"bash test.sh\"}}\n```"})),
+                finish("stop"),
+            ],
+            &["Bash"],
+        );
+        let calls = tool_uses(&m);
+        assert_eq!(calls.len(), 1, "{m:?}");
+        assert_eq!(calls[0].1, "Bash");
+        assert_eq!(calls[0].2, json!({"command": "bash test.sh"}));
+        assert_eq!(m.stop_reason, Some(StopReason::ToolUse));
+        // A fence of code stays prose.
+        let (m, _) = run(
+            &[
+                delta(json!({"role": "assistant", "content": "Run:\n```sh\nbash test.sh\n```"})),
+                finish("stop"),
+            ],
+            &["Bash"],
+        );
+        assert!(tool_uses(&m).is_empty());
+        assert_eq!(m.stop_reason, Some(StopReason::EndTurn));
     }
 
     #[test]

@@ -15,8 +15,41 @@ pub struct TextCall {
 }
 
 /// The calls in `text` naming one of `known`, and the text around them (trimmed); `None` when
-/// there is none.
+/// there is none. Tags, fences and bare JSON first; then any JSON object in the text that is a
+/// call (small models also wrap calls in `<tools>`, `<function>` or a ```bash fence).
 pub fn find(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
+    framed(text, known).or_else(|| embedded(text, known))
+}
+
+/// Longest text searched for embedded calls, in bytes.
+const EMBEDDED_MAX: usize = 32 * 1024;
+
+/// The JSON objects in `text` that are calls, wherever they are; the rest of the text around
+/// them.
+fn embedded(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
+    if text.len() > EMBEDDED_MAX {
+        return None;
+    }
+    let (mut calls, mut rest, mut pos) = (Vec::new(), String::new(), 0);
+    while let Some(start) = text[pos..].find('{').map(|i| pos + i) {
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(value)) if call_in(&value, known).is_some() => {
+                rest.push_str(&text[pos..start]);
+                calls.extend(call_in(&value, known));
+                pos = start + values.byte_offset();
+            }
+            _ => {
+                rest.push_str(&text[pos..=start]);
+                pos = start + 1;
+            }
+        }
+    }
+    rest.push_str(&text[pos..]);
+    (!calls.is_empty()).then(|| (rest.trim().to_owned(), calls))
+}
+
+fn framed(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
     let mut calls = Vec::new();
     let mut rest = String::new();
     // <tool_call>…</tool_call> segments.
@@ -68,7 +101,14 @@ pub fn find(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
 
 /// The calls in one JSON text: an object or an array of objects.
 fn calls_in_json(text: &str, known: &[String]) -> Vec<TextCall> {
-    let Ok(value) = serde_json::from_str::<Value>(text) else {
+    let parsed = serde_json::from_str::<Value>(text).or_else(|e| {
+        // `{{…}}`: the braces doubled, as a template's escaping taught some models.
+        match text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+            Some(inner) if inner.starts_with('{') => serde_json::from_str::<Value>(inner),
+            _ => Err(e),
+        }
+    });
+    let Ok(value) = parsed else {
         return Vec::new();
     };
     let items = match value {
@@ -155,6 +195,28 @@ mod tests {
     }
 
     #[test]
+    fn doubled_braces_are_a_call() {
+        let (_, calls) = find(
+            r#"{{"name": "Bash", "arguments": {"command": "ls"}}}"#,
+            &known(),
+        )
+        .unwrap();
+        assert_eq!(calls[0].name, "Bash");
+        assert_eq!(calls[0].arguments["command"], "ls");
+    }
+
+    #[test]
+    fn calls_in_other_wrappers_are_found_anywhere() {
+        let text = "Here:\n```bash\n<tools>\n  {\"name\": \"Read\", \"arguments\": {\"file_path\": \"README.md\"}}\n</tools>\n<tools>{\"name\": \"Bash\", \"arguments\": {\"command\": \"ls {a,b}\"}}</tools>\n```";
+        let (rest, calls) = find(text, &known()).unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].arguments["file_path"], "README.md");
+        assert_eq!(calls[1].arguments["command"], "ls {a,b}");
+        assert!(rest.starts_with("Here:"), "{rest}");
+        assert!(!rest.contains("README.md"), "{rest}");
+    }
+
+    #[test]
     fn not_calls() {
         for text in [
             r#"{"name": "Nope", "arguments": {}}"#,
@@ -163,6 +225,8 @@ mod tests {
             "```rust\nfn main() {}\n```",
             "plain answer",
             "{not json",
+            "Use {\"name\": \"Bash\"} { or } {}",
+            "a map {\"a\": 1} and {{\"b\": 2}}",
         ] {
             assert_eq!(find(text, &known()), None, "{text}");
         }
