@@ -86,6 +86,7 @@ pub mod prompt;
 pub mod reasoning;
 pub mod request;
 pub mod requests;
+mod runaway;
 pub mod session;
 pub mod side_calls;
 pub mod store;

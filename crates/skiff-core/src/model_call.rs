@@ -26,12 +26,14 @@ pub struct ModelReply {
 pub struct Partial {
     blocks: Vec<skiff_protocol::ContentBlock>,
     text: String,
+    runaway: crate::runaway::Runaway,
 }
 
 impl Partial {
     fn block_complete(&mut self, block: &skiff_protocol::ContentBlock) {
         use skiff_protocol::ContentBlock as B;
         self.text.clear();
+        self.runaway = Default::default();
         if matches!(block, B::Text(_) | B::Thinking(_) | B::RedactedThinking(_)) {
             self.blocks.push(block.clone());
         }
@@ -106,6 +108,39 @@ pub async fn call_model(
             }
             Ok(ProviderEvent::Stream(ev)) => {
                 partial.delta(&ev);
+                // [runaway] The text repeats itself without end: stop the call (dropping the
+                // stream closes the connection; the server stops generating).
+                if let Some(keep) = partial.runaway.check(&partial.text) {
+                    let keep = crate::runaway::floor_boundary(&partial.text, keep);
+                    let cut = partial.text.len() - keep;
+                    partial.text.truncate(keep);
+                    sink.notice(
+                        "runaway",
+                        "warning",
+                        format!(
+                            "The model kept repeating itself; its answer was stopped ({cut} \
+                             bytes of repetition left out)."
+                        ),
+                    );
+                    let model = shell.as_ref().map_or(request.model, |m| m.model.as_str());
+                    if let Some(mut message) = std::mem::take(&mut partial).into_message(model) {
+                        message.stop_reason = Some(skiff_protocol::StopReason::EndTurn);
+                        if let Some(shell) = &shell {
+                            message.usage = shell.usage.clone();
+                        }
+                        // The block in progress never completed: its frame, as it is kept.
+                        if let Some(last) = message.content.last().cloned() {
+                            let mut shown = message.clone();
+                            shown.content = vec![last];
+                            shown.stop_reason = None;
+                            sink.emit(assistant_frame(shown, None, JsonMap::new(), sink));
+                        }
+                        return Ok(ModelReply {
+                            message,
+                            api_ms: elapsed(),
+                        });
+                    }
+                }
                 if let StreamEvent::MessageStart { message } = &ev {
                     shell = Some(message.clone());
                 }

@@ -458,6 +458,26 @@ async fn a_plan_instead_of_the_work_is_told_to_act_with_compact_prompt() {
 }
 
 #[tokio::test]
+async fn an_answer_that_repeats_itself_without_end_is_stopped() {
+    let intro = "I cannot see the tests. ";
+    let unit = "Please note that I cannot run tests or edit files in this repository. ";
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![ScriptTurn::text(format!("{intro}{}", unit.repeat(300)))];
+        let mut run = start(path, turns, None, |_| {}).await;
+        let (events, r) = run.run().await;
+        assert!(!r.is_error, "{path:?}: {r:?}");
+        let text = r.result.clone().unwrap();
+        assert!(text.starts_with(intro), "{path:?}: {text}");
+        assert!(text.len() < intro.len() + 3 * unit.len(), "{path:?}: {}", text.len());
+        let notes = notices(&events, "runaway");
+        assert_eq!(notes.len(), 1, "{path:?}: {notes:?}");
+        // The kept answer is shown as an assistant frame, as any answer.
+        assert!(events.iter().any(|e| matches!(e, SdkMessage::Assistant(a)
+            if serde_json::to_string(a).unwrap().contains(intro))));
+    }
+}
+
+#[tokio::test]
 async fn the_anthropic_style_endpoint_learns_the_window_from_the_server() {
     let server = MockServer::builder()
         .model("local")
