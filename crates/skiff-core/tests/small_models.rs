@@ -468,7 +468,11 @@ async fn an_answer_that_repeats_itself_without_end_is_stopped() {
         assert!(!r.is_error, "{path:?}: {r:?}");
         let text = r.result.clone().unwrap();
         assert!(text.starts_with(intro), "{path:?}: {text}");
-        assert!(text.len() < intro.len() + 3 * unit.len(), "{path:?}: {}", text.len());
+        assert!(
+            text.len() < intro.len() + 3 * unit.len(),
+            "{path:?}: {}",
+            text.len()
+        );
         let notes = notices(&events, "runaway");
         assert_eq!(notes.len(), 1, "{path:?}: {notes:?}");
         // The kept answer is shown as an assistant frame, as any answer.

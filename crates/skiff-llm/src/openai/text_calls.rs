@@ -33,10 +33,16 @@ fn embedded(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
     let (mut calls, mut rest, mut pos) = (Vec::new(), String::new(), 0);
     while let Some(start) = text[pos..].find('{').map(|i| pos + i) {
         let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-        match values.next() {
-            Some(Ok(value)) if call_in(&value, known).is_some() => {
-                rest.push_str(&text[pos..start]);
-                calls.extend(call_in(&value, known));
+        let value = values.next().and_then(Result::ok);
+        let named = value.as_ref().and_then(|v| match call_of(v, known) {
+            Some(call) => Some((call, start)),
+            None => named_before(&text[..start], v, known),
+        });
+        match named {
+            Some((call, name_at)) => {
+                let from = name_at.max(pos);
+                rest.push_str(&text[pos..from]);
+                calls.push(call);
                 pos = start + values.byte_offset();
             }
             _ => {
@@ -47,6 +53,44 @@ fn embedded(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
     }
     rest.push_str(&text[pos..]);
     (!calls.is_empty()).then(|| (rest.trim().to_owned(), calls))
+}
+
+/// Text allowed between a tool's name and its arguments object: quotes, tag and call
+/// punctuation, and the word `arguments` or `parameters` (`<function=Bash>{…}`,
+/// `<function name="Grep" arguments='{…}'/>`, `Read({…})`).
+fn is_glue(between: &str) -> bool {
+    let words = between.replace("arguments", "").replace("parameters", "");
+    between.len() <= 24
+        && words
+            .chars()
+            .all(|c| matches!(c, '"' | '\'' | '>' | '=' | '(' | ':' | ',') || c.is_whitespace())
+}
+
+/// An arguments object right after a known tool's name (`before` ends just before the
+/// object): the call, and where its name's markup starts (`<function…`, or the name).
+fn named_before(before: &str, args: &Value, known: &[String]) -> Option<(TextCall, usize)> {
+    let arguments = args.as_object()?.clone();
+    known.iter().find_map(|name| {
+        let at = before.rfind(name.as_str())?;
+        let boundary = before[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+        if !boundary || !is_glue(&before[at + name.len()..]) {
+            return None;
+        }
+        let markup = before[..at]
+            .rfind("<function")
+            .filter(|m| before[*m..at].len() <= 16)
+            .unwrap_or(at);
+        Some((
+            TextCall {
+                name: name.clone(),
+                arguments: arguments.clone(),
+            },
+            markup,
+        ))
+    })
 }
 
 fn framed(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
@@ -115,7 +159,7 @@ fn calls_in_json(text: &str, known: &[String]) -> Vec<TextCall> {
         Value::Array(items) => items,
         other => vec![other],
     };
-    let calls: Vec<TextCall> = items.iter().filter_map(|v| call_in(v, known)).collect();
+    let calls: Vec<TextCall> = items.iter().filter_map(|v| call_of(v, known)).collect();
     // All or nothing: a list with something else in it is not a list of calls.
     if calls.len() == items.len() {
         calls
@@ -124,7 +168,7 @@ fn calls_in_json(text: &str, known: &[String]) -> Vec<TextCall> {
     }
 }
 
-fn call_in(value: &Value, known: &[String]) -> Option<TextCall> {
+fn call_of(value: &Value, known: &[String]) -> Option<TextCall> {
     let obj = value.as_object()?;
     let function = obj.get("function");
     let name = obj
@@ -214,6 +258,28 @@ mod tests {
         assert_eq!(calls[1].arguments["command"], "ls {a,b}");
         assert!(rest.starts_with("Here:"), "{rest}");
         assert!(!rest.contains("README.md"), "{rest}");
+    }
+
+    #[test]
+    fn a_name_then_its_arguments_is_a_call() {
+        for text in [
+            "<function=Bash>{\"command\": \"bash test.sh\"}</function>",
+            "<tools>\n  <function name=\"Bash\" arguments='{\"command\": \"bash test.sh\"}'/>\n</tools>",
+            "Running it: Bash({\"command\": \"bash test.sh\"})",
+        ] {
+            let (rest, calls) = find(text, &known()).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(calls.len(), 1, "{text}");
+            assert_eq!(calls[0].name, "Bash");
+            assert_eq!(calls[0].arguments["command"], "bash test.sh");
+            assert!(!rest.contains("command"), "{rest}");
+        }
+        // A name in prose far from an object, or part of a longer word, is not a call.
+        for text in [
+            "Use Bash to run things; settings look like {\"command\": \"x\"}",
+            "MyBash({\"command\": \"x\"})",
+        ] {
+            assert_eq!(find(text, &known()), None, "{text}");
+        }
     }
 
     #[test]
