@@ -31,6 +31,15 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
+    // `skiff --version` alone: clap's answer without building the whole command line (its
+    // parser, the subcommands' definitions), which doubles the memory this takes.
+    if let Some(version) = version_only(std::env::args_os().skip(1)) {
+        use std::io::Write as _;
+        return match writeln!(std::io::stdout(), "{version}") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
     let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();
     // rustls's crypto provider (ring) for every HTTP client of the process: reqwest is built
@@ -408,4 +417,27 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         terminal_width,
     )
     .await
+}
+
+/// `skiff --version` or `skiff -V` and nothing else: what clap prints for it.
+fn version_only(mut rest: impl Iterator<Item = std::ffi::OsString>) -> Option<&'static str> {
+    let first = rest.next()?;
+    (rest.next().is_none() && (first == "--version" || first == "-V"))
+        .then_some(concat!("skiff ", env!("CARGO_PKG_VERSION")))
+}
+
+#[cfg(test)]
+mod version_tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_quick_version_is_clap_s() {
+        let clap = crate::args::Args::command().render_version();
+        let quick = super::version_only(["--version".into()].into_iter()).unwrap();
+        assert_eq!(clap.trim_end(), quick);
+        assert!(super::version_only(["-V".into()].into_iter()).is_some());
+        assert!(super::version_only(["-V".into(), "x".into()].into_iter()).is_none());
+        assert!(super::version_only(["-p".into()].into_iter()).is_none());
+        assert!(super::version_only(std::iter::empty()).is_none());
+    }
 }
