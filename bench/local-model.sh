@@ -10,7 +10,8 @@
 #   skiff -p "The tests fail. Find the bug and fix it." --permission-mode acceptEdits \
 #         --provider llamacpp            (ENDPOINT=anthropic: ANTHROPIC_BASE_URL=… --model local)
 #
-# and prints, per run: fixed (does `bash test.sh` pass afterwards), turns, wall time, the first
+# and prints, per run: fixed (does the project's original test.sh pass on the calc.sh the run
+# left; `yes*`/`no*`: the run also changed test.sh), turns, wall time, the first
 # request's prefill time (from the server's log), and the result's subtype.
 #
 # Usage: bench/local-model.sh [RUNS]          (default 3; downloads ~1.1 GB the first time)
@@ -161,7 +162,16 @@ for run in $(seq 1 "$RUNS"); do
         >"$DIR/run$run.json" 2>"$DIR/run$run.stderr") || true
     end=$(date +%s.%N)
     wall=$(echo "$end - $start" | bc)
-    if (cd "$work/project" && bash test.sh >/dev/null 2>&1); then ok=yes && fixed=$((fixed + 1)); else ok=no; fi
+    # The project's own test.sh, not the run's: a model that rewrites the test to pass has
+    # fixed nothing (it happened).
+    mkdir -p "$work/check"
+    cp "$ROOT/examples/buggy-project/test.sh" "$work/check/"
+    cp "$work/project/calc.sh" "$work/check/" 2>/dev/null || true
+    if bash "$work/check/test.sh" >/dev/null 2>&1; then ok=yes && fixed=$((fixed + 1)); else ok=no; fi
+    if ! cmp -s "$ROOT/examples/buggy-project/test.sh" "$work/project/test.sh"; then
+        ok="$ok*"
+        say "run $run changed test.sh (kept as $DIR/run$run.test.sh); fixed means calc.sh passes the original"
+    fi
     turns=$(python3 -c 'import json,sys
 try: print(json.load(open(sys.argv[1])).get("num_turns", "?"))
 except Exception: print("?")' "$DIR/run$run.json")
@@ -174,6 +184,7 @@ except Exception: print("no result")' "$DIR/run$run.json")
         grep -o '[0-9.]*' | awk '{printf "%.1f", $1 / 1000}')
     printf '%-4s %-6s %-6s %-8.1f %-11s %s\n' "$run" "$ok" "$turns" "$wall" "${prefill:-?}" "$subtype"
     cp "$work/project/calc.sh" "$DIR/run$run.calc.sh" 2>/dev/null || true
+    cp "$work/project/test.sh" "$DIR/run$run.test.sh" 2>/dev/null || true
     rm -rf "$work"
 done
 echo "fixed $fixed of $RUNS (endpoint: $ENDPOINT, flags: ${SKIFF_FLAGS:-none}; logs in $DIR)"
