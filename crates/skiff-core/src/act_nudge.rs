@@ -1,6 +1,6 @@
 //! Small models that describe the work instead of doing it. Asked "the tests fail, find the
-//! bug and fix it", Qwen2.5-Coder-1.5B answered with a numbered plan, asked for the test
-//! output, or said "let's start by reading test.sh" and stopped, in most runs, before it had
+//! bug and fix it", Qwen2.5-Coder-1.5B answered with a numbered plan, asked for "more
+//! context", or said "let's start by reading test.sh" and stopped, in most runs, before it had
 //! run or changed anything. With `--compact-prompt` (small local models), an answer that reads
 //! like a plan, in a run that has not yet run or changed anything ([`acts`]), gets a reply
 //! telling the model to act ([`ACT_NOW`]), at most [`MAX_NUDGES`] times a prompt; the run goes
@@ -26,12 +26,19 @@ const SHORT_ANSWER: usize = 200;
 /// What an answer that announces its next step starts with.
 const INTENTS: [&str; 6] = ["I'll ", "I will ", "Let's ", "Let me ", "Next, I", "Now I"];
 
+/// What an answer that hands the work back asks for ("Could you please provide more
+/// context?"), in lower case.
+const ASKS: [&str; 3] = ["please provide", "could you provide", "can you provide"];
+
 /// Whether `answer` (with no tool call) describes work rather than reporting it: empty, with a
-/// code block or a list, announcing a step ([`INTENTS`]), or longer than [`SHORT_ANSWER`].
+/// code block or a list, announcing a step ([`INTENTS`]), asking the user for what the tools
+/// would find ([`ASKS`]), or longer than [`SHORT_ANSWER`].
 pub(crate) fn is_a_plan(answer: &str) -> bool {
     let answer = answer.trim();
+    let lower = answer.to_lowercase();
     answer.is_empty()
         || INTENTS.iter().any(|i| answer.starts_with(i))
+        || ASKS.iter().any(|a| lower.contains(a))
         || answer.contains("```")
         || answer.chars().count() > SHORT_ANSWER
         || answer.lines().any(|line| {
@@ -57,6 +64,7 @@ mod tests {
             "Steps:\n- run the tests\n- fix the code",
             "Run this:\n```bash\nbash test.sh\n```",
             "Let's start by reading the `test.sh` file.",
+            "I found no files with errors. Could you please provide more context?",
             &format!(
                 "To find the bug I'll need to review the code. {}",
                 "More. ".repeat(40)
