@@ -69,7 +69,7 @@ fn is_glue(between: &str) -> bool {
 /// An arguments object right after a known tool's name (`before` ends just before the
 /// object): the call, and where its name's markup starts (`<function…`, or the name).
 fn named_before(before: &str, args: &Value, known: &[String]) -> Option<(TextCall, usize)> {
-    let arguments = args.as_object()?.clone();
+    let arguments = args.as_object().filter(|a| !is_schema(a))?.clone();
     known.iter().find_map(|name| {
         let at = before.rfind(name.as_str())?;
         let boundary = before[..at]
@@ -193,7 +193,15 @@ fn call_of(value: &Value, known: &[String]) -> Option<TextCall> {
         },
         _ => return None,
     };
-    Some(TextCall { name, arguments })
+    (!is_schema(&arguments)).then_some(TextCall { name, arguments })
+}
+
+/// Whether `args` is a JSON schema rather than arguments: a small model that echoes the tool
+/// definitions (`{"name": "Read", "parameters": {"type": "object", "properties": …}}`) is not
+/// calling them.
+fn is_schema(args: &Map<String, Value>) -> bool {
+    args.get("type").and_then(Value::as_str) == Some("object")
+        && args.get("properties").is_some_and(Value::is_object)
 }
 
 /// Whether text that starts like this may still turn out to be a call written as text (and
@@ -293,6 +301,9 @@ mod tests {
             "{not json",
             "Use {\"name\": \"Bash\"} { or } {}",
             "a map {\"a\": 1} and {{\"b\": 2}}",
+            // The tool definitions echoed back.
+            r#"<tools>{"type": "function", "function": {"name": "Read", "description": "Read a file.", "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}}}</tools>"#,
+            r#"{"name": "Bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}"#,
         ] {
             assert_eq!(find(text, &known()), None, "{text}");
         }
