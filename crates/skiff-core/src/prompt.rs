@@ -97,13 +97,16 @@ impl EnvironmentInfo {
     /// Adds the working directory's entries (hidden ones left out, sorted, at most
     /// [`LISTING_MAX`]) for `--compact-prompt`: a small model that is not shown the project
     /// guesses it (Qwen2.5-Coder-1.5B searched a three-file bash project for Rust sources).
-    /// One directory read; an unreadable directory lists nothing.
+    /// One directory read, of at most [`LISTING_READ`] entries (a huge directory costs no time
+    /// before the first request); an unreadable directory lists nothing.
     pub fn with_listing(mut self) -> Self {
         let Ok(entries) = std::fs::read_dir(&self.cwd) else {
             return self;
         };
+        let mut entries = entries.filter_map(Result::ok);
         let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
+            .by_ref()
+            .take(LISTING_READ)
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
                 if name.starts_with('.') {
@@ -113,10 +116,13 @@ impl EnvironmentInfo {
                 Some(if dir { format!("{name}/") } else { name })
             })
             .collect();
+        let unread = entries.next().is_some();
         names.sort_unstable();
         let more = names.len().saturating_sub(LISTING_MAX);
         names.truncate(LISTING_MAX);
-        if more > 0 {
+        if unread {
+            names.push("… and more".to_owned());
+        } else if more > 0 {
             names.push(format!("… and {more} more"));
         }
         self.listing = names;
@@ -126,6 +132,8 @@ impl EnvironmentInfo {
 
 /// Most working-directory entries [`EnvironmentInfo::with_listing`] names.
 pub const LISTING_MAX: usize = 40;
+/// Most entries [`EnvironmentInfo::with_listing`] reads.
+const LISTING_READ: usize = 1000;
 
 /// Renders the `<env>` block. Lines for unknown values (branch, OS version) are left out.
 pub fn environment_block(env: &EnvironmentInfo) -> String {

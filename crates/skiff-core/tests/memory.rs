@@ -625,6 +625,27 @@ fn sample_env() -> EnvironmentInfo {
 }
 
 #[test]
+fn the_listing_names_visible_entries_sorted_and_at_most_forty() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    for f in ["b.sh", "a.md", ".env"] {
+        std::fs::write(dir.path().join(f), "x").unwrap();
+    }
+    let env = EnvironmentInfo::detect(dir.path(), "m").with_listing();
+    assert_eq!(env.listing, ["a.md", "b.sh", "src/"]);
+    assert!(environment_block(&env).contains("Files here: a.md, b.sh, src/\n"));
+    for i in 0..50 {
+        std::fs::write(dir.path().join(format!("f{i:02}")), "x").unwrap();
+    }
+    let env = EnvironmentInfo::detect(dir.path(), "m").with_listing();
+    assert_eq!(env.listing.len(), 41);
+    assert_eq!(env.listing.last().unwrap(), "… and 13 more");
+    // Without it, no line.
+    let bare = EnvironmentInfo::detect(dir.path(), "m");
+    assert!(!environment_block(&bare).contains("Files here"));
+}
+
+#[test]
 fn environment_block_format() {
     assert_eq!(
         environment_block(&sample_env()),
