@@ -43,8 +43,10 @@ pub(super) async fn continue_or_stop(
         }
         _ => {
             let text = format!("{}{assistant_text}", st.text_prefix);
-            // [small models] A plan instead of the work: told to act.
+            // [small models] A plan instead of the work: told to act (not a subagent, whose report
+            // after only reading is its work).
             if core.config.compact_tools
+                && core.config.subagent.is_none()
                 && st.actions == 0
                 && st.nudges < crate::act_nudge::MAX_NUDGES
                 && crate::act_nudge::is_a_plan(&text)
