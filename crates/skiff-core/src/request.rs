@@ -357,12 +357,22 @@ impl RequestTemplate {
 mod tests {
     use super::*;
 
+    fn definition(name: &str, description: String, schema: serde_json::Value) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: Some(description),
+            input_schema: schema,
+            cache_control: None,
+            extra: Default::default(),
+        }
+    }
+
     #[test]
     fn the_core_tools_take_their_compact_form() {
-        let mut tools = vec![ToolDefinition {
-            name: "Grep".into(),
-            description: Some("Search with ripgrep (`**/*.rs`).".into()),
-            input_schema: serde_json::json!({
+        let mut tools = vec![definition(
+            "Grep",
+            "Search with ripgrep (`**/*.rs`).".into(),
+            serde_json::json!({
                 "type": "object",
                 "properties": {
                     "pattern": {"type": "string", "description": "Regex, e.g. `fn\\s+`."},
@@ -372,9 +382,7 @@ mod tests {
                 },
                 "required": ["pattern"]
             }),
-            cache_control: None,
-            extra: Default::default(),
-        }];
+        )];
         compact_descriptions(&mut tools);
         let grep = &tools[0];
         assert_eq!(
@@ -399,13 +407,13 @@ mod tests {
 
     #[test]
     fn compact_descriptions_keep_one_sentence_and_the_schema_shape() {
-        let mut tools = vec![ToolDefinition {
-            name: "mcp__x__run".into(),
-            description: Some(format!(
+        let mut tools = vec![definition(
+            "mcp__x__run",
+            format!(
                 "Runs a command (e.g. `ls`). Every call starts fresh.\n\nUsage notes: {}",
                 "x ".repeat(500)
-            )),
-            input_schema: serde_json::json!({
+            ),
+            serde_json::json!({
                 "type": "object",
                 "properties": {
                     "command": {"type": "string", "description": "The command. Quote paths."},
@@ -416,9 +424,7 @@ mod tests {
                 },
                 "required": ["command"]
             }),
-            cache_control: None,
-            extra: Default::default(),
-        }];
+        )];
         compact_descriptions(&mut tools);
         assert_eq!(
             tools[0].description.as_deref(),

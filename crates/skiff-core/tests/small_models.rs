@@ -134,11 +134,17 @@ impl Run {
 /// The text of a request's first user message (either wire format).
 fn first_user_text(body: &Value) -> String {
     let messages = body["messages"].as_array().unwrap();
-    let first = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .expect("a user message");
-    match &first["content"] {
+    text_of(
+        messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .expect("a user message"),
+    )
+}
+
+/// The text of a message (either wire format).
+fn text_of(message: &Value) -> String {
+    match &message["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
             .iter()
@@ -393,17 +399,14 @@ async fn calls_after_prose_in_any_wrapper_are_calls_on_both_paths() {
 
 /// The last user message's text of a request (either wire format).
 fn last_user_text(body: &Value) -> String {
-    let last = body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .expect("a user message");
-    match &last["content"] {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    let messages = body["messages"].as_array().unwrap();
+    text_of(
+        messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .expect("a user message"),
+    )
 }
 
 #[tokio::test]

@@ -121,38 +121,39 @@ impl TextCallFilter {
     /// by calls (in a fence, tags, or bare; and no real call) still makes them calls when the
     /// message ends, as on the OpenAI-compatible path.
     fn pass(&mut self, event: StreamEvent, out: &mut Vec<StreamEvent>) {
-        match &event {
-            StreamEvent::ContentBlockStart {
-                content_block: ContentBlock::Text(t),
-                ..
-            } => self.streamed.push_str(&t.text),
-            StreamEvent::ContentBlockDelta {
-                delta: Delta::TextDelta { text },
-                ..
-            } => self.streamed.push_str(text),
-            StreamEvent::ContentBlockStart {
-                content_block: ContentBlock::ToolUse(_),
-                ..
-            } => self.real_calls = true,
-            StreamEvent::MessageDelta { .. } if !self.real_calls => {
+        match event {
+            StreamEvent::MessageDelta { mut delta, usage } if !self.real_calls => {
                 let calls = self
                     .streamed
                     .contains('{')
                     .then(|| text_calls::find(&self.streamed, &self.known))
                     .flatten();
-                if let (Some((_, calls)), StreamEvent::MessageDelta { mut delta, usage }) =
-                    (calls, event.clone())
-                {
+                if let Some((_, calls)) = calls {
                     self.real_calls = true;
                     self.emit_calls(calls, out);
                     delta.stop_reason = Some(StopReason::ToolUse);
-                    out.push(StreamEvent::MessageDelta { delta, usage });
-                    return;
                 }
+                out.push(StreamEvent::MessageDelta { delta, usage });
             }
-            _ => {}
+            event => {
+                match &event {
+                    StreamEvent::ContentBlockStart {
+                        content_block: ContentBlock::Text(t),
+                        ..
+                    } => self.streamed.push_str(&t.text),
+                    StreamEvent::ContentBlockDelta {
+                        delta: Delta::TextDelta { text },
+                        ..
+                    } => self.streamed.push_str(text),
+                    StreamEvent::ContentBlockStart {
+                        content_block: ContentBlock::ToolUse(_),
+                        ..
+                    } => self.real_calls = true,
+                    _ => {}
+                }
+                out.push(event);
+            }
         }
-        out.push(event);
     }
 
     /// At the message's end: the held text as calls (with any prose around them) when it is
