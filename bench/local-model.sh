@@ -146,7 +146,7 @@ for run in $(seq 1 "$RUNS"); do
     cp -r "$ROOT/examples/buggy-project" "$work/project"
     home="$work/home" && mkdir -p "$home"
     offset=$(wc -l <"$LOG")
-    args=(-p "$TASK" --permission-mode acceptEdits --output-format json --max-turns "$MAX_TURNS")
+    args=(-p "$TASK" --permission-mode acceptEdits --output-format stream-json --verbose --max-turns "$MAX_TURNS")
     case $ENDPOINT in
     openai) env_args=() && args+=(--provider llamacpp) ;;
     anthropic)
@@ -159,7 +159,9 @@ for run in $(seq 1 "$RUNS"); do
     start=$(date +%s.%N)
     (cd "$work/project" && env SKIFF_HOME="$home" "${env_args[@]}" \
         timeout "$RUN_TIMEOUT" "$BIN" "${args[@]}" $SKIFF_FLAGS \
-        >"$DIR/run$run.json" 2>"$DIR/run$run.stderr") || true
+        >"$DIR/run$run.jsonl" 2>"$DIR/run$run.stderr") || true
+    # The whole run (stream-json) is kept as runN.jsonl; its result line as runN.json.
+    grep '"type":"result"' "$DIR/run$run.jsonl" | tail -n 1 >"$DIR/run$run.json" || true
     end=$(date +%s.%N)
     wall=$(echo "$end - $start" | bc)
     # The project's own test.sh, not the run's: a model that rewrites the test to pass has

@@ -6,10 +6,83 @@
 //! telling the model to act ([`ACT_NOW`]), at most [`MAX_NUDGES`] times a prompt; the run goes
 //! on. A short answer (a greeting, a fact) ends the run as usual. (A softer reply that let the
 //! model "give the final answer again" when done made it answer "Please provide the task".)
+//! The reply restates the task (a model that lost it answered "Please provide the task"), and
+//! a task that asks for a change gets it too when the model shows the fixed code instead of
+//! editing the file ([`wants_action`]).
+
+use skiff_protocol::{ContentBlock, Message, MessageContent, Role};
 
 /// The reply to a plan.
 pub(crate) const ACT_NOW: &str = "Do not describe a plan or ask me: use the tools now to do \
 the task, one step at a time.";
+
+/// Longest task restated in the reply, in characters (a longer one is still in the history).
+const MAX_TASK: usize = 600;
+
+/// The task the user gave: the latest user message of plain text that is not an earlier
+/// reply of this module.
+pub(crate) fn latest_task(history: &[Message]) -> Option<String> {
+    history.iter().rev().find_map(|m| {
+        let only_text = match &m.content {
+            MessageContent::Text(_) => true,
+            MessageContent::Blocks(b) => b.iter().all(|b| matches!(b, ContentBlock::Text(_))),
+        };
+        if m.role != Role::User || !only_text {
+            return None;
+        }
+        let text = m.content.text();
+        let text = text.trim();
+        (!text.is_empty() && !text.starts_with(ACT_NOW)).then(|| text.to_owned())
+    })
+}
+
+/// The reply to a plan: [`ACT_NOW`], then the `task` when it is short, so a small model that
+/// lost it, and asks for it, has it again.
+pub(crate) fn reply(task: Option<&str>) -> String {
+    match task {
+        Some(task) if task.chars().count() <= MAX_TASK => format!("{ACT_NOW}\nThe task: {task}"),
+        _ => ACT_NOW.to_owned(),
+    }
+}
+
+/// Whether `answer` (with no tool call) should be answered with [`reply`]: a plan before
+/// anything ran or changed ([`is_a_plan`]), or, when the task asks for a change and no file
+/// was changed yet, an answer that shows code (the fix written out for the user to apply).
+pub(crate) fn wants_action(answer: &str, task: Option<&str>, actions: usize, edits: usize) -> bool {
+    (actions == 0 && is_a_plan(answer))
+        || (edits == 0 && answer.contains("```") && task.is_some_and(asks_for_change))
+}
+
+/// Verbs of a task that wants files changed, in lower case.
+const CHANGE_VERBS: [&str; 16] = [
+    "fix",
+    "change",
+    "add",
+    "implement",
+    "update",
+    "edit",
+    "write",
+    "create",
+    "refactor",
+    "rename",
+    "remove",
+    "delete",
+    "replace",
+    "correct",
+    "modify",
+    "rewrite",
+];
+
+/// Whether `task` asks for a change (one of [`CHANGE_VERBS`] as a word).
+fn asks_for_change(task: &str) -> bool {
+    task.split(|c: char| !c.is_alphanumeric())
+        .any(|w| CHANGE_VERBS.iter().any(|v| w.eq_ignore_ascii_case(v)))
+}
+
+/// Whether a call to `tool` changes a file (Edit, Write, NotebookEdit).
+pub(crate) fn edits(tool: &str) -> bool {
+    matches!(tool, "Edit" | "Write" | "NotebookEdit")
+}
 
 /// Replies to plans per prompt.
 pub(crate) const MAX_NUDGES: u32 = 2;
@@ -40,6 +113,7 @@ pub(crate) fn is_a_plan(answer: &str) -> bool {
         || INTENTS.iter().any(|i| answer.starts_with(i))
         || ASKS.iter().any(|a| lower.contains(a))
         || answer.contains("```")
+        || answer.starts_with("<tool")
         || answer.chars().count() > SHORT_ANSWER
         || answer.lines().any(|line| {
             let line = line.trim_start();
@@ -54,6 +128,44 @@ pub(crate) fn is_a_plan(answer: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reply_restates_the_task_not_an_earlier_reply() {
+        let user = |text: &str| Message::blocks(Role::User, vec![ContentBlock::text(text)]);
+        let task = "The tests fail. Find the bug and fix it.";
+        let first = reply(latest_task(&[user(task)]).as_deref());
+        assert_eq!(first, format!("{ACT_NOW}\nThe task: {task}"));
+        let history = [user(task), user(&first)];
+        assert_eq!(latest_task(&history).as_deref(), Some(task));
+        assert_eq!(latest_task(&[user(&first)]), None);
+        assert_eq!(reply(None), ACT_NOW);
+        assert_eq!(reply(Some(&"x".repeat(MAX_TASK + 1))), ACT_NOW);
+    }
+
+    #[test]
+    fn code_shown_instead_of_a_change_asked_for_wants_action() {
+        let fix = "Find the bug and fix it.";
+        let code = "The bug is in add. Here is the corrected code:\n```c\nint add() {}\n```";
+        // After the tests ran (1 action), no file changed: the fix was only shown.
+        assert!(wants_action(code, Some(fix), 1, 0));
+        assert!(!wants_action(code, Some(fix), 2, 1));
+        // A question that wants an explanation is answered with code, and that is the answer.
+        assert!(!wants_action(
+            code,
+            Some("How does this function work?"),
+            1,
+            0
+        ));
+        assert!(!wants_action(
+            code,
+            Some("Show me the prefix of fixtures"),
+            1,
+            0
+        ));
+        // A failed call wrapper is a plan.
+        assert!(wants_action("<tools></tools>", Some(fix), 0, 0));
+        assert!(edits("Write") && !edits("Bash"));
+    }
 
     #[test]
     fn plans_are_told_apart_from_short_answers() {

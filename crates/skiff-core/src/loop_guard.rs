@@ -3,7 +3,8 @@
 //! the same search again and again and finds nothing each time while nothing was changed in
 //! between (a small model globbing `**/*.rs` thirty times in a project with no Rust; a search
 //! that finds something, or a file read again after its content was trimmed from the context,
-//! is not counted). The third time, its
+//! is not counted), and so is one that sends the same round of calls again and again and gets
+//! the same answers (its Write undoing its Edit). The third time, its
 //! result carries a short note saying so and what to try instead (for a missing path, what the
 //! nearest existing directory holds; for a command, what the working directory holds); the
 //! fifth time, the run ends with its own error subtype — or, where a client can answer (the
@@ -85,6 +86,27 @@ impl Repeated {
 #[derive(Debug, Default)]
 pub(crate) struct LoopGuard {
     failing: Vec<Failing>,
+    /// The last round of calls (names, inputs, result texts) that succeeded, and how often in
+    /// a row it came back the same.
+    round: Option<(Vec<RoundCall>, u32)>,
+}
+
+/// One call of a round as the guard compares it: tool, input, result text.
+type RoundCall = (String, Value, String);
+
+/// Tools whose calls are sent again to wait for something (polling): an identical answer is
+/// the point.
+const POLLING_TOOLS: &[&str] = &["TaskOutput", "BashOutput"];
+
+/// Whether a round polls: a polling tool, or a command that sleeps.
+fn polls(calls: &[ToolUseBlock]) -> bool {
+    calls.iter().any(|c| {
+        POLLING_TOOLS.contains(&c.name.as_str())
+            || c.input
+                .get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|cmd| cmd.contains("sleep") || cmd.contains("wait"))
+    })
 }
 
 impl LoopGuard {
@@ -97,6 +119,7 @@ impl LoopGuard {
         ctx: &skiff_tools::ToolContext,
     ) -> Option<Repeated> {
         let mut stop = None;
+        let mut counted = false;
         for (call, result) in calls.iter().zip(results.iter_mut()) {
             // StructuredOutput's attempts have their own bound ([`crate::structured`]).
             if call.name == crate::structured::STRUCTURED_OUTPUT {
@@ -144,6 +167,7 @@ impl LoopGuard {
                     1
                 }
             };
+            counted |= count >= NOTE_AT;
             if count >= STOP_AT {
                 stop.get_or_insert(Repeated {
                     tool: call.name.clone(),
@@ -157,6 +181,57 @@ impl LoopGuard {
                 append(&mut result.block.content, note(count, failed, &hint));
             }
         }
+        // A whole round of calls sent again with the same inputs and answered the same (a small
+        // model repeating "Grep, Edit, Write" with the same texts, its Edit undoing its Write):
+        // noted and then stopped like a repeated failure. Only rounds that change a file (a
+        // test suite run again, or a file read again, is fine), not when a call of the round
+        // was noted above already, and not polling.
+        let changes = calls.iter().any(|c| crate::act_nudge::edits(&c.name));
+        if counted || !changes || polls(calls) {
+            self.round = None;
+            return stop;
+        }
+        let sig: Vec<RoundCall> = calls
+            .iter()
+            .zip(results.iter())
+            .map(|(c, r)| {
+                (
+                    c.name.clone(),
+                    c.input.clone(),
+                    result_text(&r.block.content),
+                )
+            })
+            .collect();
+        let count = match &mut self.round {
+            Some((last, count)) if *last == sig => {
+                *count += 1;
+                *count
+            }
+            _ => {
+                self.round = Some((sig, 1));
+                1
+            }
+        };
+        if count >= STOP_AT {
+            let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+            stop.get_or_insert(Repeated {
+                tool: names.join(" + "),
+                input: if calls.len() == 1 {
+                    calls[0].input.clone()
+                } else {
+                    Value::Array(calls.iter().map(|c| c.input.clone()).collect())
+                },
+                tool_use_id: calls[calls.len() - 1].id.clone(),
+                count,
+                failed: false,
+            });
+        } else if count >= NOTE_AT
+            && let Some(last) = results.last_mut()
+        {
+            let hint = "Change the input, use another tool, or, if the task is done, answer \
+                        without calling a tool.";
+            append(&mut last.block.content, note(count, false, hint));
+        }
         stop
     }
 
@@ -164,6 +239,7 @@ impl LoopGuard {
     pub(crate) fn forgive(&mut self, repeated: &Repeated) {
         self.failing
             .retain(|f| !(f.name == repeated.tool && f.input == repeated.input));
+        self.round = None;
     }
 }
 
@@ -377,6 +453,63 @@ mod tests {
         let stop = guard.observe(&c, &mut r, &ctx).await.unwrap();
         assert_eq!(stop.count, STOP_AT);
         assert!(stop.message().contains("same Glob call 5 times"));
+    }
+
+    fn named(name: &str, input: Value) -> ToolUseBlock {
+        ToolUseBlock {
+            name: name.into(),
+            ..call(input)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_same_round_answered_the_same_is_noted_then_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let round = [
+            named("Read", json!({"file_path": "calc.sh"})),
+            named(
+                "Edit",
+                json!({"file_path": "calc.sh", "old_string": "a", "new_string": "b"}),
+            ),
+            named("Write", json!({"file_path": "calc.sh", "content": "a"})),
+        ];
+        let results = || {
+            [
+                answered("1\ta"),
+                answered("The file calc.sh has been updated."),
+                answered("The file calc.sh has been updated successfully."),
+            ]
+        };
+        for n in 1..STOP_AT {
+            let mut r = results();
+            assert_eq!(guard.observe(&round, &mut r, &ctx).await, None);
+            let last = result_text(&r[2].block.content);
+            assert_eq!(last.contains(LOOP_NOTE_START), n >= NOTE_AT, "{n}: {last}");
+            assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
+        }
+        let stop = guard.observe(&round, &mut results(), &ctx).await.unwrap();
+        assert_eq!(stop.tool, "Read + Edit + Write");
+        assert!(
+            stop.message()
+                .contains("same Read + Edit + Write call 5 times")
+        );
+        // A different answer starts the count again; so does polling, which is never counted.
+        let mut guard = LoopGuard::default();
+        for n in 0..6 {
+            let mut r = [answered(&format!("1\t{n}"))];
+            assert_eq!(guard.observe(&round[..1], &mut r, &ctx).await, None);
+        }
+        let poll = [named(
+            "Bash",
+            json!({"command": "sleep 5; curl -s localhost:3000"}),
+        )];
+        for _ in 0..6 {
+            let mut r = [answered("still starting")];
+            assert_eq!(guard.observe(&poll, &mut r, &ctx).await, None);
+            assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
+        }
     }
 
     fn answered(text: &str) -> CallResult {

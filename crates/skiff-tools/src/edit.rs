@@ -135,16 +135,18 @@ fn apply(content: &str, input: &EditInput) -> Result<String, String> {
     let count = content.matches(old.as_str()).count();
     if count == 0 {
         return Err(format!(
-            "String to replace not found in file.\nString: {}",
-            input.old_string
+            "String to replace not found in file.\nString: {}{}",
+            input.old_string,
+            closest_line(content, &input.old_string)
         ));
     }
     if count > 1 && !input.replace_all {
         return Err(format!(
             "Found {count} matches of the string to replace, but replace_all is false. To \
              replace all occurrences, set replace_all to true. To replace only one occurrence, \
-             please provide more context to uniquely identify the instance.\nString: {}",
-            input.old_string
+             please provide more context to uniquely identify the instance.\nString: {}{}",
+            input.old_string,
+            match_lines(content, &old)
         ));
     }
     Ok(if input.replace_all {
@@ -152,6 +154,48 @@ fn apply(content: &str, input: &EditInput) -> Result<String, String> {
     } else {
         content.replacen(old.as_str(), &new, 1)
     })
+}
+
+/// Lines of help shown at most, and the longest line shown whole.
+const HELP_LINES: usize = 5;
+const HELP_LINE_CHARS: usize = 200;
+
+/// `N\tline` for the 0-based line `i`, cut to [`HELP_LINE_CHARS`].
+fn numbered_line(i: usize, line: &str) -> String {
+    let shown: String = line.chars().take(HELP_LINE_CHARS).collect();
+    format!("\n{}\t{shown}", i + 1)
+}
+
+/// For an `old_string` not in the file: the line that comes closest to its first line, so a
+/// model that got the whitespace or a character wrong can copy the real text. Empty when no
+/// line is close.
+fn closest_line(content: &str, old_string: &str) -> String {
+    let lines: Vec<&str> = content.lines().collect();
+    match crate::file_excerpt::nearest_line(&lines, old_string) {
+        Some(i) => format!(
+            "\nThe closest line in the file (copy old_string from it exactly):{}",
+            numbered_line(i, lines[i])
+        ),
+        None => String::new(),
+    }
+}
+
+/// For an `old_string` found more than once: the lines each match starts on, so a model can
+/// add the text that tells them apart.
+fn match_lines(content: &str, old: &str) -> String {
+    let starts: Vec<usize> = content
+        .match_indices(old)
+        .map(|(at, _)| content[..at].matches('\n').count())
+        .collect();
+    let lines: Vec<&str> = content.lines().collect();
+    let mut out = String::from("\nThe matches start on these lines:");
+    for &i in starts.iter().take(HELP_LINES) {
+        out.push_str(&numbered_line(i, lines.get(i).copied().unwrap_or("")));
+    }
+    if starts.len() > HELP_LINES {
+        out.push_str(&format!("\n… and {} more", starts.len() - HELP_LINES));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -174,10 +218,34 @@ mod tests {
         assert!(
             e.starts_with("Found 2 matches of the string to replace, but replace_all is false.")
         );
-        assert!(e.ends_with("\nString: a"));
+        assert!(e.contains("\nString: a\n"), "{e}");
+        let e = apply(
+            "add() { echo $(( $1 - $2 )); }\nsub() { echo $(( $1 - $2 )); }\n",
+            &input("$1 - $2", "$1 + $2", false),
+        )
+        .unwrap_err();
+        assert!(
+            e.ends_with(
+                "\nThe matches start on these lines:\n1\tadd() { echo $(( $1 - $2 )); }\n2\tsub() \
+                 { echo $(( $1 - $2 )); }"
+            ),
+            "{e}"
+        );
         assert_eq!(apply("a b a", &input("a", "c", true)).unwrap(), "c b c");
         let e = apply("abc", &input("x", "y", false)).unwrap_err();
         assert_eq!(e, "String to replace not found in file.\nString: x");
+        // Whitespace the model got wrong: the real line is shown to copy from.
+        let e = apply(
+            "#!/bin/sh\nadd() { echo $(( $1 - $2 )); }\n",
+            &input("add() { echo $(($1 - $2)); }", "x", false),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "String to replace not found in file.\nString: add() { echo $(($1 - $2)); }\nThe \
+             closest line in the file (copy old_string from it exactly):\n2\tadd() { echo $(( $1 \
+             - $2 )); }"
+        );
     }
 
     #[test]

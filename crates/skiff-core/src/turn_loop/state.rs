@@ -13,6 +13,8 @@ pub(super) struct RunState {
     pub(super) num_turns: u32,
     /// Calls that change or run something in this run ([`crate::act_nudge::acts`]).
     pub(super) actions: usize,
+    /// Calls that change a file in this run ([`crate::act_nudge::edits`]).
+    pub(super) edits: usize,
     /// Times the model was told to act instead of planning ([`crate::act_nudge`]).
     pub(super) nudges: u32,
     pub(super) api_ms: u64,
@@ -62,6 +64,7 @@ impl RunState {
             started: Instant::now(),
             num_turns: 0,
             actions: 0,
+            edits: 0,
             nudges: 0,
             api_ms: 0,
             usage: Usage::default(),

@@ -47,13 +47,14 @@ pub(super) async fn continue_or_stop(
             // after only reading is its work).
             if core.config.compact_tools
                 && core.config.subagent.is_none()
-                && st.actions == 0
                 && st.nudges < crate::act_nudge::MAX_NUDGES
-                && crate::act_nudge::is_a_plan(&text)
+                && let task = crate::act_nudge::latest_task(core.conversation.messages())
+                && crate::act_nudge::wants_action(&text, task.as_deref(), st.actions, st.edits)
             {
                 st.nudges += 1;
+                let reply = crate::act_nudge::reply(task.as_deref());
                 core.conversation
-                    .push_user(vec![ContentBlock::text(crate::act_nudge::ACT_NOW)], &[]);
+                    .push_user(vec![ContentBlock::text(reply)], &[]);
                 return Flow::Continue;
             }
             // [hook: structured output] An answer without the StructuredOutput call: the
