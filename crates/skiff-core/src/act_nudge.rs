@@ -45,11 +45,13 @@ pub(crate) fn reply(task: Option<&str>) -> String {
     }
 }
 
-/// Whether `answer` (with no tool call) should be answered with [`reply`]: a plan before
+/// Whether `answer` (with no tool call) should be answered with [`reply`]: nothing at all, a
+/// plan before
 /// anything ran or changed ([`is_a_plan`]), or, when the task asks for a change and no file
 /// was changed yet, an answer that shows code (the fix written out for the user to apply).
 pub(crate) fn wants_action(answer: &str, task: Option<&str>, actions: usize, edits: usize) -> bool {
-    (actions == 0 && is_a_plan(answer))
+    answer.trim().is_empty()
+        || (actions == 0 && is_a_plan(answer))
         || (edits == 0 && answer.contains("```") && task.is_some_and(asks_for_change))
 }
 
@@ -165,6 +167,8 @@ mod tests {
         // A failed call wrapper is a plan.
         assert!(wants_action("<tools></tools>", Some(fix), 0, 0));
         assert!(edits("Write") && !edits("Bash"));
+        // An empty answer is never the end of the work, whatever ran before.
+        assert!(wants_action(" \n", Some(fix), 3, 1));
     }
 
     #[test]

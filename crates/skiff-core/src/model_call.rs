@@ -123,7 +123,19 @@ pub async fn call_model(
                         ),
                     );
                     let model = shell.as_ref().map_or(request.model, |m| m.model.as_str());
-                    if let Some(mut message) = std::mem::take(&mut partial).into_message(model) {
+                    // Calls written as text in what is kept are calls (each once).
+                    let calls = crate::runaway::calls_in(&partial.text, request.tools);
+                    if let Some((rest, _)) = &calls {
+                        partial.text.clone_from(rest);
+                    }
+                    let calls = calls.map(|(_, c)| c).unwrap_or_default();
+                    let message = std::mem::take(&mut partial)
+                        .into_message(model)
+                        .or_else(|| {
+                            (!calls.is_empty())
+                                .then(|| MessageResponse::new(format!("msg_{}", new_uuid()), model))
+                        });
+                    if let Some(mut message) = message {
                         message.stop_reason = Some(skiff_protocol::StopReason::EndTurn);
                         if let Some(shell) = &shell {
                             message.usage = shell.usage.clone();
@@ -134,6 +146,15 @@ pub async fn call_model(
                             shown.content = vec![last];
                             shown.stop_reason = None;
                             sink.emit(assistant_frame(shown, None, JsonMap::new(), sink));
+                        }
+                        for call in calls {
+                            let block = skiff_protocol::ContentBlock::ToolUse(call);
+                            let mut shown = message.clone();
+                            shown.content = vec![block.clone()];
+                            shown.stop_reason = None;
+                            sink.emit(assistant_frame(shown, None, JsonMap::new(), sink));
+                            message.content.push(block);
+                            message.stop_reason = Some(skiff_protocol::StopReason::ToolUse);
                         }
                         return Ok(ModelReply {
                             message,

@@ -5,6 +5,38 @@
 //! [`MIN_REPEATS`] times in a row, over at least [`MIN_SPAN`] characters, the call stops and
 //! the answer keeps its text up to the first repetition.
 
+/// The tool calls written as text in the part of a runaway answer that is kept (a small model
+/// that writes the same calls over and over: the stream is stopped before it ends, so the
+/// provider never looked for them), each once, with the rest of the text; `None` when there is
+/// none or no tool is offered.
+pub(crate) fn calls_in(
+    text: &str,
+    tools: &[skiff_protocol::ToolDefinition],
+) -> Option<(String, Vec<skiff_protocol::ToolUseBlock>)> {
+    if tools.is_empty() {
+        return None;
+    }
+    let known: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let (rest, calls) = skiff_llm::openai::text_calls::find(text, &known)?;
+    let mut blocks: Vec<skiff_protocol::ToolUseBlock> = Vec::new();
+    for call in calls {
+        let input = serde_json::Value::Object(call.arguments);
+        if blocks
+            .iter()
+            .any(|b| b.name == call.name && b.input == input)
+        {
+            continue;
+        }
+        blocks.push(skiff_protocol::ToolUseBlock {
+            id: format!("toolu_{}", crate::frames::new_uuid().replace('-', "")),
+            name: call.name,
+            input,
+            cache_control: None,
+        });
+    }
+    Some((rest, blocks))
+}
+
 /// Shortest repeated passage, in bytes (shorter ones are rules, tables, padding).
 const MIN_PERIOD: usize = 8;
 /// Longest repeated passage looked for, in bytes.
@@ -67,6 +99,32 @@ pub(crate) fn floor_boundary(text: &str, mut len: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_in_the_kept_text_are_taken_once() {
+        let tool = |name: &str| skiff_protocol::ToolDefinition {
+            name: name.into(),
+            description: None,
+            input_schema: serde_json::json!({"type": "object"}),
+            cache_control: None,
+            extra: Default::default(),
+        };
+        let tools = [tool("Grep"), tool("Bash")];
+        let grep = r#"<tools>{"name": "Grep", "arguments": {"pattern": "fail"}}</tools>"#;
+        let bash = r#"<tools>{"name": "Bash", "arguments": {"command": "bash test.sh"}}</tools>"#;
+        let text = format!("{grep}\n{bash}\n{grep}\n<tools>{{\"name\": \"Grep\", \"argu");
+        let (rest, calls) = calls_in(&text, &tools).unwrap();
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Grep", "Bash"]);
+        assert_eq!(
+            calls[1].input,
+            serde_json::json!({"command": "bash test.sh"})
+        );
+        assert!(calls[0].id.starts_with("toolu_") && calls[0].id != calls[1].id);
+        assert!(!rest.contains("bash test.sh"), "{rest}");
+        assert_eq!(calls_in(&text, &[]), None);
+        assert_eq!(calls_in("just prose, again and again", &tools), None);
+    }
 
     #[test]
     fn a_passage_said_again_and_again_is_cut_to_once() {

@@ -485,6 +485,29 @@ async fn an_answer_that_repeats_itself_without_end_is_stopped() {
 }
 
 #[tokio::test]
+async fn calls_in_an_answer_that_repeats_them_without_end_are_run_once() {
+    let call =
+        "<tools>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n</tools>\n";
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![
+            ScriptTurn::text(call.repeat(60)),
+            ScriptTurn::text("The bug: add subtracts."),
+        ];
+        let mut run = start(path, turns, None, |_| {}).await;
+        let (events, r) = run.run().await;
+        assert!(!r.is_error, "{path:?}: {r:?}");
+        assert_eq!(r.num_turns, 2, "{path:?}: {r:?}");
+        assert_eq!(notices(&events, "runaway").len(), 1, "{path:?}");
+        let second = serde_json::to_string(&run.bodies()[1]).unwrap();
+        assert_eq!(
+            second.matches("echo $(( $1 - $2 ))").count(),
+            1,
+            "{path:?}: the Read ran once: {second}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn the_anthropic_style_endpoint_learns_the_window_from_the_server() {
     let server = MockServer::builder()
         .model("local")
