@@ -16,6 +16,7 @@ mod overflow;
 mod pricing;
 mod provider;
 mod reasoning;
+pub mod repetition;
 mod retry;
 mod scripted;
 pub mod sse;

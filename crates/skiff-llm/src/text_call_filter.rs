@@ -28,6 +28,8 @@ pub(crate) struct TextCallFilter {
     real_calls: bool,
     /// The highest block index seen.
     max_index: usize,
+    /// Watches the held text for a runaway repetition.
+    watch: crate::repetition::Runaway,
 }
 
 impl TextCallFilter {
@@ -43,6 +45,7 @@ impl TextCallFilter {
             streamed: String::new(),
             real_calls: false,
             max_index: 0,
+            watch: Default::default(),
         }
     }
 
@@ -104,9 +107,13 @@ impl TextCallFilter {
         }
     }
 
-    /// Once the text cannot be a call any more, let it (and everything after) through.
+    /// Once the text cannot be a call any more, let it (and everything after) through; so too
+    /// text that repeats itself without end, for the caller's runaway check to stop (held, it
+    /// would run to max_tokens unseen).
     fn decide_early(&mut self, out: &mut Vec<StreamEvent>) {
-        if !self.text.trim().is_empty() && !text_calls::may_be_call(&self.text) {
+        if (!self.text.trim().is_empty() && !text_calls::may_be_call(&self.text))
+            || self.watch.check(&self.text).is_some()
+        {
             self.pass_all(out);
         }
     }
@@ -295,6 +302,31 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn held_text_that_repeats_without_end_goes_out_before_the_end() {
+        let unit = "Please note that I cannot run tests in this repository. ";
+        let mut parts = vec!["```\n"];
+        parts.extend(std::iter::repeat_n(unit, 40));
+        let events = text_message(&parts, StopReason::EndTurn);
+        let mut f = TextCallFilter::new(vec!["Bash".into()]);
+        let mut out = Vec::new();
+        // Everything but the block's and the message's end.
+        for e in &events[..events.len() - 3] {
+            f.push(e.clone(), &mut out);
+        }
+        let text: String = out
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ContentBlockDelta {
+                    delta: Delta::TextDelta { text },
+                    ..
+                } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.starts_with("```\n") && text.contains(unit), "{text}");
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct ChunkTranslator {
     open: Option<(Open, usize)>,
     text_mode: TextMode,
     held: String,
+    /// Watches the held text for a runaway repetition.
+    held_watch: crate::repetition::Runaway,
     streamed_text: String,
     calls: Vec<PendingCall>,
     finish_reason: Option<String>,
@@ -83,6 +85,7 @@ impl ChunkTranslator {
             open: None,
             text_mode,
             held: String::new(),
+            held_watch: Default::default(),
             streamed_text: String::new(),
             calls: Vec::new(),
             finish_reason: None,
@@ -240,7 +243,16 @@ impl ChunkTranslator {
     fn text(&mut self, text: &str, out: &mut Vec<StreamEvent>) {
         match self.text_mode {
             TextMode::Streaming => self.stream_text(text, out),
-            TextMode::Held => self.held.push_str(text),
+            TextMode::Held => {
+                self.held.push_str(text);
+                // Held text that repeats itself without end goes out, for the caller's runaway
+                // check to stop (held, it would run to max_tokens unseen).
+                if self.held_watch.check(&self.held).is_some() {
+                    self.text_mode = TextMode::Streaming;
+                    let held = std::mem::take(&mut self.held);
+                    self.stream_text(&held, out);
+                }
+            }
             TextMode::Undecided => {
                 self.held.push_str(text);
                 if self.held.trim().is_empty() {
@@ -527,6 +539,37 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn held_text_that_repeats_without_end_goes_out_before_the_end() {
+        let mut t = ChunkTranslator::new("m", vec!["Bash".into()]);
+        let mut events = Vec::new();
+        t.chunk(
+            &delta(json!({"role": "assistant", "content": "```\n"})),
+            &mut events,
+        )
+        .unwrap();
+        let unit = "Please note that I cannot run tests in this repository. ";
+        for _ in 0..40 {
+            t.chunk(&delta(json!({"content": unit})), &mut events)
+                .unwrap();
+        }
+        // No end yet: the runaway is out as text, for the caller's check to stop.
+        let streamed: String = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ContentBlockDelta {
+                    delta: Delta::TextDelta { text },
+                    ..
+                } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            streamed.starts_with("```\n") && streamed.contains(unit),
+            "{streamed}"
+        );
     }
 
     #[test]
