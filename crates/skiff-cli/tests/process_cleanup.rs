@@ -107,6 +107,46 @@ fn sigkill_of_skiff_kills_its_background_and_foreground_commands() {
     assert!(gone(&fg), "the foreground command outlived a killed skiff");
 }
 
+/// A command that runs without asking runs in the sandbox, whose namespace ends with skiff (its
+/// lifeline), with no process guard in between.
+#[test]
+fn sigkill_of_skiff_kills_a_sandboxed_command() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = home.path().join("script.json");
+    let mark = format!("cleanup-sandboxed-{}", std::process::id());
+    let turns = vec![
+        bash(&long(&mark), false),
+        json!({"content": [{"type": "text", "text": "done"}]}),
+    ];
+    std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
+    let mut cmd = skiff_testkit::skiff_command!(home.path());
+    cmd.current_dir(ws.path())
+        .args(["-p", "go", "--allowedTools", "Bash(sh -c:*)"])
+        .args(["--provider", "script", "--script"])
+        .arg(&script);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    started(&mark);
+    assert!(
+        processes_with(&mark)
+            .iter()
+            .any(|p| p.contains("__sandbox")),
+        "the command runs in the sandbox: {:?}",
+        processes_with(&mark)
+    );
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGKILL,
+    )
+    .unwrap();
+    child.wait().unwrap();
+    assert!(gone(&mark), "the sandboxed command outlived a killed skiff");
+}
+
 #[test]
 fn background_commands_end_with_the_session() {
     let ws = tempfile::tempdir().unwrap();

@@ -276,7 +276,10 @@ async fn run_command(
     // If this future is dropped before the command ends (the turn was dropped or aborted),
     // the whole process group goes with it; if skiff is killed, the process guard kills it.
     let mut group = KillOnDrop(pgid);
-    if let Some(pgid) = pgid {
+    // In a namespace tied to skiff's lifeline the command cannot outlive skiff anyway: no
+    // guard (it would cost a bash process and two writes per command).
+    let guarded = !prepared.is_some_and(PreparedCall::ends_with_skiff);
+    if let Some(pgid) = pgid.filter(|_| guarded) {
         crate::process_guard::watch(pgid);
     }
 
@@ -314,7 +317,7 @@ async fn run_command(
     // The shell is gone. In the sandbox, so is everything it started (its namespace ended
     // with it); without one, what it left running in the background stays (as in Claude Code).
     group.disarm();
-    if let Some(pgid) = pgid {
+    if let Some(pgid) = pgid.filter(|_| guarded) {
         crate::process_guard::release(pgid);
     }
     if !eof {
@@ -325,7 +328,7 @@ async fn run_command(
 
 /// The absolute path of `bash`, looked up in PATH once per process (a PATH search per call
 /// costs several failed execs on machines with long PATHs); plain "bash" if not found.
-fn shell_path() -> &'static str {
+pub(crate) fn shell_path() -> &'static str {
     static SHELL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {
         std::env::var_os("PATH")

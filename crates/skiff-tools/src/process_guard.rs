@@ -44,7 +44,8 @@ fn guard() -> Option<&'static Mutex<ChildStdin>> {
 }
 
 fn start() -> std::io::Result<ChildStdin> {
-    let mut child = Command::new("bash")
+    // bash as the Bash tool found it (one PATH search per process, not one per start).
+    let mut child = Command::new(crate::bash::shell_path())
         .arg("-c")
         .arg(GUARD_SCRIPT)
         .stdin(Stdio::piped())

@@ -295,7 +295,7 @@ async fn edit_texts_and_rules() {
     assert!(o.is_error);
     assert_eq!(
         text(&o),
-        "<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: line three dup</tool_use_error>"
+        "<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: line three dup\nThe matches start on these lines:\n3\tline three dup\n4\tline three dup</tool_use_error>"
     );
     let o = ws
         .edit(json!({"file_path": "src/a.txt", "old_string": "nope", "new_string": "x"}))

@@ -39,6 +39,11 @@ fn read_end() -> Option<RawFd> {
         .map(|(reader, _)| reader.as_raw_fd())
 }
 
+/// Whether there is a lifeline to hand over (the pipe could be created).
+pub(crate) fn available() -> bool {
+    read_end().is_some()
+}
+
 /// Hand the lifeline to the helper `cmd` starts: the read end stays open across its exec (and
 /// only its: skiff's copy is close-on-exec, so no other child inherits it) and [`FD_VAR`] names
 /// it.

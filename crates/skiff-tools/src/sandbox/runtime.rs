@@ -500,6 +500,15 @@ pub struct PreparedCall {
 }
 
 impl PreparedCall {
+    /// Whether everything the command starts ends with its namespace, and the namespace ends
+    /// the moment skiff does (the lifeline): then the process guard has nothing to add.
+    pub fn ends_with_skiff(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.sweep.is_some() && super::lifeline::available();
+        #[cfg(not(target_os = "linux"))]
+        return false;
+    }
+
     /// Arguments for a sandbox without a runtime (Landlock and seccomp only).
     pub fn landlock_only(fs: SandboxMode, network: NetworkPolicy, roots: &[PathBuf]) -> Self {
         Self {
