@@ -461,6 +461,49 @@ async fn a_plan_instead_of_the_work_is_told_to_act_with_compact_prompt() {
 }
 
 #[tokio::test]
+async fn fixed_code_shown_instead_of_edited_is_told_to_act_with_the_task() {
+    let shown =
+        "The bug is in add. Here is the fixed code:\n```bash\nadd() { echo $(( $1 + $2 )); }\n```";
+    for path in [Path::Anthropic, Path::OpenAi] {
+        // The tests ran, an Edit was refused (not read yet): nothing changed, so code shown
+        // for the user to apply is answered; the reply carries the task again.
+        let turns = vec![
+            ScriptTurn::tool_use("Bash", json!({"command": "bash test.sh"})),
+            ScriptTurn::tool_use(
+                "Edit",
+                json!({"file_path": "calc.sh", "old_string": "$1 - $2", "new_string": "$1 + $2"}),
+            ),
+            ScriptTurn::text(shown),
+            ScriptTurn::text("Done."),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(r.result.as_deref(), Some("Done."), "{path:?}: {r:?}");
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 4, "{path:?}");
+        let reply = last_user_text(&bodies[3]);
+        assert!(reply.contains("use the tools now"), "{path:?}: {reply}");
+        assert!(
+            reply.ends_with(&format!("The task: {TASK}")),
+            "{path:?}: {reply}"
+        );
+        // Once a file changed, code in the answer is the answer.
+        let turns = vec![
+            read("calc.sh"),
+            ScriptTurn::tool_use(
+                "Edit",
+                json!({"file_path": "calc.sh", "old_string": "$1 - $2", "new_string": "$1 + $2"}),
+            ),
+            ScriptTurn::text(shown),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(r.result.as_deref(), Some(shown), "{path:?}: {r:?}");
+        assert_eq!(run.bodies().len(), 3, "{path:?}");
+    }
+}
+
+#[tokio::test]
 async fn an_answer_that_repeats_itself_without_end_is_stopped() {
     let unit = "Please note that I cannot run tests or edit files in this repository. ";
     // Prose streams; text that starts like a call written as text ("```", "{") is held back

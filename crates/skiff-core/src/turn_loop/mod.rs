@@ -187,11 +187,7 @@ async fn run_loop(
             .iter()
             .filter(|t| crate::act_nudge::acts(&t.name))
             .count();
-        st.edits += reply
-            .tool_uses
-            .iter()
-            .filter(|t| crate::act_nudge::edits(&t.name))
-            .count();
+
         let flow = if reply.tool_uses.is_empty() {
             stop::continue_or_stop(core, io, st, reply.stop, &reply.text).await
         } else {

@@ -13,7 +13,7 @@ pub(super) struct RunState {
     pub(super) num_turns: u32,
     /// Calls that change or run something in this run ([`crate::act_nudge::acts`]).
     pub(super) actions: usize,
-    /// Calls that change a file in this run ([`crate::act_nudge::edits`]).
+    /// Calls that changed a file in this run ([`crate::act_nudge::edits`]; not failed ones).
     pub(super) edits: usize,
     /// Times the model was told to act instead of planning ([`crate::act_nudge`]).
     pub(super) nudges: u32,

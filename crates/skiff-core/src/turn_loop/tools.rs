@@ -69,6 +69,12 @@ pub(super) async fn run_tools(
     st.command
         .after_tools(core, io, tool_uses, &mut results)
         .await;
+    // [small models] Files changed so far (a refused or failed Edit changed nothing).
+    st.edits += tool_uses
+        .iter()
+        .zip(&results)
+        .filter(|(t, r)| crate::act_nudge::edits(&t.name) && r.block.is_error != Some(true))
+        .count();
     // [hook: loop guard] The same failing call again: a note, then the end.
     let repeated = st
         .loop_guard
