@@ -1,14 +1,15 @@
 //! Loop detection (opencode's doom-loop guard, made to help first): a model that sends the same
-//! call with the same input and gets the same failure again is stuck — and so is one that sends
-//! the same search again and again and finds nothing each time while nothing was changed in
-//! between (a small model globbing `**/*.rs` thirty times in a project with no Rust; a search
-//! that finds something, or a file read again after its content was trimmed from the context,
-//! is not counted), and so is one that sends the same round of calls again and again and gets
-//! the same answers (its Write undoing its Edit). The third time, its
-//! result carries a short note saying so and what to try instead (for a missing path, what the
-//! nearest existing directory holds; for a command, what the working directory holds); the
-//! fifth time, the run ends with its own error subtype — or, where a client can answer (the
-//! terminal, an SDK's `can_use_tool`), the client is asked whether the run goes on.
+//! call with the same input and gets the same failure again is stuck. So is one that sends the
+//! same search again and again and finds nothing each time while nothing changed in between (a
+//! small model globbing `**/*.rs` thirty times in a project with no Rust), and one that sends the
+//! same round of calls right after itself and gets the same answers: the same Glob 28 times, or
+//! "Grep, Edit, Write" with its Write undoing its Edit. A search that found something is counted
+//! only right after itself; a file read again (its content may have been trimmed from the
+//! context) and a command run again are not counted. The third time, the result carries a short
+//! note saying so and what to try instead (for a missing path, what the nearest existing
+//! directory holds; for a command, what the working directory holds); the fifth time, the run
+//! ends with its own error subtype — or, where a client can answer (the terminal, an SDK's
+//! `can_use_tool`), the client is asked whether the run goes on.
 
 use std::path::Path;
 
@@ -181,13 +182,16 @@ impl LoopGuard {
                 append(&mut result.block.content, note(count, failed, &hint));
             }
         }
-        // A whole round of calls sent again with the same inputs and answered the same (a small
-        // model repeating "Grep, Edit, Write" with the same texts, its Edit undoing its Write):
-        // noted and then stopped like a repeated failure. Only rounds that change a file (a
-        // test suite run again, or a file read again, is fine), not when a call of the round
-        // was noted above already, and not polling.
+        // A whole round of calls sent again, right after itself, with the same inputs and
+        // answered the same (a small model repeating "Grep, Edit, Write" with the same texts,
+        // its Edit undoing its Write, or the same Glob 28 times): noted and then stopped like a
+        // repeated failure. Only rounds that change a file or only look (a test suite run again
+        // is fine), not when a call of the round was noted above already, and not polling.
         let changes = calls.iter().any(|c| crate::act_nudge::edits(&c.name));
-        if counted || !changes || polls(calls) {
+        let looks = calls
+            .iter()
+            .all(|c| LOOKING_TOOLS.contains(&c.name.as_str()));
+        if counted || !(changes || looks) || polls(calls) {
             self.round = None;
             return stop;
         }
@@ -228,8 +232,13 @@ impl LoopGuard {
         } else if count >= NOTE_AT
             && let Some(last) = results.last_mut()
         {
-            let hint = "Change the input, use another tool, or, if the task is done, answer \
-                        without calling a tool.";
+            let hint = if changes {
+                "Change the input, use another tool, or, if the task is done, answer without \
+                 calling a tool."
+            } else {
+                "You already have this result above: use it and take the next step (Read a \
+                 file it names, run the tests with Bash, or Edit what is wrong)."
+            };
             append(&mut last.block.content, note(count, false, hint));
         }
         stop
@@ -495,18 +504,42 @@ mod tests {
             stop.message()
                 .contains("same Read + Edit + Write call 5 times")
         );
-        // A different answer starts the count again; so does polling, which is never counted.
+        // The same search right after itself, answered the same, is a loop too.
+        let mut guard = LoopGuard::default();
+        let glob = [call(json!({"pattern": "**/*"}))];
+        for n in 1..STOP_AT {
+            let mut r = [answered("README.md\ncalc.sh\ntest.sh")];
+            assert_eq!(guard.observe(&glob, &mut r, &ctx).await, None);
+            let text = result_text(&r[0].block.content);
+            assert_eq!(
+                text.contains("You already have this result"),
+                n >= NOTE_AT,
+                "{text}"
+            );
+        }
+        let mut r = [answered("README.md\ncalc.sh\ntest.sh")];
+        assert!(guard.observe(&glob, &mut r, &ctx).await.is_some());
+        // A different answer starts the count again; a file read again is not counted (its
+        // content may have been trimmed); polling never is.
         let mut guard = LoopGuard::default();
         for n in 0..6 {
-            let mut r = [answered(&format!("1\t{n}"))];
+            let mut r = results();
+            r[0] = answered(&format!("1\t{n}"));
+            assert_eq!(guard.observe(&round, &mut r, &ctx).await, None);
+        }
+        for _ in 0..6 {
+            let mut r = [answered("1\ta")];
             assert_eq!(guard.observe(&round[..1], &mut r, &ctx).await, None);
         }
-        let poll = [named(
-            "Bash",
-            json!({"command": "sleep 5; curl -s localhost:3000"}),
-        )];
+        let poll = [
+            named(
+                "Bash",
+                json!({"command": "sleep 5; curl -s localhost:3000"}),
+            ),
+            round[2].clone(),
+        ];
         for _ in 0..6 {
-            let mut r = [answered("still starting")];
+            let mut r = [answered("still starting"), answered("updated")];
             assert_eq!(guard.observe(&poll, &mut r, &ctx).await, None);
             assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
         }
