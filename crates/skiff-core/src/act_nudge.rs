@@ -46,13 +46,13 @@ pub(crate) fn reply(task: Option<&str>) -> String {
 }
 
 /// Whether `answer` (with no tool call) should be answered with [`reply`]: nothing at all, a
-/// plan before
-/// anything ran or changed ([`is_a_plan`]), or, when the task asks for a change and no file
-/// was changed yet, an answer that shows code (the fix written out for the user to apply).
+/// plan before anything ran or changed ([`is_a_plan`]), or, when the task asks for a change and
+/// no file was changed yet, a plan or code shown (the fix written out for the user to apply)
+/// even after commands ran.
 pub(crate) fn wants_action(answer: &str, task: Option<&str>, actions: usize, edits: usize) -> bool {
     answer.trim().is_empty()
         || (actions == 0 && is_a_plan(answer))
-        || (edits == 0 && answer.contains("```") && task.is_some_and(asks_for_change))
+        || (edits == 0 && task.is_some_and(asks_for_change) && is_a_plan(answer))
 }
 
 /// Verbs of a task that wants files changed, in lower case.
@@ -151,6 +151,13 @@ mod tests {
         // After the tests ran (1 action), no file changed: the fix was only shown.
         assert!(wants_action(code, Some(fix), 1, 0));
         assert!(!wants_action(code, Some(fix), 2, 1));
+        // Nothing changed yet and the task wants a change: a long account is a plan too.
+        let account = format!(
+            "To fix the failures, I need to look at add. {}",
+            "More. ".repeat(40)
+        );
+        assert!(wants_action(&account, Some(fix), 2, 0));
+        assert!(!wants_action(&account, Some(fix), 2, 1));
         // A question that wants an explanation is answered with code, and that is the answer.
         assert!(!wants_action(
             code,
