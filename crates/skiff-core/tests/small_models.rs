@@ -381,6 +381,7 @@ async fn calls_after_prose_in_any_wrapper_are_calls_on_both_paths() {
         "I will read it.\n<tools>\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n</tools>",
         "I found it. Here is the call:\n\n```json\n{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}\n```",
         "{{\"name\": \"Read\", \"arguments\": {\"file_path\": \"calc.sh\"}}}",
+        "```bash\n<tools/Read file_path=\"calc.sh\" />\n```",
     ] {
         for path in [Path::Anthropic, Path::OpenAi] {
             let turns = vec![

@@ -130,9 +130,7 @@ impl TextCallFilter {
     fn pass(&mut self, event: StreamEvent, out: &mut Vec<StreamEvent>) {
         match event {
             StreamEvent::MessageDelta { mut delta, usage } if !self.real_calls => {
-                let calls = self
-                    .streamed
-                    .contains('{')
+                let calls = text_calls::may_hold_call(&self.streamed)
                     .then(|| text_calls::find(&self.streamed, &self.known))
                     .flatten();
                 if let Some((_, calls)) = calls {

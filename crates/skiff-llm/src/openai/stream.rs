@@ -172,7 +172,7 @@ impl ChunkTranslator {
                         self.emit_text(&held, out);
                     }
                     // Calls after streamed prose (in tags, a fence, or bare).
-                    if self.streamed_text.contains('{')
+                    if text_calls::may_hold_call(&self.streamed_text)
                         && let Some((_, calls)) =
                             text_calls::find(&self.streamed_text, &self.known_tools)
                     {

@@ -18,7 +18,98 @@ pub struct TextCall {
 /// there is none. Tags, fences and bare JSON first; then any JSON object in the text that is a
 /// call (small models also wrap calls in `<tools>`, `<function>` or a ```bash fence).
 pub fn find(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
-    framed(text, known).or_else(|| embedded(text, known))
+    framed(text, known)
+        .or_else(|| embedded(text, known))
+        .or_else(|| attributed(text, known))
+}
+
+/// Whether `text` may hold a call [`find`] would see (a JSON object, or a tag).
+pub fn may_hold_call(text: &str) -> bool {
+    text.contains('{') || text.contains('<')
+}
+
+/// Calls written as tags with attributes: `<tools/Bash command="bash test.sh" />`,
+/// `<Read file_path="calc.sh"/>` (a small model invented this form). The name must be a known
+/// tool's, with at least one attribute; values are strings, or numbers and booleans when they
+/// read as one; `&quot;`, `&apos;`, `&lt;`, `&gt;` and `&amp;` are decoded.
+fn attributed(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
+    if text.len() > EMBEDDED_MAX {
+        return None;
+    }
+    let (mut calls, mut rest, mut pos) = (Vec::new(), String::new(), 0);
+    while let Some(start) = text[pos..].find('<').map(|i| pos + i) {
+        match attributed_call(&text[start + 1..], known) {
+            Some((call, len)) => {
+                rest.push_str(&text[pos..start]);
+                calls.push(call);
+                pos = start + 1 + len;
+            }
+            None => {
+                rest.push_str(&text[pos..=start]);
+                pos = start + 1;
+            }
+        }
+    }
+    rest.push_str(&text[pos..]);
+    (!calls.is_empty()).then(|| (rest.trim().to_owned(), calls))
+}
+
+/// One attributed call at the start of `tag` (just after its `<`): the call and the bytes it
+/// takes up to and including its `>`.
+fn attributed_call(tag: &str, known: &[String]) -> Option<(TextCall, usize)> {
+    let body = ["tools/", "tool/", "function="]
+        .iter()
+        .find_map(|p| tag.strip_prefix(p))
+        .unwrap_or(tag);
+    let offset = tag.len() - body.len();
+    let name_len = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let name = known
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(&body[..name_len]))?
+        .clone();
+    let mut arguments = Map::new();
+    let mut at = name_len;
+    loop {
+        let trimmed = body[at..].trim_start();
+        at = body.len() - trimmed.len();
+        if let Some(end) = trimmed
+            .strip_prefix("/>")
+            .map(|_| 2)
+            .or_else(|| trimmed.strip_prefix('>').map(|_| 1))
+        {
+            return (!arguments.is_empty())
+                .then_some((TextCall { name, arguments }, offset + at + end));
+        }
+        let key_len = trimmed.find('=')?;
+        let key = &trimmed[..key_len];
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return None;
+        }
+        let value = &trimmed[key_len + 1..];
+        let quote = value.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+        let close = value[1..].find(quote)?;
+        let raw = decode_entities(&value[1..1 + close]);
+        let parsed = match serde_json::from_str::<Value>(&raw) {
+            Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+            _ => Value::String(raw),
+        };
+        arguments.insert(key.to_owned(), parsed);
+        at += key_len + 1 + close + 2;
+    }
+}
+
+fn decode_entities(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// Longest text searched for embedded calls, in bytes.
@@ -221,6 +312,38 @@ mod tests {
 
     fn known() -> Vec<String> {
         vec!["Bash".into(), "Read".into()]
+    }
+
+    #[test]
+    fn calls_written_as_tags_with_attributes() {
+        let text = "```bash\n<tools/Bash command=\"sh ./test.sh\" />\n<tools/Read file_path='calc.sh' limit=\"20\"/>\n```\nChanges: none";
+        let (rest, calls) = find(text, &known()).unwrap();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[0].name, "Bash");
+        assert_eq!(calls[0].arguments["command"], "sh ./test.sh");
+        assert_eq!(calls[1].name, "Read");
+        assert_eq!(calls[1].arguments["file_path"], "calc.sh");
+        assert_eq!(calls[1].arguments["limit"], 20);
+        assert!(
+            rest.ends_with("Changes: none") && !rest.contains("tools/"),
+            "{rest}"
+        );
+        let (_, calls) = find(
+            "<bash command=\"echo &quot;hi&quot; &amp;&amp; ls\">",
+            &known(),
+        )
+        .unwrap();
+        assert_eq!(calls[0].arguments["command"], "echo \"hi\" && ls");
+        // Tags that are not calls: unknown names, no attributes, HTML.
+        for text in [
+            "<Write file_path=\"a\"/>",
+            "<Bash/>",
+            "<b>bold</b>",
+            "a < b and c > d",
+            "<Read file_path=\"x",
+        ] {
+            assert_eq!(find(text, &known()), None, "{text}");
+        }
     }
 
     #[test]
