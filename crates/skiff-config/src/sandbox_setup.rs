@@ -291,6 +291,7 @@ pub fn sandbox_status_probed(settings: &Settings, helper: Option<&Path>) -> Sand
         status.filesystem,
         status.network,
         vec![settings.cwd.clone()],
+        None,
     );
     let ns = probe.wait_blocking();
     status.with_namespaces(ns)

@@ -95,6 +95,14 @@ impl TypedTool for BashTool {
         }
         let timeout = effective_timeout(input.timeout, ctx);
         let run = run_command(&input.command, timeout, ctx, prepared.as_ref()).await;
+        // The helper could not set the sandbox up (it says so and exits 126): the session's
+        // remembered probe answer is forgotten, so the next session probes again.
+        if let (Ok(run), Some(p)) = (&run, &prepared)
+            && matches!(run.ending, Ending::Exited(s) if s.code() == Some(126))
+            && run.output.head.starts_with(b"skiff sandbox: ")
+        {
+            p.sandbox_failed();
+        }
         let notes = prepared
             .map(|p| p.finish(&|path| written_by_tools(ctx, path)))
             .unwrap_or_default();

@@ -41,7 +41,7 @@ mod status;
 pub use domains::{DomainPattern, DomainRules};
 pub use helper::{connect_main, helper_main};
 pub use plan::Plan;
-pub use probe::{NamespaceSupport, Probe};
+pub use probe::{NamespaceSupport, Probe, ProbeCache};
 pub use proxy::{NetworkAnswer, NetworkApprover, NetworkRequest};
 pub use relay::CONNECT_ARG;
 pub use runtime::{CallRequest, PreparedCall, SandboxRuntime, SandboxSettings};

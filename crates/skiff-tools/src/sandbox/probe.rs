@@ -1,9 +1,14 @@
-//! Whether this machine gives sandboxed commands namespaces of their own, found out once per
-//! session by running the helper for real with a probe plan, in a thread of its own so that
-//! nothing waits for it before the first model request. Whoever needs the answer (the first
-//! Bash permission check, `/sandbox`, `skiff config`) waits for it then.
+//! Whether this machine gives sandboxed commands namespaces of their own, found out by running
+//! the helper for real with a probe plan, in a thread of its own. Whoever needs the answer (the
+//! session's init, the first Bash permission check, `/sandbox`, `skiff config`) waits for it.
+//!
+//! A yes is remembered ([`ProbeCache`], in skiff's home, which sandboxed commands cannot see)
+//! for the same boot, user, helper binary and plan, so later sessions start without the 2–3 ms
+//! the probe costs before their first request. A wrong memory cannot run anything uncontained:
+//! the helper sets the namespaces up for every command and refuses to run it when it cannot
+//! (and then the memory is forgotten, [`ProbeCache::forget`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -40,18 +45,32 @@ impl Probe {
     }
 
     /// Probe in a background thread with `helper`, for commands writing to `roots` under
-    /// `fs` with `network`.
+    /// `fs` with `network`; no probe when `cache` remembers a yes for exactly this.
     pub fn start(
         helper: PathBuf,
         fs: SandboxMode,
         network: NetworkPolicy,
         roots: Vec<PathBuf>,
+        cache: Option<ProbeCache>,
     ) -> Arc<Self> {
+        if !super::flag_var(SIMULATE_NO_NAMESPACES_VAR)
+            && cache.as_ref().is_some_and(ProbeCache::hit)
+        {
+            return Self::known(NamespaceSupport::Available);
+        }
         let probe = Arc::new(Self::default());
         let setter = Arc::clone(&probe);
         let spawned = std::thread::Builder::new()
             .name("sandbox-probe".into())
-            .spawn(move || setter.set(run_probe(&helper, fs, network, roots)));
+            .spawn(move || {
+                let answer = run_probe(&helper, fs, network, roots);
+                if answer == NamespaceSupport::Available
+                    && let Some(cache) = &cache
+                {
+                    cache.store();
+                }
+                setter.set(answer);
+            });
         if let Err(e) = spawned {
             probe.set(NamespaceSupport::Unavailable(format!(
                 "cannot start the probe: {e}"
@@ -166,7 +185,8 @@ fn run_probe(
                 return NamespaceSupport::Unavailable(why);
             }
             Ok(None) if started.elapsed() < PROBE_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(1));
+                // Short naps: the answer usually comes within 2–3 ms, and the session waits.
+                std::thread::sleep(Duration::from_micros(200));
             }
             Ok(None) => {
                 let _ = child.kill();
@@ -175,5 +195,120 @@ fn run_probe(
             }
             Err(e) => return NamespaceSupport::Unavailable(format!("the probe failed: {e}")),
         }
+    }
+}
+
+/// The remembered yes of earlier probes: `SKIFF_HOME/sandbox/probe-ok`, one line per
+/// (boot, user, helper binary, plan) that probed fine, the last [`CACHE_LINES`] kept.
+#[derive(Debug, Clone)]
+pub struct ProbeCache {
+    path: PathBuf,
+    key: String,
+}
+
+/// Lines kept in the cache file.
+const CACHE_LINES: usize = 16;
+
+impl ProbeCache {
+    /// The cache in `skiff_home` for probing `helper` with this plan; `None` when the boot or
+    /// the helper cannot be identified (then every session probes).
+    pub fn new(
+        skiff_home: &Path,
+        helper: &Path,
+        fs: SandboxMode,
+        network: NetworkPolicy,
+        roots: &[PathBuf],
+    ) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        let meta = std::fs::metadata(helper).ok()?;
+        let key = format!(
+            "{} uid={} helper={} ino={} size={} mtime={}.{} fs={fs:?} network={network:?} roots={roots:?}",
+            boot.trim(),
+            nix::unistd::geteuid(),
+            helper.display(),
+            meta.ino(),
+            meta.size(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+        )
+        .replace('\n', " ");
+        Some(Self {
+            path: Self::file(skiff_home),
+            key,
+        })
+    }
+
+    fn file(skiff_home: &Path) -> PathBuf {
+        skiff_home.join("sandbox").join("probe-ok")
+    }
+
+    fn hit(&self) -> bool {
+        std::fs::read_to_string(&self.path).is_ok_and(|t| t.lines().any(|l| l == self.key))
+    }
+
+    fn store(&self) {
+        let old = std::fs::read_to_string(&self.path).unwrap_or_default();
+        let mut lines: Vec<&str> = old.lines().filter(|l| *l != self.key).collect();
+        lines.push(&self.key);
+        let keep = &lines[lines.len().saturating_sub(CACHE_LINES)..];
+        let tmp = self.path.with_extension("tmp");
+        let written = self
+            .path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&tmp, keep.join("\n") + "\n"))
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        if let Err(e) = written {
+            tracing::debug!(error = %e, "cannot remember the sandbox probe's answer");
+        }
+    }
+
+    /// The helper could not set a command's sandbox up: what was remembered is forgotten, so
+    /// the next session probes again.
+    pub fn forget(skiff_home: &Path) {
+        let _ = std::fs::remove_file(Self::file(skiff_home));
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    #[test]
+    fn a_yes_is_remembered_for_the_same_helper_and_plan_only() {
+        let home = tempfile::tempdir().unwrap();
+        let helper = home.path().join("helper");
+        std::fs::write(&helper, "v1").unwrap();
+        let roots = [PathBuf::from("/w")];
+        let cache = |roots: &[PathBuf]| {
+            ProbeCache::new(
+                home.path(),
+                &helper,
+                SandboxMode::WorkspaceWrite,
+                NetworkPolicy::Proxy,
+                roots,
+            )
+            .unwrap()
+        };
+        assert!(!cache(&roots).hit());
+        cache(&roots).store();
+        assert!(cache(&roots).hit());
+        assert!(!cache(&[PathBuf::from("/other")]).hit());
+        // Known at once: no probe runs (the helper here is not even a program).
+        let probe = Probe::start(
+            helper.clone(),
+            SandboxMode::WorkspaceWrite,
+            NetworkPolicy::Proxy,
+            roots.to_vec(),
+            Some(cache(&roots)),
+        );
+        assert_eq!(probe.get(), Some(NamespaceSupport::Available));
+        // Another helper binary (rebuilt, upgraded) probes again.
+        std::fs::write(&helper, "v2, longer").unwrap();
+        assert!(!cache(&roots).hit());
+        cache(&roots).store();
+        ProbeCache::forget(home.path());
+        assert!(!cache(&roots).hit());
     }
 }

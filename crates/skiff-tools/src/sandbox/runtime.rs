@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::domains::DomainRules;
 use super::journal::{Journal, Sweep, quarantine_dir};
 use super::plan::{Forward, Mounts, Plan, ProxyPlan};
-use super::probe::{NamespaceSupport, Probe};
+use super::probe::{NamespaceSupport, Probe, ProbeCache};
 use super::proxy::{CallGuard, Proxy};
 use super::{HELPER_ARG, NetworkPolicy, SandboxMode, SandboxStatus, TEMP_DIRS, paths};
 
@@ -77,7 +77,16 @@ impl SandboxRuntime {
                     "the filesystem sandbox is off".into(),
                 ))
             } else {
-                Probe::start(helper.clone(), status.filesystem, status.network, roots)
+                let cache = settings.skiff_home.as_deref().and_then(|home| {
+                    ProbeCache::new(home, &helper, status.filesystem, status.network, &roots)
+                });
+                Probe::start(
+                    helper.clone(),
+                    status.filesystem,
+                    status.network,
+                    roots,
+                    cache,
+                )
             }
         });
         let journal = settings.skiff_home.as_deref().map(Journal::new);
@@ -500,6 +509,16 @@ pub struct PreparedCall {
 }
 
 impl PreparedCall {
+    /// The helper refused to run the command because it could not set the sandbox up: a
+    /// remembered probe answer must not be trusted any more.
+    pub fn sandbox_failed(&self) {
+        if let Some((_, runtime, _)) = &self.sweep
+            && let Some(home) = runtime.settings.skiff_home.as_deref()
+        {
+            ProbeCache::forget(home);
+        }
+    }
+
     /// Whether everything the command starts ends with its namespace, and the namespace ends
     /// the moment skiff does (the lifeline): then the process guard has nothing to add.
     pub fn ends_with_skiff(&self) -> bool {
