@@ -14,8 +14,9 @@ skiff is what each sandboxed Bash call runs, skiff itself without it):
   chars / 4), default and with `--compact-prompt`; captured by a one-shot Anthropic-compatible
   server in this script.
 
-Every run gets an empty HOME and working directory, so no user settings, memory files or MCP
-servers change the figures. Figures only: the exit status is non-zero only when the set-up
+The runs share one HOME and working directory, empty at the start, so no user settings, memory
+files or MCP servers change the figures; what skiff keeps between sessions there (the sandbox
+probe's remembered answer, transcripts) carries over from run to run, as it does for a user. Figures only: the exit status is non-zero only when the set-up
 itself is broken.
 """
 
