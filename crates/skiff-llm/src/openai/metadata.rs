@@ -199,6 +199,9 @@ impl MetadataSource {
     }
 }
 
+/// How long the background lookup waits before asking (see [`ServedCache::start`]).
+const LOOKUP_DELAY: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// What servers said about each model asked about, shared by a provider's clones: absent = not
 /// asked yet, `None` = asking, or it said nothing.
 #[derive(Debug, Clone, Default)]
@@ -234,6 +237,10 @@ impl ServedCache {
         let cache = self.clone();
         let model = model.to_owned();
         runtime.spawn(async move {
+            // After the call that goes out now: its request first on the wire (the four
+            // lookups' connections used to go out ahead of it), and a session that ends at
+            // once spends nothing on them. Only the next call needs the answer.
+            tokio::time::sleep(LOOKUP_DELAY).await;
             cache.fetch(&source, &model).await;
         });
     }
