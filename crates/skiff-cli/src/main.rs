@@ -17,6 +17,17 @@ use clap::{CommandFactory, Parser};
 use crate::args::{Args, Command, InputFormat, OutputFormat};
 
 fn main() -> ExitCode {
+    // `skiff --version` alone: clap's answer without building the whole command line (its
+    // parser, the subcommands' definitions), which doubles the memory this takes; first, as
+    // it reads nothing else and exits at once (each piece of code run first maps 64 KB of the
+    // binary).
+    if let Some(version) = version_only(std::env::args_os().skip(1)) {
+        use std::io::Write as _;
+        return match writeln!(std::io::stdout(), "{version}") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
     // Before anything else runs (and before any thread starts): credentials out of reach.
     env_guard::capture_and_scrub();
     // `skiff __sandbox … -- PROGRAM …`: the Bash tool's sandbox helper confines this process
@@ -30,15 +41,6 @@ fn main() -> ExitCode {
             return skiff_tools::sandbox::connect_main(std::env::args_os().skip(2));
         }
         _ => {}
-    }
-    // `skiff --version` alone: clap's answer without building the whole command line (its
-    // parser, the subcommands' definitions), which doubles the memory this takes.
-    if let Some(version) = version_only(std::env::args_os().skip(1)) {
-        use std::io::Write as _;
-        return match writeln!(std::io::stdout(), "{version}") {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(_) => ExitCode::FAILURE,
-        };
     }
     let mut args = parse_tolerant(std::env::args_os().collect());
     args.normalize();
