@@ -93,7 +93,7 @@ async fn prepare(
     }
     let path = ctx
         .guard
-        .resolve(&input.file_path)
+        .resolve_existing(&input.file_path)
         .map_err(|e| ToolOutput::tool_use_error(e.to_string()))?;
     let original = match load_for_change(
         &path,

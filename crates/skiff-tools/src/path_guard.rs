@@ -149,6 +149,36 @@ impl PathGuard {
         Ok(real)
     }
 
+    /// [`PathGuard::resolve`] for a file that must exist (Read, Edit): when `input` does not
+    /// exist but starts with the workspace directory's own name (`project/calc.sh` asked in
+    /// `…/project`, a small model's usual slip) and the rest does, the rest.
+    pub fn resolve_existing(&self, input: &str) -> Result<PathBuf, PathError> {
+        let path = self.resolve(input)?;
+        if path.exists() || Path::new(input).is_absolute() {
+            return Ok(path);
+        }
+        let mut parts = Path::new(input).components();
+        let mut first = parts.next();
+        while matches!(first, Some(std::path::Component::CurDir)) {
+            first = parts.next();
+        }
+        let doubled = match (first, self.root.file_name()) {
+            (Some(std::path::Component::Normal(first)), Some(name)) => first == name,
+            _ => false,
+        };
+        let rest = parts.as_path();
+        if doubled
+            && !rest.as_os_str().is_empty()
+            && let Some(found) = rest
+                .to_str()
+                .and_then(|r| self.resolve(r).ok())
+                .filter(|p| p.is_file())
+        {
+            return Ok(found);
+        }
+        Ok(path)
+    }
+
     /// `path` relative to the workspace root when it lies under it, else the absolute path.
     pub fn display(&self, path: &Path) -> String {
         match path.strip_prefix(&self.root) {
@@ -314,6 +344,30 @@ fn resolve_links(p: &Path, depth: usize) -> Result<PathBuf, LinkError> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_path_that_repeats_the_workspace_name_finds_the_existing_file() {
+        let (_dir, guard, _) = farm();
+        let root = guard.root().to_path_buf();
+        let real = root.join("src/a.rs");
+        for asked in ["ws/src/a.rs", "./ws/src/a.rs"] {
+            assert_eq!(guard.resolve_existing(asked).unwrap(), real, "{asked}");
+        }
+        // Not when the path exists as asked, names something missing either way, or is
+        // absolute; and never outside the workspace.
+        std::fs::create_dir_all(root.join("ws/src")).unwrap();
+        std::fs::write(root.join("ws/src/a.rs"), "inner").unwrap();
+        assert_eq!(
+            guard.resolve_existing("ws/src/a.rs").unwrap(),
+            root.join("ws/src/a.rs")
+        );
+        assert_eq!(
+            guard.resolve_existing("ws/src/none.rs").unwrap(),
+            root.join("ws/src/none.rs")
+        );
+        assert_eq!(guard.resolve_existing("src/a.rs").unwrap(), real);
+        assert!(guard.resolve_existing("ws/../../outside/secret").is_err());
+    }
 
     fn farm() -> (tempfile::TempDir, PathGuard, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

@@ -70,7 +70,7 @@ impl TypedTool for ReadTool {
     }
 
     async fn run(&self, input: ReadInput, ctx: &ToolContext) -> ToolOutput {
-        let path = match ctx.guard.resolve(&input.file_path) {
+        let path = match ctx.guard.resolve_existing(&input.file_path) {
             Ok(p) => p,
             Err(e) => return ToolOutput::tool_use_error(e.to_string()),
         };
