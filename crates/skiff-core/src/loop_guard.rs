@@ -121,9 +121,14 @@ impl LoopGuard {
     ) -> Option<Repeated> {
         let mut stop = None;
         let mut counted = false;
-        for (call, result) in calls.iter().zip(results.iter_mut()) {
-            // StructuredOutput's attempts have their own bound ([`crate::structured`]).
-            if call.name == crate::structured::STRUCTURED_OUTPUT {
+        for (i, (call, result)) in calls.iter().zip(results.iter_mut()).enumerate() {
+            // StructuredOutput's attempts have their own bound ([`crate::structured`]); the
+            // same call twice in one round counts once.
+            if call.name == crate::structured::STRUCTURED_OUTPUT
+                || calls[..i]
+                    .iter()
+                    .any(|c| c.name == call.name && c.input == call.input)
+            {
                 continue;
             }
             let looking = LOOKING_TOOLS.contains(&call.name.as_str());
@@ -462,6 +467,24 @@ mod tests {
         let stop = guard.observe(&c, &mut r, &ctx).await.unwrap();
         assert_eq!(stop.count, STOP_AT);
         assert!(stop.message().contains("same Glob call 5 times"));
+    }
+
+    #[tokio::test]
+    async fn the_same_call_twice_in_one_round_counts_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let c = call(json!({"pattern": "fail", "path": "tests"}));
+        let round = [c.clone(), c];
+        for _ in 1..NOTE_AT {
+            let mut r = [
+                failed("Directory does not exist: tests"),
+                failed("Directory does not exist: tests"),
+            ];
+            assert_eq!(guard.observe(&round, &mut r, &ctx).await, None);
+            assert!(!result_text(&r[0].block.content).contains(LOOP_NOTE_START));
+            assert!(!result_text(&r[1].block.content).contains(LOOP_NOTE_START));
+        }
     }
 
     fn named(name: &str, input: Value) -> ToolUseBlock {
