@@ -194,7 +194,15 @@ async fn a_slow_or_failing_metadata_endpoint_changes_nothing() {
             8_192,
             "the configured max_tokens"
         );
-        // The lookup was asked for, beside the calls.
-        assert!(server.requests().iter().any(|r| r.path == "/v1/models"));
+        // The lookup was asked for, beside the calls (a moment after the first went out).
+        let mut asked = false;
+        for _ in 0..200 {
+            asked = server.requests().iter().any(|r| r.path == "/v1/models");
+            if asked {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(asked, "the metadata lookup never went out");
     }
 }
