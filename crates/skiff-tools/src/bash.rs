@@ -334,26 +334,10 @@ async fn run_command(
     Ok(Run { ending, output })
 }
 
-/// The absolute path of `bash`, looked up in PATH once per process (a PATH search per call
-/// costs several failed execs on machines with long PATHs); plain "bash" if not found.
-pub(crate) fn shell_path() -> &'static str {
-    static SHELL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SHELL.get_or_init(|| {
-        std::env::var_os("PATH")
-            .and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|dir| dir.join("bash"))
-                    .find(|p| p.is_file())
-                    .and_then(|p| p.to_str().map(str::to_owned))
-            })
-            .unwrap_or_else(|| "bash".to_owned())
-    })
-}
-
 /// The shell the sandbox helper execs: bash when it is on PATH, else `sh` (the helper cannot
 /// fall back by itself once it is confined).
 fn sandboxed_shell() -> &'static str {
-    let bash = shell_path();
+    let bash = crate::bash_binary::path();
     if std::path::Path::new(bash).is_absolute() {
         bash
     } else {
@@ -384,7 +368,7 @@ fn spawn_shell(
                 sandbox.helper.display()
             )
         }),
-        _ => match spawn(ctx, shell_path(), command, writer, None) {
+        _ => match spawn(ctx, crate::bash_binary::path(), command, writer, None) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 spawn(ctx, "sh", command, writer, None)
             }

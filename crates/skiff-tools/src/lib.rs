@@ -6,6 +6,7 @@ pub mod atomic;
 pub mod background;
 pub mod background_output;
 pub mod bash;
+mod bash_binary;
 pub mod bash_readonly;
 pub mod changes;
 pub mod commands;

@@ -45,7 +45,7 @@ fn guard() -> Option<&'static Mutex<ChildStdin>> {
 
 fn start() -> std::io::Result<ChildStdin> {
     // bash as the Bash tool found it (one PATH search per process, not one per start).
-    let mut child = Command::new(crate::bash::shell_path())
+    let mut child = Command::new(crate::bash_binary::path())
         .arg("-c")
         .arg(GUARD_SCRIPT)
         .stdin(Stdio::piped())
