@@ -227,6 +227,22 @@ impl TextCallFilter {
     }
 }
 
+/// The text the text deltas among `events` carry, joined (tests of the holders here and on
+/// the OpenAI-compatible path).
+#[cfg(test)]
+pub(crate) fn text_deltas(events: &[StreamEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ContentBlockDelta {
+                delta: Delta::TextDelta { text },
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,16 +330,7 @@ mod tests {
         for e in &events[..events.len() - 3] {
             f.push(e.clone(), &mut out);
         }
-        let text: String = out
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ContentBlockDelta {
-                    delta: Delta::TextDelta { text },
-                    ..
-                } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = text_deltas(&out);
         assert!(text.starts_with("```\n") && text.contains(unit), "{text}");
     }
 

@@ -556,16 +556,7 @@ mod tests {
                 .unwrap();
         }
         // No end yet: the runaway is out as text, for the caller's check to stop.
-        let streamed: String = events
-            .iter()
-            .filter_map(|e| match e {
-                StreamEvent::ContentBlockDelta {
-                    delta: Delta::TextDelta { text },
-                    ..
-                } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let streamed = crate::text_call_filter::text_deltas(&events);
         assert!(
             streamed.starts_with("```\n") && streamed.contains(unit),
             "{streamed}"
