@@ -426,8 +426,11 @@ async fn run(mut args: Args) -> anyhow::Result<ExitCode> {
 /// `skiff --version` or `skiff -V` and nothing else: what clap prints for it.
 fn version_only(mut rest: impl Iterator<Item = std::ffi::OsString>) -> Option<&'static str> {
     let first = rest.next()?;
-    (rest.next().is_none() && (first == "--version" || first == "-V"))
-        .then_some(concat!("skiff ", env!("CARGO_PKG_VERSION"), "\n"))
+    (rest.next().is_none() && (first == "--version" || first == "-V")).then_some(concat!(
+        "skiff ",
+        env!("CARGO_PKG_VERSION"),
+        "\n"
+    ))
 }
 
 #[cfg(test)]

@@ -52,7 +52,15 @@ pub(crate) fn reply(task: Option<&str>) -> String {
 pub(crate) fn wants_action(answer: &str, task: Option<&str>, actions: usize, edits: usize) -> bool {
     answer.trim().is_empty()
         || (actions == 0 && is_a_plan(answer))
-        || (edits == 0 && task.is_some_and(asks_for_change) && is_a_plan(answer))
+        || (edits == 0
+            && task.is_some_and(asks_for_change)
+            && (is_a_plan(answer) || announces(answer)))
+}
+
+/// Whether `answer` announces work anywhere in it ("I see the bug. I will edit the code"), not
+/// only at its start.
+fn announces(answer: &str) -> bool {
+    INTENTS.iter().any(|i| answer.contains(i))
 }
 
 /// Verbs of a task that wants files changed, in lower case.
@@ -158,6 +166,11 @@ mod tests {
         );
         assert!(wants_action(&account, Some(fix), 2, 0));
         assert!(!wants_action(&account, Some(fix), 2, 1));
+        // Work announced after looking, with nothing changed yet.
+        let later = "I see the code now. The issue is in add. I will edit the code to fix it.";
+        assert!(wants_action(later, Some(fix), 2, 0));
+        assert!(!wants_action(later, Some(fix), 2, 1));
+        assert!(!wants_action(later, Some("What is wrong with this function?"), 2, 0));
         // A question that wants an explanation is answered with code, and that is the answer.
         assert!(!wants_action(
             code,
