@@ -170,7 +170,12 @@ mod tests {
         let later = "I see the code now. The issue is in add. I will edit the code to fix it.";
         assert!(wants_action(later, Some(fix), 2, 0));
         assert!(!wants_action(later, Some(fix), 2, 1));
-        assert!(!wants_action(later, Some("What is wrong with this function?"), 2, 0));
+        assert!(!wants_action(
+            later,
+            Some("What is wrong with this function?"),
+            2,
+            0
+        ));
         // A question that wants an explanation is answered with code, and that is the answer.
         assert!(!wants_action(
             code,

@@ -176,9 +176,18 @@ fn closest_line(content: &str, old_string: &str) -> String {
             "\nThe closest line in the file (copy old_string from it exactly):{}",
             numbered_line(i, lines[i])
         ),
+        // Nothing like it (a placeholder such as "old_code"): a small file is shown whole.
+        None if content.len() <= SHOW_WHOLE_BYTES => format!(
+            "\nThe file's current content (lines as Read shows them; copy old_string from it \
+             exactly, without the line numbers):\n{}",
+            crate::file_excerpt::excerpt(content, None).text.trim_end()
+        ),
         None => String::new(),
     }
 }
+
+/// Files up to this size are shown whole when nothing in them is like `old_string`.
+const SHOW_WHOLE_BYTES: usize = 4_096;
 
 /// For an `old_string` found more than once: the lines each match starts on, so a model can
 /// add the text that tells them apart.
@@ -233,6 +242,13 @@ mod tests {
         );
         assert_eq!(apply("a b a", &input("a", "c", true)).unwrap(), "c b c");
         let e = apply("abc", &input("x", "y", false)).unwrap_err();
+        assert_eq!(
+            e,
+            "String to replace not found in file.\nString: x\nThe file's current content (lines \
+             as Read shows them; copy old_string from it exactly, without the line numbers):\n1\tabc"
+        );
+        let big = "abc\n".repeat(2_000);
+        let e = apply(&big, &input("x", "y", false)).unwrap_err();
         assert_eq!(e, "String to replace not found in file.\nString: x");
         // Whitespace the model got wrong: the real line is shown to copy from.
         let e = apply(

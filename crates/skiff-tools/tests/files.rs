@@ -302,7 +302,7 @@ async fn edit_texts_and_rules() {
         .await;
     assert_eq!(
         text(&o),
-        "<tool_use_error>String to replace not found in file.\nString: nope</tool_use_error>"
+        "<tool_use_error>String to replace not found in file.\nString: nope\nThe file's current content (lines as Read shows them; copy old_string from it exactly, without the line numbers):\n1\tline one\n2\t\tindented two\n3\tline three dup\n4\tline three dup</tool_use_error>"
     );
     let o = ws
         .edit(json!({"file_path": "src/a.txt", "old_string": "same", "new_string": "same"}))
