@@ -50,11 +50,12 @@ pub(crate) fn reply(task: Option<&str>) -> String {
 /// no file was changed yet, a plan or code shown (the fix written out for the user to apply)
 /// even after commands ran.
 pub(crate) fn wants_action(answer: &str, task: Option<&str>, actions: usize, edits: usize) -> bool {
-    answer.trim().is_empty()
-        || (actions == 0 && is_a_plan(answer))
-        || (edits == 0
-            && task.is_some_and(asks_for_change)
-            && (is_a_plan(answer) || announces(answer)))
+    if answer.trim().is_empty() {
+        return true;
+    }
+    let plan = is_a_plan(answer);
+    (actions == 0 && plan)
+        || (edits == 0 && task.is_some_and(asks_for_change) && (plan || announces(answer)))
 }
 
 /// Whether `answer` announces work anywhere in it ("I see the bug. I will edit the code"), not

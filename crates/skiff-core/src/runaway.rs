@@ -14,23 +14,17 @@ pub(crate) fn calls_in(
         return None;
     }
     let known: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    // `find` gives each call once.
     let (rest, calls) = skiff_llm::openai::text_calls::find(text, &known)?;
-    let mut blocks: Vec<skiff_protocol::ToolUseBlock> = Vec::new();
-    for call in calls {
-        let input = serde_json::Value::Object(call.arguments);
-        if blocks
-            .iter()
-            .any(|b| b.name == call.name && b.input == input)
-        {
-            continue;
-        }
-        blocks.push(skiff_protocol::ToolUseBlock {
+    let blocks = calls
+        .into_iter()
+        .map(|call| skiff_protocol::ToolUseBlock {
             id: format!("toolu_{}", crate::frames::new_uuid().replace('-', "")),
             name: call.name,
-            input,
+            input: serde_json::Value::Object(call.arguments),
             cache_control: None,
-        });
-    }
+        })
+        .collect();
     Some((rest, blocks))
 }
 

@@ -18,19 +18,17 @@ pub struct TextCall {
 /// there is none. Tags, fences and bare JSON first; then any JSON object in the text that is a
 /// call (small models also wrap calls in `<tools>`, `<function>` or a ```bash fence).
 pub fn find(text: &str, known: &[String]) -> Option<(String, Vec<TextCall>)> {
-    let (rest, mut calls) = framed(text, known)
+    let (rest, calls) = framed(text, known)
         .or_else(|| embedded(text, known))
         .or_else(|| attributed(text, known))?;
     // The same call written twice in one answer (small models repeat their lists) runs once.
-    let mut seen: Vec<TextCall> = Vec::with_capacity(calls.len());
-    calls.retain(|c| {
-        let new = !seen.contains(c);
-        if new {
-            seen.push(c.clone());
+    let mut unique: Vec<TextCall> = Vec::with_capacity(calls.len());
+    for call in calls {
+        if !unique.contains(&call) {
+            unique.push(call);
         }
-        new
-    });
-    Some((rest, calls))
+    }
+    Some((rest, unique))
 }
 
 /// Whether `text` may hold a call [`find`] would see (a JSON object, or a tag).
