@@ -454,6 +454,110 @@ fn planted_programs_do_not_survive_the_call() {
     assert!(env.home.join(".skiff/quarantine").is_dir());
 }
 
+/// The session's zygote starts the calls (one helper process for the session, forked for each
+/// call): a call holds none of its descriptors, sees none of its processes, gets the exit code,
+/// output and environment a helper of its own would give, and is ended on its timeout.
+#[test]
+fn calls_started_by_the_zygote_hold_nothing_of_it() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let marker = format!("zygote-{}", std::process::id());
+    let calls = [
+        json!({"command": "readlink /proc/self/fd/* | grep -c socket:; ls /proc | grep -c '^[0-9]'; \
+                           env | grep -c SKIFF_ZYGOTE_FD; env | grep -c SKIFF_LIFELINE_FD; true"}),
+        json!({"command": "echo out; echo err >&2; exit 3"}),
+        json!({"command": format!("sh -c 'sleep 300; : {marker}'"), "timeout": 1500}),
+        json!({"command": "env | grep -v -e _PROXY= -e _proxy= -e ^PWD= -e ^SHLVL= -e ^_= | sort"}),
+    ];
+    let script = env.script(&calls);
+    let mut child = env
+        .skiff()
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the third call starting", || {
+        !processes_with(&marker).is_empty()
+    });
+    // The zygote's forks carry its command line too: the zygote is the one skiff started.
+    let parent = |p: &String| {
+        let pid = p.split(':').next().unwrap_or_default();
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:").map(|v| v.trim().to_owned()))
+    };
+    let skiff = child.id().to_string();
+    let zygotes: Vec<String> = processes_with("__sandbox --zygote")
+        .into_iter()
+        .filter(|p| parent(p).as_deref() == Some(skiff.as_str()))
+        .collect();
+    assert_eq!(zygotes.len(), 1, "one zygote for the session: {zygotes:?}");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let frames: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let res = results(&frames);
+    assert_ran(&res);
+    assert_eq!(res.len(), 4, "{res:?}");
+    let lines: Vec<&str> = res[0].1.lines().collect();
+    assert_eq!(lines[0], "0", "no socket (the zygote's) is open: {lines:?}");
+    let pids: usize = lines[1].trim().parse().unwrap();
+    assert!(pids < 6, "the zygote and skiff are out of sight: {lines:?}");
+    assert_eq!(&lines[2..], ["0", "0"], "{lines:?}");
+    assert!(res[1].0, "{res:?}");
+    assert!(
+        res[1].1.contains("Exit code 3") && res[1].1.contains("out") && res[1].1.contains("err"),
+        "{res:?}"
+    );
+    assert!(
+        res[2].1.contains("Command timed out after 1500ms"),
+        "{res:?}"
+    );
+    eventually("the timed-out call's processes ending", || {
+        processes_with(&marker).is_empty()
+    });
+    // The same environment as a helper of its own gives.
+    let (_, frames) = env.run_calls(&calls[3..], &[]);
+    let zygote_env = res[3].1.clone();
+    let mut own = env.skiff();
+    own.env("SKIFF_SANDBOX_NO_ZYGOTE", "1");
+    let out = own
+        .args([
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--script",
+        ])
+        .arg(env.script(&calls[3..]))
+        .output()
+        .unwrap();
+    let own_frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let own_env = results(&own_frames)[0]
+        .1
+        .replace("SKIFF_SANDBOX_NO_ZYGOTE=1\n", "");
+    assert_eq!(zygote_env, results(&frames)[0].1);
+    assert_eq!(zygote_env, own_env);
+}
+
 #[test]
 fn existing_agent_settings_are_read_only_inside() {
     if !sandbox_runs() {

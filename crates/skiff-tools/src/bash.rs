@@ -183,7 +183,15 @@ fn start_background(
                 return ToolOutput::error(format!("Cannot create a pipe: {e}"));
             }
         };
-    let child = spawn_shell(ctx, &input.command, &writer, prepared.as_ref());
+    // A process of its own (not the zygote's): the background registry owns and reaps it.
+    let child =
+        spawn_shell(ctx, &input.command, &writer, prepared.as_ref(), false).and_then(|shell| {
+            match shell {
+                Shell::Process(child) => Ok(child),
+                #[cfg(target_os = "linux")]
+                Shell::Zygote(_) => Err("Cannot start the command in the background".to_owned()),
+            }
+        });
     drop(writer);
     let child = match child {
         Ok(child) => child,
@@ -277,7 +285,7 @@ async fn run_command(
     let writer = sender
         .into_blocking_fd()
         .map_err(|e| format!("Cannot create a pipe: {e}"))?;
-    let mut child = spawn_shell(ctx, command, &writer, prepared)?;
+    let mut child = spawn_shell(ctx, command, &writer, prepared, true)?;
     // The children hold the only write ends now, so the pipe reaches EOF when they are gone.
     drop(writer);
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
@@ -320,6 +328,7 @@ async fn run_command(
     if !matches!(ending, Ending::Exited(_)) {
         // The shell has not been reaped, so its pid still names the group: kill all of it.
         kill_group(pgid);
+        child.kill();
         let _ = child.wait().await;
     }
     // The shell is gone. In the sandbox, so is everything it started (its namespace ended
@@ -345,22 +354,59 @@ fn sandboxed_shell() -> &'static str {
     }
 }
 
+/// A started command: a process skiff spawned, or one the sandbox's zygote runs.
+enum Shell {
+    Process(Child),
+    #[cfg(target_os = "linux")]
+    Zygote(crate::sandbox::zygote_client::ZygoteChild),
+}
+
+impl Shell {
+    /// The process id (and group) of a process skiff spawned.
+    fn id(&self) -> Option<u32> {
+        match self {
+            Self::Process(child) => child.id(),
+            #[cfg(target_os = "linux")]
+            Self::Zygote(_) => None,
+        }
+    }
+
+    /// Wait for it to end (cancel-safe).
+    async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match self {
+            Self::Process(child) => child.wait().await,
+            #[cfg(target_os = "linux")]
+            Self::Zygote(child) => child.wait().await,
+        }
+    }
+
+    /// End a zygote's command (a process's group is killed by [`kill_group`]).
+    fn kill(&self) {
+        #[cfg(target_os = "linux")]
+        if let Self::Zygote(child) = self {
+            child.kill();
+        }
+    }
+}
+
 /// Start the command through the sandbox helper when there is a sandbox (never retried
-/// unsandboxed: without the helper the command does not run), else through bash, or `sh`
-/// when bash is missing. Errors are the tool's texts.
+/// unsandboxed: without the helper the command does not run) — by the session's zygote when
+/// `zygote` allows and it runs — else through bash, or `sh` when bash is missing. Errors are
+/// the tool's texts.
 fn spawn_shell(
     ctx: &ToolContext,
     command: &str,
     writer: &OwnedFd,
     prepared: Option<&PreparedCall>,
-) -> Result<Child, String> {
+    zygote: bool,
+) -> Result<Shell, String> {
     match (prepared, &ctx.config.sandbox) {
         (Some(prepared), Some(sandbox)) => spawn(
             ctx,
             sandboxed_shell(),
             command,
             writer,
-            Some((sandbox, prepared)),
+            Some((sandbox, prepared, zygote)),
         )
         .map_err(|e| {
             format!(
@@ -386,15 +432,12 @@ fn spawn(
     shell: &str,
     command: &str,
     writer: &OwnedFd,
-    sandbox: Option<(&SandboxConfig, &PreparedCall)>,
-) -> io::Result<Child> {
+    sandbox: Option<(&SandboxConfig, &PreparedCall, bool)>,
+) -> io::Result<Shell> {
     let mut cmd = match sandbox {
-        Some((sandbox, prepared)) => {
+        Some((sandbox, prepared, _)) => {
             let mut cmd = Command::new(&sandbox.helper);
             cmd.args(&prepared.args).arg(shell);
-            // The namespace ends the moment skiff does, even before the process guard knows it.
-            #[cfg(target_os = "linux")]
-            crate::sandbox::lifeline::attach(&mut cmd);
             cmd
         }
         None => Command::new(shell),
@@ -407,7 +450,7 @@ fn spawn(
         }
         cmd.env(name, value);
     }
-    if let Some((_, prepared)) = sandbox {
+    if let Some((_, prepared, _)) = sandbox {
         for name in &prepared.env_remove {
             cmd.env_remove(name);
         }
@@ -442,8 +485,20 @@ fn spawn(
     if let Some(path) = crate::git_guard::guarded_path(path.as_deref()) {
         cmd.env("PATH", path);
     }
+    #[cfg(target_os = "linux")]
+    if let Some((_, prepared, true)) = sandbox
+        && let Some(zygote) = prepared.zygote()
+        && let Some(started) = zygote.run(&cmd, writer)
+    {
+        return started.map(Shell::Zygote);
+    }
+    // The namespace ends the moment skiff does, even before the process guard knows it.
+    #[cfg(target_os = "linux")]
+    if sandbox.is_some() {
+        crate::sandbox::lifeline::attach(&mut cmd);
+    }
     // `cmd` (and its copies of the write end) is dropped on return.
-    spawn_retrying(&mut cmd)
+    spawn_retrying(&mut cmd).map(Shell::Process)
 }
 
 /// `cmd.spawn()`, tried again a few times on ETXTBSY: a program written a moment ago can be

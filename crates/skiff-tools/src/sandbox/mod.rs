@@ -4,8 +4,9 @@
 //! re-executed as `skiff __sandbox …` — that confines itself and then runs the shell; skiff's
 //! own process is never restricted. On Linux, in layers (see [`helper`]):
 //!
-//! - **Namespaces** ([`namespaces`]): a user, mount, PID, network and IPC namespace of its own
-//!   per command. Inside, the files that make programs run later (git config and hooks, agent
+//! - **Namespaces** ([`namespaces`]): a mount, PID and IPC namespace of its own per command, in
+//!   a user and network namespace of the session's (created once by the session's [`zygote`],
+//!   which forks each command's helper; a helper started per command makes its own). Inside, the files that make programs run later (git config and hooks, agent
 //!   and editor settings, shell start-up files: [`protected`](crate::protected)) are read-only
 //!   mounts; the user's secrets ([`paths::default_deny_read`], `sandbox.filesystem.denyRead`,
 //!   `Read(…)` deny rules) and Unix sockets outside the workspace are covered by empty mounts;
@@ -35,8 +36,13 @@ mod plan;
 mod probe;
 pub mod proxy;
 mod relay;
+mod request;
 mod runtime;
 mod status;
+#[cfg(target_os = "linux")]
+mod zygote;
+#[cfg(target_os = "linux")]
+pub(crate) mod zygote_client;
 
 pub use domains::{DomainPattern, DomainRules};
 pub use helper::{connect_main, helper_main};
@@ -60,6 +66,10 @@ pub const SIMULATE_UNSUPPORTED_VAR: &str = "SKIFF_SANDBOX_SIMULATE_UNSUPPORTED";
 
 /// The variable that makes namespaces look unavailable (a test hook).
 pub const SIMULATE_NO_NAMESPACES_VAR: &str = "SKIFF_SANDBOX_SIMULATE_NO_NAMESPACES";
+
+/// The variable that makes every sandboxed command start a helper of its own instead of asking
+/// the session's zygote (for comparison, and a way around a zygote that misbehaves).
+pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";
 
 /// Device files a sandboxed command may always write (shells redirect to them).
 pub const DEVICE_FILES: &[&str] = &[

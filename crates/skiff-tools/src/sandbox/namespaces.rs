@@ -45,23 +45,64 @@ const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"]
 
 /// Run `program` in the namespaces `plan` describes; returns the exit status for the helper.
 pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCode {
+    // Taken first: skiff's lifeline, whose end of file means skiff is gone.
+    let lifeline = super::lifeline::take();
+    ExitCode::from(run_with(plan, program, args, Start::Fresh { lifeline }))
+}
+
+/// Where the helper process starts from.
+pub(super) enum Start {
+    /// A helper of its own (`HELPER __sandbox …`): every namespace is created here.
+    Fresh { lifeline: Option<OwnedFd> },
+    /// A child of the zygote ([`super::zygote`]), already in the session's user namespace
+    /// (and, when `shared_net`, in its private network namespace): the rest is created here,
+    /// and the command gets exactly `env`.
+    Zygote {
+        lifeline: Option<OwnedFd>,
+        shared_net: bool,
+        env: Vec<(OsString, OsString)>,
+    },
+}
+
+/// [`run`] from `start`; the exit code.
+pub(super) fn run_with(plan: &Plan, program: &OsString, args: &[OsString], start: Start) -> u8 {
+    let fail = |why: &str| {
+        eprintln!("skiff sandbox: {why}; the command was not run");
+        SETUP_FAILED
+    };
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
-    // Taken first: skiff's lifeline, whose end of file means skiff is gone.
-    let lifeline = super::lifeline::take();
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
+    let (lifeline, env, fresh) = match start {
+        Start::Fresh { lifeline } => {
+            flags |= CloneFlags::CLONE_NEWUSER;
+            if plan.network != NetworkPolicy::Allow {
+                flags |= CloneFlags::CLONE_NEWNET;
+            }
+            (lifeline, None, true)
+        }
+        Start::Zygote {
+            lifeline,
+            shared_net,
+            env,
+        } => {
+            if plan.network == NetworkPolicy::Allow && shared_net {
+                return fail("the host's network was asked for in a private network namespace");
+            }
+            // Forwarded ports are bound by each command: two at once cannot share a namespace.
+            let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
+            if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
+                flags |= CloneFlags::CLONE_NEWNET;
+            }
+            (lifeline, Some(env), false)
+        }
+    };
     let (uid, gid) = (getuid(), getgid());
-    let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNS
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC;
-    if plan.network != NetworkPolicy::Allow {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
     if let Err(e) = unshare(flags) {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
     }
-    if let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
+    if fresh && let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
         return fail(&format!("cannot map the user in its namespace: {e}"));
     }
     let (watch, alive) = match std::io::pipe() {
@@ -89,32 +130,31 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
                 },
                 program,
                 args,
+                env.as_deref(),
             );
             std::process::exit(code);
         }
     }
 }
 
-fn fail(why: &str) -> ExitCode {
+pub(super) fn fail(why: &str) -> ExitCode {
     eprintln!("skiff sandbox: {why}; the command was not run");
     ExitCode::from(SETUP_FAILED)
 }
 
 /// Wait for C; its exit code (128 + signal when a signal ended it).
-fn wait_for(child: Pid) -> ExitCode {
+fn wait_for(child: Pid) -> u8 {
     loop {
         match waitpid(child, None) {
-            Ok(WaitStatus::Exited(_, code)) => return ExitCode::from(code as u8),
-            Ok(WaitStatus::Signaled(_, sig, _)) => {
-                return ExitCode::from(128u8.wrapping_add(sig as u8));
-            }
+            Ok(WaitStatus::Exited(_, code)) => return code as u8,
+            Ok(WaitStatus::Signaled(_, sig, _)) => return 128u8.wrapping_add(sig as u8),
             Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return ExitCode::from(SETUP_FAILED),
+            Err(_) => return SETUP_FAILED,
         }
     }
 }
 
-fn map_ids(uid: u32, gid: u32) -> std::io::Result<()> {
+pub(super) fn map_ids(uid: u32, gid: u32) -> std::io::Result<()> {
     std::fs::write("/proc/self/setgroups", "deny")?;
     std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))?;
     std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))?;
@@ -198,7 +238,14 @@ impl Watch {
 }
 
 /// PID 1 of the sandbox: set up, start the command, reap; returns the exit code.
-fn init(plan: &Plan, mounts: &Mounts, watch: Watch, program: &OsString, args: &[OsString]) -> i32 {
+fn init(
+    plan: &Plan,
+    mounts: &Mounts,
+    watch: Watch,
+    program: &OsString,
+    args: &[OsString],
+    env: Option<&[(OsString, OsString)]>,
+) -> i32 {
     let setup = || -> Result<Option<super::relay::Relay>, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
             .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
@@ -240,6 +287,9 @@ fn init(plan: &Plan, mounts: &Mounts, watch: Watch, program: &OsString, args: &[
         return 0;
     }
     let mut command = std::process::Command::new(program);
+    if let Some(env) = env {
+        command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
     command.args(args).env_remove(super::lifeline::FD_VAR);
     if let Some(relay) = &relay {
         command.envs(relay.environment());
@@ -470,7 +520,7 @@ fn make_mount_point(path: &Path, is_dir: bool) -> std::io::Result<()> {
 }
 
 /// Bring up `lo` in the new network namespace (it starts down).
-fn loopback_up() -> Result<(), String> {
+pub(super) fn loopback_up() -> Result<(), String> {
     let socket = std::net::UdpSocket::bind("0.0.0.0:0")
         .map_err(|e| format!("cannot open a socket to configure the loopback: {e}"))?;
     // SAFETY: a zeroed ifreq is a valid value of a plain C struct.

@@ -55,6 +55,9 @@ pub struct SandboxRuntime {
     deny_walked: Mutex<Option<Vec<PathBuf>>>,
     journal: Option<Journal>,
     noted_fallback: AtomicBool,
+    /// Starts the namespaced commands (see [`super::zygote`]).
+    #[cfg(target_os = "linux")]
+    zygote: super::zygote_client::ZygoteClient,
 }
 
 impl SandboxRuntime {
@@ -100,6 +103,8 @@ impl SandboxRuntime {
                 });
         }
         Arc::new(Self {
+            #[cfg(target_os = "linux")]
+            zygote: super::zygote_client::ZygoteClient::new(helper.clone(), status.network),
             helper,
             fs: status.filesystem,
             network: status.network,
@@ -526,6 +531,12 @@ impl PreparedCall {
         return self.sweep.is_some() && super::lifeline::available();
         #[cfg(not(target_os = "linux"))]
         return false;
+    }
+
+    /// The session's zygote, for a command in namespaces.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn zygote(&self) -> Option<&super::zygote_client::ZygoteClient> {
+        self.sweep.as_ref().map(|(_, runtime, _)| &runtime.zygote)
     }
 
     /// Arguments for a sandbox without a runtime (Landlock and seccomp only).

@@ -1,0 +1,501 @@
+//! The zygote: one helper per session that starts every sandboxed command by forking.
+//!
+//! Starting a helper per command costs an `exec` (on a VM whose CPUID traps, glibc's start-up
+//! alone is a third of a millisecond) and a new network namespace (0.4 ms to create, more to
+//! tear down). The zygote pays both once: skiff starts `HELPER __sandbox --zygote --network
+//! POLICY` with a Unix socket as [`FD_VAR`] and its lifeline; it creates the session's user
+//! namespace (and, unless the network is allowed, a network namespace with the loopback up),
+//! says it is ready, and then for each request forks a child (X) that does what a fresh helper
+//! does from there on ([`super::namespaces::run_with`]): a mount, PID and IPC namespace of its
+//! own, PID 1 setting up the mounts, Landlock and the relay, then the command. Commands the
+//! zygote starts share the session's loopback (calls running side by side reach each other's
+//! servers); a plan that forwards host ports gets a network namespace of its own (two at once
+//! could not bind the same port). Background commands still start a helper of their own (the
+//! background registry stops them by process group).
+//!
+//! Containment is the fresh helper's: X is confined exactly as H would be, before the command
+//! starts. X holds nothing of the zygote's: the socket and the signal descriptor are closed
+//! first thing, and the command's output descriptor is the only one it keeps. X dies with the
+//! zygote (`PR_SET_PDEATHSIG`), the zygote ends when skiff's end of the socket closes (skiff
+//! gone), and PID 1 of every command still watches skiff's lifeline.
+//!
+//! The socket, skiff → zygote: a header of 12 bytes (kind, payload length, both `u32` little
+//! endian, then 4 zero bytes) sent with the command's output descriptor (`SCM_RIGHTS`) for a
+//! run, then the payload: the request id (`u64`), then for a run NUL-terminated entries, each
+//! tagged by its first byte: `C` the working directory, `A` an argument after `__sandbox`, `E`
+//! a `NAME=value` of the command's environment. Zygote → skiff: [`READY`] once, then 12 bytes
+//! per ended request: its id and its raw wait status (`i32`).
+//!
+//! `unsafe` here: `fork` while the zygote is single-threaded (it never starts a thread), so the
+//! child may run Rust code; `OwnedFd::from_raw_fd` on the descriptor named by [`FD_VAR`], after
+//! checking it is an open socket, owned once.
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{IoSlice, IoSliceMut, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, sigprocmask};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{ForkResult, Pid, fork, getgid, getpid, getppid, getuid};
+
+use super::namespaces::{Start, fail, loopback_up, map_ids, run_with};
+use super::request::HelperRequest;
+use super::{NetworkPolicy, SETUP_FAILED};
+
+/// The argument after `__sandbox` that makes the helper a zygote.
+pub(super) const ARG: &str = "--zygote";
+/// The variable naming the zygote's end of its socket.
+pub(super) const FD_VAR: &str = "SKIFF_ZYGOTE_FD";
+/// The byte the zygote sends once its namespaces are set up.
+pub(super) const READY: u8 = b'Z';
+/// Request kinds.
+pub(super) const RUN: u32 = 1;
+pub(super) const KILL: u32 = 2;
+/// The header's and a reply's size.
+pub(super) const HEADER: usize = 12;
+/// The largest payload the zygote reads (a command, its environment and plan).
+pub(super) const MAX_PAYLOAD: usize = 64 << 20;
+
+/// `HELPER __sandbox --zygote --network POLICY`: serve run requests until skiff's end of the
+/// socket closes. Exits [`SETUP_FAILED`] when the namespaces cannot be set up (nothing is run).
+pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let network: NetworkPolicy = match args.as_slice() {
+        [flag, policy] if flag == "--network" => {
+            match policy.to_str().map(str::parse::<NetworkPolicy>) {
+                Some(Ok(p)) => p,
+                _ => return fail("--network needs allow, proxy or deny"),
+            }
+        }
+        _ => return fail("usage: __sandbox --zygote --network POLICY"),
+    };
+    let Some(socket) = take_socket() else {
+        return fail(&format!("{FD_VAR} names no socket"));
+    };
+    let lifeline = super::lifeline::take();
+    let shared_net = network != NetworkPolicy::Allow;
+    let mut flags = CloneFlags::CLONE_NEWUSER;
+    if shared_net {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    let (uid, gid) = (getuid(), getgid());
+    if let Err(e) = unshare(flags) {
+        return fail(&format!("cannot create namespaces (unshare: {e})"));
+    }
+    if let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
+        return fail(&format!("cannot map the user in its namespace: {e}"));
+    }
+    if shared_net && let Err(e) = loopback_up() {
+        return fail(&e);
+    }
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    if let Err(e) = sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None) {
+        return fail(&format!("sigprocmask: {e}"));
+    }
+    let signals = match SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+    {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("signalfd: {e}")),
+    };
+    let mut zygote = Zygote {
+        socket,
+        signals,
+        lifeline,
+        shared_net,
+        running: HashMap::new(),
+    };
+    if zygote.socket.write_all(&[READY]).is_err() {
+        return ExitCode::from(SETUP_FAILED);
+    }
+    zygote.serve();
+    // skiff is gone: so is everything it started here.
+    for pid in zygote.running.keys() {
+        let _ = kill(*pid, Signal::SIGKILL);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The socket skiff handed over, made close-on-exec again.
+fn take_socket() -> Option<UnixStream> {
+    let fd: RawFd = std::env::var(FD_VAR).ok()?.parse().ok()?;
+    if fd <= 2 {
+        return None;
+    }
+    // SAFETY: see the module docs; only used for `fstat` before ownership is taken.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    let stat = nix::sys::stat::fstat(borrowed).ok()?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+        return None;
+    }
+    // SAFETY: see the module docs: open, a socket, and owned nowhere else in this process.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    nix::fcntl::fcntl(
+        &owned,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    )
+    .ok()?;
+    Some(UnixStream::from(owned))
+}
+
+struct Zygote {
+    socket: UnixStream,
+    signals: SignalFd,
+    lifeline: Option<OwnedFd>,
+    shared_net: bool,
+    /// Children not reaped yet, by pid: their request ids.
+    running: HashMap<Pid, u64>,
+}
+
+/// One request read from the socket.
+enum Request {
+    Run {
+        id: u64,
+        out: Option<OwnedFd>,
+        cwd: OsString,
+        args: Vec<OsString>,
+        env: Vec<(OsString, OsString)>,
+    },
+    Kill {
+        id: u64,
+    },
+}
+
+impl Zygote {
+    /// Until the socket ends (or fails).
+    fn serve(&mut self) {
+        loop {
+            let (socket_ready, signal_ready) = {
+                let mut fds = [
+                    PollFd::new(self.socket.as_fd(), PollFlags::POLLIN),
+                    PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
+                ];
+                match poll(&mut fds, PollTimeout::NONE) {
+                    Ok(_) => {}
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(_) => return,
+                }
+                let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
+                (ready(&fds[0]), ready(&fds[1]))
+            };
+            if signal_ready && !self.reap() {
+                return;
+            }
+            if socket_ready {
+                match self.read_request() {
+                    Ok(Some(Request::Run {
+                        id,
+                        out,
+                        cwd,
+                        args,
+                        env,
+                    })) => {
+                        if !self.start(id, out, cwd, args, env) {
+                            return;
+                        }
+                    }
+                    Ok(Some(Request::Kill { id })) => {
+                        if let Some((pid, _)) = self.running.iter().find(|(_, i)| **i == id) {
+                            let _ = kill(*pid, Signal::SIGKILL);
+                        }
+                    }
+                    Ok(None) | Err(_) => return,
+                }
+            }
+        }
+    }
+
+    /// Reap every ended child and tell skiff; false when skiff can no longer be told.
+    fn reap(&mut self) -> bool {
+        while self.signals.read_signal().ok().flatten().is_some() {}
+        loop {
+            let (pid, status) = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(pid, code)) => (pid, (code & 0xff) << 8),
+                Ok(WaitStatus::Signaled(pid, sig, core)) => {
+                    (pid, sig as i32 | if core { 0x80 } else { 0 })
+                }
+                Ok(WaitStatus::StillAlive) | Err(_) => return true,
+                Ok(_) => continue,
+            };
+            if let Some(id) = self.running.remove(&pid) {
+                let mut reply = [0u8; HEADER];
+                reply[..8].copy_from_slice(&id.to_le_bytes());
+                reply[8..].copy_from_slice(&status.to_le_bytes());
+                if self.socket.write_all(&reply).is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// The next request; `None` at end of file.
+    fn read_request(&mut self) -> std::io::Result<Option<Request>> {
+        let mut header = [0u8; HEADER];
+        let mut space = nix::cmsg_space!([RawFd; 1]);
+        let (got, out) = {
+            let mut iov = [IoSliceMut::new(&mut header)];
+            let msg = recvmsg::<()>(
+                self.socket.as_raw_fd(),
+                &mut iov,
+                Some(&mut space),
+                MsgFlags::MSG_CMSG_CLOEXEC,
+            )?;
+            let mut out = None;
+            for cmsg in msg.cmsgs()? {
+                if let ControlMessageOwned::ScmRights(fds) = cmsg {
+                    for fd in fds {
+                        // SAFETY: the kernel just installed this descriptor for us.
+                        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+                        out.get_or_insert(owned);
+                    }
+                }
+            }
+            (msg.bytes, out)
+        };
+        if got == 0 {
+            return Ok(None);
+        }
+        self.socket.read_exact(&mut header[got..])?;
+        let kind = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
+        if !(8..=MAX_PAYLOAD).contains(&len) {
+            return Err(std::io::Error::other("bad request length"));
+        }
+        let mut payload = vec![0u8; len];
+        self.socket.read_exact(&mut payload)?;
+        let (id, rest) = payload.split_at(8);
+        let id = u64::from_le_bytes(id.try_into().map_err(std::io::Error::other)?);
+        if kind == KILL {
+            return Ok(Some(Request::Kill { id }));
+        }
+        if kind != RUN {
+            return Err(std::io::Error::other("unknown request"));
+        }
+        let (mut cwd, mut args, mut env) = (OsString::new(), Vec::new(), Vec::new());
+        for entry in rest.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let value = entry[1..].to_vec();
+            match entry[0] {
+                b'C' => cwd = OsString::from_vec(value),
+                b'A' => args.push(OsString::from_vec(value)),
+                b'E' => {
+                    if let Some(eq) = value.iter().position(|b| *b == b'=') {
+                        let mut name = value;
+                        let value = name.split_off(eq + 1);
+                        name.pop();
+                        env.push((OsString::from_vec(name), OsString::from_vec(value)));
+                    }
+                }
+                _ => return Err(std::io::Error::other("unknown request entry")),
+            }
+        }
+        Ok(Some(Request::Run {
+            id,
+            out,
+            cwd,
+            args,
+            env,
+        }))
+    }
+
+    /// Fork the child that runs one command; false when skiff can no longer be told.
+    fn start(
+        &mut self,
+        id: u64,
+        out: Option<OwnedFd>,
+        cwd: OsString,
+        args: Vec<OsString>,
+        env: Vec<(OsString, OsString)>,
+    ) -> bool {
+        let zygote = getpid();
+        // SAFETY: the zygote is single-threaded (see the module docs).
+        match unsafe { fork() } {
+            Ok(ForkResult::Parent { child }) => {
+                self.running.insert(child, id);
+                true
+            }
+            Ok(ForkResult::Child) => {
+                let code = self.child(zygote, out, &cwd, args, env);
+                std::process::exit(code);
+            }
+            Err(e) => {
+                if let Some(out) = out {
+                    let _ = writeln!(
+                        std::fs::File::from(out),
+                        "skiff sandbox: cannot fork: {e}; the command was not run"
+                    );
+                }
+                let mut reply = [0u8; HEADER];
+                reply[..8].copy_from_slice(&id.to_le_bytes());
+                reply[8..].copy_from_slice(&(i32::from(SETUP_FAILED) << 8).to_le_bytes());
+                self.socket.write_all(&reply).is_ok()
+            }
+        }
+    }
+
+    /// In X: drop the zygote's descriptors, take the command's, and run it.
+    fn child(
+        &self,
+        zygote: Pid,
+        out: Option<OwnedFd>,
+        cwd: &OsString,
+        args: Vec<OsString>,
+        env: Vec<(OsString, OsString)>,
+    ) -> i32 {
+        // Nothing the command runs may reach the zygote: its socket and signals go first.
+        let _ = nix::unistd::close(self.socket.as_raw_fd());
+        let _ = nix::unistd::close(self.signals.as_raw_fd());
+        let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
+        if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() || getppid() != zygote {
+            return i32::from(SETUP_FAILED);
+        }
+        let Some(out) = out else {
+            return i32::from(SETUP_FAILED);
+        };
+        let stdio = || -> std::io::Result<()> {
+            let null = std::fs::File::open("/dev/null")?;
+            for (fd, target) in [
+                (null.as_raw_fd(), 0),
+                (out.as_raw_fd(), 1),
+                (out.as_raw_fd(), 2),
+            ] {
+                // SAFETY: dup2 on descriptors this process owns; 0..=2 are replaced.
+                if unsafe { libc::dup2(fd, target) } == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        };
+        if stdio().is_err() {
+            return i32::from(SETUP_FAILED);
+        }
+        drop(out);
+        if let Err(e) = std::env::set_current_dir(cwd) {
+            eprintln!(
+                "skiff sandbox: cannot enter {}: {e}; the command was not run",
+                std::path::Path::new(cwd).display()
+            );
+            return i32::from(SETUP_FAILED);
+        }
+        let request = match HelperRequest::parse(args) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skiff sandbox: {e}");
+                return 2;
+            }
+        };
+        let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
+        let code = run_with(
+            &request.plan,
+            &request.program,
+            &request.args,
+            Start::Zygote {
+                lifeline,
+                shared_net: self.shared_net,
+                env,
+            },
+        );
+        i32::from(code)
+    }
+}
+
+/// The payload of a run request (see the module docs).
+pub(super) fn run_payload(
+    id: u64,
+    cwd: &std::path::Path,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = id.to_le_bytes().to_vec();
+    let mut entry = |tag: u8, parts: &[&[u8]]| {
+        out.push(tag);
+        for p in parts {
+            out.extend(p.iter().filter(|b| **b != 0));
+        }
+        out.push(0);
+    };
+    entry(b'C', &[cwd.as_os_str().as_bytes()]);
+    for a in args {
+        entry(b'A', &[a.as_bytes()]);
+    }
+    for (k, v) in env {
+        if !k.is_empty() && !k.as_bytes().contains(&b'=') {
+            entry(b'E', &[k.as_bytes(), b"=", v.as_bytes()]);
+        }
+    }
+    out
+}
+
+/// The header of a request.
+pub(super) fn header(kind: u32, payload_len: usize) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..4].copy_from_slice(&kind.to_le_bytes());
+    h[4..8].copy_from_slice(&u32::try_from(payload_len).unwrap_or(u32::MAX).to_le_bytes());
+    h
+}
+
+/// Send a request with an optional descriptor.
+pub(super) fn send(
+    socket: &UnixStream,
+    kind: u32,
+    payload: &[u8],
+    fd: Option<BorrowedFd<'_>>,
+) -> std::io::Result<()> {
+    use nix::sys::socket::{ControlMessage, sendmsg};
+    let head = header(kind, payload.len());
+    let raw = fd.map(|f| [f.as_raw_fd()]);
+    let cmsgs: Vec<ControlMessage<'_>> = raw
+        .as_ref()
+        .map(|r| ControlMessage::ScmRights(r))
+        .into_iter()
+        .collect();
+    let mut sent = 0;
+    while sent == 0 {
+        match sendmsg::<()>(
+            socket.as_raw_fd(),
+            &[IoSlice::new(&head)],
+            &cmsgs,
+            MsgFlags::MSG_NOSIGNAL,
+            None,
+        ) {
+            Ok(n) => sent = n,
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut rest = &head[sent..];
+    let mut socket = socket;
+    socket.write_all(rest)?;
+    rest = payload;
+    socket.write_all(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_entries_drop_nul_and_bad_names() {
+        let p = run_payload(
+            7,
+            std::path::Path::new("/w"),
+            &["--".into(), "a\0b".into()],
+            &[
+                ("A".into(), "1=2".into()),
+                ("B=C".into(), "x".into()),
+                ("".into(), "y".into()),
+            ],
+        );
+        assert_eq!(&p[..8], &7u64.to_le_bytes());
+        assert_eq!(&p[8..], b"C/w\0A--\0Aab\0EA=1=2\0");
+    }
+}

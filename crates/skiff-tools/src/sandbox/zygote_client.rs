@@ -1,0 +1,268 @@
+//! skiff's side of the zygote ([`super::zygote`]): started on a session's first sandboxed
+//! command, then asked to run each one. When it cannot be started or has ended, the caller
+//! starts a helper of its own, as before (the command is contained either way).
+//!
+//! `unsafe` here: `pre_exec` in the zygote's start, whose closure only calls `fcntl` (an
+//! async-signal-safe system call) on an integer, allocating nothing and taking no lock.
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::zygote::{self, FD_VAR, HEADER, KILL, READY, RUN};
+use super::{HELPER_ARG, NetworkPolicy};
+
+/// How long a starting zygote may take to say it is ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The session's zygote, started on first use.
+#[derive(Debug)]
+pub(crate) struct ZygoteClient {
+    helper: PathBuf,
+    network: NetworkPolicy,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+enum State {
+    NotStarted,
+    Up(Arc<Conn>),
+    /// It could not be started, or ended: helpers of their own from now on.
+    Off,
+}
+
+type Waiter = oneshot::Sender<io::Result<ExitStatus>>;
+
+#[derive(Debug)]
+struct Conn {
+    socket: UnixStream,
+    /// Held while one request is written (header, descriptor, payload).
+    writing: Mutex<()>,
+    pending: Mutex<HashMap<u64, Waiter>>,
+    alive: AtomicBool,
+    next: AtomicU64,
+    /// The zygote process: killed and reaped when the session's runtime goes.
+    _process: tokio::process::Child,
+}
+
+impl ZygoteClient {
+    pub(crate) fn new(helper: PathBuf, network: NetworkPolicy) -> Self {
+        let state = if super::flag_var(super::NO_ZYGOTE_VAR) {
+            State::Off
+        } else {
+            State::NotStarted
+        };
+        Self {
+            helper,
+            network,
+            state: Mutex::new(state),
+        }
+    }
+
+    /// Run what `cmd` (the helper's command line, environment and directory, as it would be
+    /// spawned) describes in the zygote, its output to `out`. `None` when there is no zygote:
+    /// the command was not started, so the caller starts the helper itself.
+    pub(crate) fn run(
+        &self,
+        cmd: &tokio::process::Command,
+        out: &OwnedFd,
+    ) -> Option<io::Result<ZygoteChild>> {
+        let conn = self.conn()?;
+        let cmd = cmd.as_std();
+        let mut args = cmd.get_args();
+        if args.next().is_none_or(|a| a != HELPER_ARG) {
+            return None;
+        }
+        let args: Vec<OsString> = args.map(OsString::from).collect();
+        let cwd = cmd.get_current_dir().map_or_else(
+            || std::env::current_dir().unwrap_or_default(),
+            PathBuf::from,
+        );
+        let env = final_env(cmd);
+        let id = conn.next.fetch_add(1, Ordering::Relaxed);
+        let payload = zygote::run_payload(id, &cwd, &args, &env);
+        let (tx, rx) = oneshot::channel();
+        lock(&conn.pending).insert(id, tx);
+        let sent = {
+            let _writing = lock(&conn.writing);
+            zygote::send(&conn.socket, RUN, &payload, Some(out.as_fd()))
+        };
+        if let Err(e) = sent {
+            // Not started (the zygote reads a whole request before it forks).
+            lock(&conn.pending).remove(&id);
+            tracing::warn!(error = %e, "the sandbox's zygote is gone; starting helpers instead");
+            *lock(&self.state) = State::Off;
+            return None;
+        }
+        Some(Ok(ZygoteChild {
+            id,
+            conn,
+            exit: rx,
+            status: None,
+        }))
+    }
+
+    /// The running zygote, started now if this is the first command.
+    fn conn(&self) -> Option<Arc<Conn>> {
+        let mut state = lock(&self.state);
+        match &*state {
+            State::Up(conn) if conn.alive.load(Ordering::SeqCst) => return Some(Arc::clone(conn)),
+            State::Up(_) | State::Off => {
+                *state = State::Off;
+                return None;
+            }
+            State::NotStarted => {}
+        }
+        match self.start() {
+            Ok(conn) => {
+                *state = State::Up(Arc::clone(&conn));
+                Some(conn)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the sandbox's zygote; starting helpers instead");
+                *state = State::Off;
+                None
+            }
+        }
+    }
+
+    fn start(&self) -> io::Result<Arc<Conn>> {
+        let (ours, theirs) = UnixStream::pair()?;
+        let fd = theirs.as_raw_fd();
+        let mut cmd = tokio::process::Command::new(&self.helper);
+        cmd.arg(HELPER_ARG)
+            .arg(zygote::ARG)
+            .arg("--network")
+            .arg(self.network.to_string())
+            .env(FD_VAR, fd.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        super::lifeline::attach(&mut cmd);
+        // SAFETY: see the module docs; `fcntl(F_SETFD)` is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let process = cmd.spawn()?;
+        drop(theirs);
+        let mut ready = [0u8; 1];
+        ours.set_read_timeout(Some(READY_TIMEOUT))?;
+        (&ours).read_exact(&mut ready)?;
+        if ready[0] != READY {
+            return Err(io::Error::other("the zygote did not say it was ready"));
+        }
+        ours.set_read_timeout(None)?;
+        let reader = ours.try_clone()?;
+        let conn = Arc::new(Conn {
+            socket: ours,
+            writing: Mutex::new(()),
+            pending: Mutex::new(HashMap::new()),
+            alive: AtomicBool::new(true),
+            next: AtomicU64::new(1),
+            _process: process,
+        });
+        let weak = Arc::downgrade(&conn);
+        std::thread::Builder::new()
+            .name("sandbox-zygote".into())
+            .spawn(move || read_replies(reader, &weak))?;
+        Ok(conn)
+    }
+}
+
+/// Until the zygote ends: each reply to its waiter. Then every waiter hears it ended.
+fn read_replies(mut socket: UnixStream, conn: &std::sync::Weak<Conn>) {
+    let mut reply = [0u8; HEADER];
+    while socket.read_exact(&mut reply).is_ok() {
+        let Some(conn) = conn.upgrade() else {
+            return;
+        };
+        let (id, status) = reply.split_at(8);
+        let id = u64::from_le_bytes(id.try_into().unwrap_or_default());
+        let status = i32::from_le_bytes(status[..4].try_into().unwrap_or_default());
+        if let Some(waiter) = lock(&conn.pending).remove(&id) {
+            let _ = waiter.send(Ok(ExitStatus::from_raw(status)));
+        }
+    }
+    if let Some(conn) = conn.upgrade() {
+        conn.alive.store(false, Ordering::SeqCst);
+        for (_, waiter) in lock(&conn.pending).drain() {
+            let _ = waiter.send(Err(io::Error::other(
+                "the sandbox's helper ended before the command did",
+            )));
+        }
+    }
+}
+
+/// skiff's environment as `cmd` changes it: what the command gets.
+fn final_env(cmd: &std::process::Command) -> Vec<(OsString, OsString)> {
+    let mut env: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+    for (name, value) in cmd.get_envs() {
+        match value {
+            Some(v) => env.insert(name.to_owned(), v.to_owned()),
+            None => env.remove(name),
+        };
+    }
+    env.remove(std::ffi::OsStr::new(super::lifeline::FD_VAR));
+    env.remove(std::ffi::OsStr::new(FD_VAR));
+    env.into_iter().collect()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A command the zygote runs: its helper's exit status, or killed on request or when dropped
+/// before it ended.
+#[derive(Debug)]
+pub(crate) struct ZygoteChild {
+    id: u64,
+    conn: Arc<Conn>,
+    exit: oneshot::Receiver<io::Result<ExitStatus>>,
+    status: Option<ExitStatus>,
+}
+
+impl ZygoteChild {
+    /// Wait for the helper to end (cancel-safe).
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let status = (&mut self.exit)
+            .await
+            .map_err(|_| io::Error::other("the sandbox's helper ended before the command did"))??;
+        self.status = Some(status);
+        Ok(status)
+    }
+
+    /// Kill the helper, and with it the command's namespace.
+    pub(crate) fn kill(&self) {
+        if self.status.is_some() || !self.conn.alive.load(Ordering::SeqCst) {
+            return;
+        }
+        let _writing = lock(&self.conn.writing);
+        let _ = zygote::send(&self.conn.socket, KILL, &self.id.to_le_bytes(), None);
+    }
+}
+
+impl Drop for ZygoteChild {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
