@@ -131,6 +131,7 @@ pub(super) fn run_with(plan: &Plan, program: &OsString, args: &[OsString], start
                 program,
                 args,
                 env.as_deref(),
+                flags.contains(CloneFlags::CLONE_NEWNET),
             );
             std::process::exit(code);
         }
@@ -245,6 +246,7 @@ fn init(
     program: &OsString,
     args: &[OsString],
     env: Option<&[(OsString, OsString)]>,
+    new_net: bool,
 ) -> i32 {
     let setup = || -> Result<Option<super::relay::Relay>, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
@@ -262,7 +264,10 @@ fn init(
         let relay = if plan.network == NetworkPolicy::Allow {
             None
         } else {
-            loopback_up()?;
+            // A network namespace shared with the session's other commands has it up already.
+            if new_net {
+                loopback_up()?;
+            }
             match (&mounts.proxy, sources.proxy.take()) {
                 (Some(proxy), Some(socket)) => {
                     Some(super::relay::Relay::bind(proxy, socket, mounts.probe)?)

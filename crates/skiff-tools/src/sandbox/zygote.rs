@@ -78,6 +78,12 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         _ => return fail("usage: __sandbox --zygote --network POLICY"),
     };
+    if super::flag_var(super::SIMULATE_NO_NAMESPACES_VAR) {
+        return fail(&format!(
+            "namespaces are not available (simulated by {})",
+            super::SIMULATE_NO_NAMESPACES_VAR
+        ));
+    }
     let Some(socket) = take_socket() else {
         return fail(&format!("{FD_VAR} names no socket"));
     };
