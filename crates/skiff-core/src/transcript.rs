@@ -11,7 +11,8 @@
 //!   leaves at most one half-written last line; a line that failed half-way, or a half line
 //!   left by an earlier crash, is closed with a `\n` before the next line is written;
 //! * the data is `fsync`ed (`sync_data`) at each turn boundary ([`SessionStore::turn_complete`]),
-//!   not per line; dropping the store (the session's end) waits until all is written and synced;
+//!   not per line; dropping the store (the session's end) waits until all is written, not for the
+//!   last sync (see `writer.rs`);
 //! * I/O errors never fail the run: the first one is logged with `tracing::warn!`, later ones at
 //!   debug level, and the store keeps trying.
 //!
