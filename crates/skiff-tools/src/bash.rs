@@ -106,10 +106,24 @@ impl TypedTool for BashTool {
         let notes = prepared
             .map(|p| p.finish(&|path| written_by_tools(ctx, path)))
             .unwrap_or_default();
+        let not_found =
+            matches!(&run, Ok(r) if matches!(r.ending, Ending::Exited(s) if s.code() == Some(127)));
         let mut output = match run {
             Ok(run) => result_of(run, timeout, ctx.config.bash_max_output_chars, sandbox),
             Err(e) => ToolOutput::error(e),
         };
+        if not_found && let ToolResultContent::Text(text) = &mut output.content {
+            let path = match ctx.config.env.get("PATH") {
+                Some(p) => Some(p.to_owned()),
+                None => std::env::var("PATH").ok(),
+            };
+            if let Some(hint) =
+                crate::bash_hint::not_found(&input.command, text, ctx.root(), path.as_deref())
+            {
+                text.push('\n');
+                text.push_str(&hint);
+            }
+        }
         if !notes.is_empty()
             && let ToolResultContent::Text(text) = &mut output.content
         {

@@ -204,6 +204,23 @@ fn match_lines(content: &str, old: &str) -> String {
     if starts.len() > HELP_LINES {
         out.push_str(&format!("\n… and {} more", starts.len() - HELP_LINES));
     }
+    // A whole line is usually unique where a part of it is not: say so with the first one.
+    let unique_line = starts
+        .iter()
+        .filter_map(|&i| lines.get(i).copied())
+        .find(|l| {
+            !old.contains('\n') && l.trim() != old.trim() && content.matches(*l).count() == 1
+        });
+    if let Some(line) = unique_line {
+        out.push_str(&format!(
+            "\nTo change only one of them, make old_string its whole line, which is unique; for \
+             the one on line {}: {line}",
+            content[..content.find(line).unwrap_or(0)]
+                .matches('\n')
+                .count()
+                + 1
+        ));
+    }
     out
 }
 
@@ -236,7 +253,8 @@ mod tests {
         assert!(
             e.ends_with(
                 "\nThe matches start on these lines:\n1\tadd() { echo $(( $1 - $2 )); }\n2\tsub() \
-                 { echo $(( $1 - $2 )); }"
+                 { echo $(( $1 - $2 )); }\nTo change only one of them, make old_string its whole \
+                 line, which is unique; for the one on line 1: add() { echo $(( $1 - $2 )); }"
             ),
             "{e}"
         );

@@ -7,6 +7,7 @@ pub mod background;
 pub mod background_output;
 pub mod bash;
 mod bash_binary;
+mod bash_hint;
 pub mod bash_readonly;
 pub mod changes;
 pub mod commands;

@@ -122,7 +122,7 @@ fn stale_with_content(
     };
     let next = match (counts_as_read, near.is_some()) {
         (true, true) => {
-            "It counts as read now: send the Edit again, with old_string copied exactly from              the lines above (without the line-number prefix)."
+            "It counts as read now: send the Edit again, with old_string copied exactly from the lines above (without the line-number prefix)."
         }
         (true, false) => {
             "It counts as read now: send the Write again if it should still replace the whole file."

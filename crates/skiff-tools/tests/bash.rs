@@ -136,6 +136,26 @@ async fn stdout_and_stderr_merged_in_order() {
     assert_eq!(out.text_content(), "out\nerr\nout2");
 }
 
+/// "command not found" for a script in the working directory says how to run it.
+#[tokio::test]
+async fn a_script_named_as_a_command_gets_a_hint() {
+    let (dir, ctx) = workspace();
+    std::fs::write(dir.path().join("test.sh"), "echo ok\n").unwrap();
+    let out = run("test.sh", &ctx).await;
+    assert!(out.is_error);
+    let text = out.text_content();
+    assert!(text.starts_with("Exit code 127\n"), "{text}");
+    assert!(
+        text.ends_with(
+            "(test.sh is a file in the working directory, not a command on PATH: run it as `bash \
+             test.sh`, or `./test.sh` if it is executable.)"
+        ),
+        "{text}"
+    );
+    let out = run("Bash test.sh", &ctx).await;
+    assert!(out.text_content().contains("`bash test.sh`"), "{out:?}");
+}
+
 #[tokio::test]
 async fn non_zero_exit_code() {
     let (_dir, ctx) = workspace();
