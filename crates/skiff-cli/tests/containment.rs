@@ -558,6 +558,70 @@ fn calls_started_by_the_zygote_hold_nothing_of_it() {
     assert_eq!(zygote_env, own_env);
 }
 
+/// A zygote that dies (killed, out of memory) ends the call it was running with an error, its
+/// processes with it, and the session goes on with a helper per command.
+#[test]
+fn a_dead_zygote_fails_its_call_and_the_session_goes_on() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let marker = format!("zygote-dies-{}", std::process::id());
+    let script = env.script(&[
+        json!({"command": format!("sh -c 'sleep 300; : {marker}'")}),
+        json!({"command": "echo still-contained; ls /proc | grep -c '^[0-9]'"}),
+    ]);
+    let mut child = env
+        .skiff()
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the first call starting", || {
+        !processes_with(&marker).is_empty()
+    });
+    let skiff = child.id().to_string();
+    let zygote = processes_with("__sandbox --zygote")
+        .into_iter()
+        .filter_map(|p| p.split(':').next().map(str::to_owned))
+        .find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.strip_prefix("PPid:").is_some_and(|v| v.trim() == skiff))
+        })
+        .expect("the session's zygote");
+    Command::new("kill").args(["-9", &zygote]).status().unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let frames: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let res = results(&frames);
+    assert_eq!(res.len(), 2, "{res:?}");
+    assert!(res[0].0, "the call the zygote ran failed: {res:?}");
+    assert!(!res[1].0, "{res:?}");
+    let lines: Vec<&str> = res[1].1.lines().collect();
+    assert_eq!(lines[0], "still-contained", "{res:?}");
+    assert!(
+        lines[1].trim().parse::<usize>().unwrap() < 6,
+        "in a PID namespace: {res:?}"
+    );
+    eventually("the first call's processes ending", || {
+        processes_with(&marker).is_empty()
+    });
+}
+
 #[test]
 fn existing_agent_settings_are_read_only_inside() {
     if !sandbox_runs() {

@@ -53,7 +53,16 @@ struct Conn {
     alive: AtomicBool,
     next: AtomicU64,
     /// The zygote process: killed and reaped when the session's runtime goes.
-    _process: tokio::process::Child,
+    process: Mutex<tokio::process::Child>,
+}
+
+impl Conn {
+    /// A request could not be sent whole: the zygote may be waiting for the rest of it and
+    /// can serve nothing more. It is killed (its commands with it); every waiter hears so.
+    fn broken(&self) {
+        self.alive.store(false, Ordering::SeqCst);
+        let _ = lock(&self.process).start_kill();
+    }
 }
 
 impl ZygoteClient {
@@ -101,6 +110,7 @@ impl ZygoteClient {
         if let Err(e) = sent {
             // Not started (the zygote reads a whole request before it forks).
             lock(&conn.pending).remove(&id);
+            conn.broken();
             tracing::warn!(error = %e, "the sandbox's zygote is gone; starting helpers instead");
             *lock(&self.state) = State::Off;
             return None;
@@ -169,6 +179,8 @@ impl ZygoteClient {
             return Err(io::Error::other("the zygote did not say it was ready"));
         }
         ours.set_read_timeout(None)?;
+        // A zygote that stops reading (stopped, stuck) must not hold a Bash call forever.
+        ours.set_write_timeout(Some(READY_TIMEOUT))?;
         let reader = ours.try_clone()?;
         let conn = Arc::new(Conn {
             socket: ours,
@@ -176,7 +188,7 @@ impl ZygoteClient {
             pending: Mutex::new(HashMap::new()),
             alive: AtomicBool::new(true),
             next: AtomicU64::new(1),
-            _process: process,
+            process: Mutex::new(process),
         });
         let weak = Arc::downgrade(&conn);
         std::thread::Builder::new()
@@ -257,7 +269,9 @@ impl ZygoteChild {
             return;
         }
         let _writing = lock(&self.conn.writing);
-        let _ = zygote::send(&self.conn.socket, KILL, &self.id.to_le_bytes(), None);
+        if zygote::send(&self.conn.socket, KILL, &self.id.to_le_bytes(), None).is_err() {
+            self.conn.broken();
+        }
     }
 }
 
