@@ -118,7 +118,7 @@ impl ZygoteClient {
         Some(Ok(ZygoteChild {
             id,
             conn,
-            exit: rx,
+            exit: Some(rx),
             status: None,
         }))
     }
@@ -246,7 +246,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(crate) struct ZygoteChild {
     id: u64,
     conn: Arc<Conn>,
-    exit: oneshot::Receiver<io::Result<ExitStatus>>,
+    exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
     status: Option<ExitStatus>,
 }
 
@@ -256,16 +256,21 @@ impl ZygoteChild {
         if let Some(status) = self.status {
             return Ok(status);
         }
-        let status = (&mut self.exit)
-            .await
-            .map_err(|_| io::Error::other("the sandbox's helper ended before the command did"))??;
+        let ended = || io::Error::other("the sandbox's helper ended before the command did");
+        // A receiver must not be polled again once it has answered.
+        let Some(exit) = self.exit.as_mut() else {
+            return Err(ended());
+        };
+        let answer = exit.await;
+        self.exit = None;
+        let status = answer.map_err(|_| ended())??;
         self.status = Some(status);
         Ok(status)
     }
 
     /// Kill the helper, and with it the command's namespace.
     pub(crate) fn kill(&self) {
-        if self.status.is_some() || !self.conn.alive.load(Ordering::SeqCst) {
+        if self.exit.is_none() || !self.conn.alive.load(Ordering::SeqCst) {
             return;
         }
         let _writing = lock(&self.conn.writing);
