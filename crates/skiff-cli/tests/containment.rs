@@ -139,21 +139,64 @@ impl Env {
     }
 
     fn run_calls(&self, calls: &[Value], extra: &[&str]) -> (Output, Vec<Value>) {
-        let script = self.script(calls);
-        let out = self
-            .skiff()
-            .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-            .arg("--script")
-            .arg(&script)
-            .args(extra)
-            .output()
-            .unwrap();
-        let frames = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let out = self.session(calls).args(extra).output().unwrap();
+        let frames = parse_frames(&out.stdout);
         (out, frames)
     }
+
+    /// `skiff -p` making these Bash calls, not started yet.
+    fn session(&self, calls: &[Value]) -> Command {
+        let mut c = self.skiff();
+        c.args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+            .arg("--script")
+            .arg(self.script(calls));
+        c
+    }
+
+    /// The session started with its stdout piped (to [`finish`]).
+    fn start(&self, calls: &[Value]) -> std::process::Child {
+        self.session(calls)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// The stream-json frames of an output.
+fn parse_frames(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Wait for a session [`Env::start`] started to succeed; its frames.
+fn finish(mut child: std::process::Child) -> Vec<Value> {
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    parse_frames(&stdout)
+}
+
+/// The pids of the zygotes `skiff` started (their forks carry the same command line).
+fn zygotes_of(skiff: &std::process::Child) -> Vec<String> {
+    let skiff = skiff.id().to_string();
+    processes_with("__sandbox --zygote")
+        .into_iter()
+        .filter_map(|p| p.split(':').next().map(str::to_owned))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.strip_prefix("PPid:").is_some_and(|v| v.trim() == skiff))
+        })
+        .collect()
 }
 
 /// The tool results in call order: (is_error, text).
@@ -471,45 +514,13 @@ fn calls_started_by_the_zygote_hold_nothing_of_it() {
         json!({"command": format!("sh -c 'sleep 300; : {marker}'"), "timeout": 1500}),
         json!({"command": "env | grep -v -e _PROXY= -e _proxy= -e ^PWD= -e ^SHLVL= -e ^_= | sort"}),
     ];
-    let script = env.script(&calls);
-    let mut child = env
-        .skiff()
-        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-        .arg("--script")
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = env.start(&calls);
     eventually("the third call starting", || {
         !processes_with(&marker).is_empty()
     });
-    // The zygote's forks carry its command line too: the zygote is the one skiff started.
-    let parent = |p: &String| {
-        let pid = p.split(':').next().unwrap_or_default();
-        std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix("PPid:").map(|v| v.trim().to_owned()))
-    };
-    let skiff = child.id().to_string();
-    let zygotes: Vec<String> = processes_with("__sandbox --zygote")
-        .into_iter()
-        .filter(|p| parent(p).as_deref() == Some(skiff.as_str()))
-        .collect();
+    let zygotes = zygotes_of(&child);
     assert_eq!(zygotes.len(), 1, "one zygote for the session: {zygotes:?}");
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    let frames: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let frames = finish(child);
     let res = results(&frames);
     assert_ran(&res);
     assert_eq!(res.len(), 4, "{res:?}");
@@ -531,30 +542,17 @@ fn calls_started_by_the_zygote_hold_nothing_of_it() {
         processes_with(&marker).is_empty()
     });
     // The same environment as a helper of its own gives.
-    let (_, frames) = env.run_calls(&calls[3..], &[]);
+    let (_, again) = env.run_calls(&calls[3..], &[]);
     let zygote_env = res[3].1.clone();
-    let mut own = env.skiff();
-    own.env("SKIFF_SANDBOX_NO_ZYGOTE", "1");
-    let out = own
-        .args([
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--script",
-        ])
-        .arg(env.script(&calls[3..]))
+    let own = env
+        .session(&calls[3..])
+        .env("SKIFF_SANDBOX_NO_ZYGOTE", "1")
         .output()
         .unwrap();
-    let own_frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let own_env = results(&own_frames)[0]
+    let own_env = results(&parse_frames(&own.stdout))[0]
         .1
         .replace("SKIFF_SANDBOX_NO_ZYGOTE=1\n", "");
-    assert_eq!(zygote_env, results(&frames)[0].1);
+    assert_eq!(zygote_env, results(&again)[0].1);
     assert_eq!(zygote_env, own_env);
 }
 
@@ -567,46 +565,16 @@ fn a_dead_zygote_fails_its_call_and_the_session_goes_on() {
     }
     let env = Env::new();
     let marker = format!("zygote-dies-{}", std::process::id());
-    let script = env.script(&[
+    let child = env.start(&[
         json!({"command": format!("sh -c 'sleep 300; : {marker}'")}),
         json!({"command": "echo still-contained; ls /proc | grep -c '^[0-9]'"}),
     ]);
-    let mut child = env
-        .skiff()
-        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-        .arg("--script")
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     eventually("the first call starting", || {
         !processes_with(&marker).is_empty()
     });
-    let skiff = child.id().to_string();
-    let zygote = processes_with("__sandbox --zygote")
-        .into_iter()
-        .filter_map(|p| p.split(':').next().map(str::to_owned))
-        .find(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .unwrap_or_default()
-                .lines()
-                .any(|l| l.strip_prefix("PPid:").is_some_and(|v| v.trim() == skiff))
-        })
-        .expect("the session's zygote");
+    let zygote = zygotes_of(&child).pop().expect("the session's zygote");
     Command::new("kill").args(["-9", &zygote]).status().unwrap();
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    let frames: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let frames = finish(child);
     let res = results(&frames);
     assert_eq!(res.len(), 2, "{res:?}");
     assert!(res[0].0, "the call the zygote ran failed: {res:?}");

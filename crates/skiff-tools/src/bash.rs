@@ -113,10 +113,7 @@ impl TypedTool for BashTool {
             Err(e) => ToolOutput::error(e),
         };
         if not_found && let ToolResultContent::Text(text) = &mut output.content {
-            let path = match ctx.config.env.get("PATH") {
-                Some(p) => Some(p.to_owned()),
-                None => std::env::var("PATH").ok(),
-            };
+            let path = command_path(ctx).map(|p| p.to_string_lossy().into_owned());
             if let Some(hint) =
                 crate::bash_hint::not_found(&input.command, text, ctx.root(), path.as_deref())
             {
@@ -491,12 +488,8 @@ fn spawn(
     }
     cmd.env("SKIFF", "1").env("CLAUDECODE", "1");
     // git without the programs the repository's own config names (see `git_guard`), on the
-    // PATH the command gets (the settings' when they set one).
-    let path = match ctx.config.env.get("PATH") {
-        Some(p) => Some(std::ffi::OsString::from(p)),
-        None => std::env::var_os("PATH"),
-    };
-    if let Some(path) = crate::git_guard::guarded_path(path.as_deref()) {
+    // PATH the command gets.
+    if let Some(path) = crate::git_guard::guarded_path(command_path(ctx).as_deref()) {
         cmd.env("PATH", path);
     }
     #[cfg(target_os = "linux")]
@@ -513,6 +506,15 @@ fn spawn(
     }
     // `cmd` (and its copies of the write end) is dropped on return.
     spawn_retrying(&mut cmd).map(Shell::Process)
+}
+
+/// The PATH a command gets (before the git guard's directory): the settings' when they set
+/// one, else skiff's.
+fn command_path(ctx: &ToolContext) -> Option<std::ffi::OsString> {
+    match ctx.config.env.get("PATH") {
+        Some(p) => Some(p.into()),
+        None => std::env::var_os("PATH"),
+    }
 }
 
 /// `cmd.spawn()`, tried again a few times on ETXTBSY: a program written a moment ago can be

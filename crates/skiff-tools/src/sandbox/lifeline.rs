@@ -8,10 +8,11 @@
 //! `unsafe` here, and why it is sound:
 //! - `pre_exec` runs between fork and exec in the child; the closure only calls `fcntl` (an
 //!   async-signal-safe system call) on an integer, allocating nothing and taking no lock.
-//! - `BorrowedFd::borrow_raw` / `OwnedFd::from_raw_fd` in [`take`]: the number comes from
-//!   [`FD_VAR`], which skiff sets to the descriptor it left open for the helper; it is checked to
-//!   be open and a pipe (`fstat`) before it is owned, and owned only once (the variable is read
-//!   once, at the helper's start, and the sandboxed program never sees it).
+//! - `BorrowedFd::borrow_raw` / `OwnedFd::from_raw_fd` in [`inherited`]: the number comes from
+//!   a variable skiff sets to a descriptor it left open for the helper ([`FD_VAR`], the zygote's
+//!   socket); it is checked to be open and of the expected type (`fstat`) before it is owned,
+//!   and owned only once (each variable is read once, at the helper's start, and the sandboxed
+//!   program never sees it).
 #![allow(unsafe_code)]
 
 use std::io::{PipeReader, PipeWriter};
@@ -66,17 +67,25 @@ pub(crate) fn attach(cmd: &mut tokio::process::Command) {
 /// In the helper: the lifeline skiff handed over, made close-on-exec again (the program the
 /// sandbox runs never holds it). `None` when the variable is missing or names no open pipe.
 pub(super) fn take() -> Option<OwnedFd> {
-    let fd: RawFd = std::env::var(FD_VAR).ok()?.parse().ok()?;
+    inherited(FD_VAR, libc::S_IFIFO)
+}
+
+/// The descriptor the variable `var` names, if it is open and of file type `kind` (`S_IFIFO`,
+/// `S_IFSOCK`), owned and made close-on-exec again. For descriptors skiff leaves open across a
+/// helper's `exec` (the lifeline, the zygote's socket); to be taken once per process.
+pub(super) fn inherited(var: &str, kind: libc::mode_t) -> Option<OwnedFd> {
+    let fd: RawFd = std::env::var(var).ok()?.parse().ok()?;
     if fd <= 2 {
         return None;
     }
     // SAFETY: see the module docs; only used for `fstat` before ownership is taken.
     let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
     let stat = nix::sys::stat::fstat(borrowed).ok()?;
-    if stat.st_mode & libc::S_IFMT != libc::S_IFIFO {
+    if stat.st_mode & libc::S_IFMT != kind {
         return None;
     }
-    // SAFETY: see the module docs: open, a pipe, and owned nowhere else in this process.
+    // SAFETY: see the module docs: open, of the expected type, and owned nowhere else in this
+    // process.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     nix::fcntl::fcntl(
         &owned,

@@ -27,8 +27,8 @@
 //! per ended request: its id and its raw wait status (`i32`).
 //!
 //! `unsafe` here: `fork` while the zygote is single-threaded (it never starts a thread), so the
-//! child may run Rust code; `OwnedFd::from_raw_fd` on the descriptor named by [`FD_VAR`], after
-//! checking it is an open socket, owned once.
+//! child may run Rust code; `OwnedFd::from_raw_fd` on a descriptor the kernel just passed
+//! (`SCM_RIGHTS`).
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
@@ -84,7 +84,8 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             super::SIMULATE_NO_NAMESPACES_VAR
         ));
     }
-    let Some(socket) = take_socket() else {
+    let Some(socket) = super::lifeline::inherited(FD_VAR, libc::S_IFSOCK).map(UnixStream::from)
+    else {
         return fail(&format!("{FD_VAR} names no socket"));
     };
     let lifeline = super::lifeline::take();
@@ -131,28 +132,6 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The socket skiff handed over, made close-on-exec again.
-fn take_socket() -> Option<UnixStream> {
-    let fd: RawFd = std::env::var(FD_VAR).ok()?.parse().ok()?;
-    if fd <= 2 {
-        return None;
-    }
-    // SAFETY: see the module docs; only used for `fstat` before ownership is taken.
-    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-    let stat = nix::sys::stat::fstat(borrowed).ok()?;
-    if stat.st_mode & libc::S_IFMT != libc::S_IFSOCK {
-        return None;
-    }
-    // SAFETY: see the module docs: open, a socket, and owned nowhere else in this process.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    nix::fcntl::fcntl(
-        &owned,
-        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-    )
-    .ok()?;
-    Some(UnixStream::from(owned))
-}
-
 struct Zygote {
     socket: UnixStream,
     signals: SignalFd,
@@ -164,16 +143,18 @@ struct Zygote {
 
 /// One request read from the socket.
 enum Request {
-    Run {
-        id: u64,
-        out: Option<OwnedFd>,
-        cwd: OsString,
-        args: Vec<OsString>,
-        env: Vec<(OsString, OsString)>,
-    },
-    Kill {
-        id: u64,
-    },
+    Run(Run),
+    Kill { id: u64 },
+}
+
+/// A command to start: its id, output descriptor, directory, arguments after `__sandbox` and
+/// environment.
+struct Run {
+    id: u64,
+    out: Option<OwnedFd>,
+    cwd: OsString,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Zygote {
@@ -198,14 +179,8 @@ impl Zygote {
             }
             if socket_ready {
                 match self.read_request() {
-                    Ok(Some(Request::Run {
-                        id,
-                        out,
-                        cwd,
-                        args,
-                        env,
-                    })) => {
-                        if !self.start(id, out, cwd, args, env) {
+                    Ok(Some(Request::Run(run))) => {
+                        if !self.start(run) {
                             return;
                         }
                     }
@@ -232,15 +207,20 @@ impl Zygote {
                 Ok(WaitStatus::StillAlive) | Err(_) => return true,
                 Ok(_) => continue,
             };
-            if let Some(id) = self.running.remove(&pid) {
-                let mut reply = [0u8; HEADER];
-                reply[..8].copy_from_slice(&id.to_le_bytes());
-                reply[8..].copy_from_slice(&status.to_le_bytes());
-                if self.socket.write_all(&reply).is_err() {
-                    return false;
-                }
+            if let Some(id) = self.running.remove(&pid)
+                && !self.reply(id, status)
+            {
+                return false;
             }
         }
+    }
+
+    /// Tell skiff request `id` ended with the raw wait `status`; false when it cannot be told.
+    fn reply(&mut self, id: u64, status: i32) -> bool {
+        let mut reply = [0u8; HEADER];
+        reply[..8].copy_from_slice(&id.to_le_bytes());
+        reply[8..].copy_from_slice(&status.to_le_bytes());
+        self.socket.write_all(&reply).is_ok()
     }
 
     /// The next request; `None` at end of file.
@@ -303,59 +283,49 @@ impl Zygote {
                 _ => return Err(std::io::Error::other("unknown request entry")),
             }
         }
-        Ok(Some(Request::Run {
+        Ok(Some(Request::Run(Run {
             id,
             out,
             cwd,
             args,
             env,
-        }))
+        })))
     }
 
     /// Fork the child that runs one command; false when skiff can no longer be told.
-    fn start(
-        &mut self,
-        id: u64,
-        out: Option<OwnedFd>,
-        cwd: OsString,
-        args: Vec<OsString>,
-        env: Vec<(OsString, OsString)>,
-    ) -> bool {
+    fn start(&mut self, run: Run) -> bool {
         let zygote = getpid();
         // SAFETY: the zygote is single-threaded (see the module docs).
         match unsafe { fork() } {
             Ok(ForkResult::Parent { child }) => {
-                self.running.insert(child, id);
+                self.running.insert(child, run.id);
                 true
             }
             Ok(ForkResult::Child) => {
-                let code = self.child(zygote, out, &cwd, args, env);
+                let code = self.child(zygote, run);
                 std::process::exit(code);
             }
             Err(e) => {
-                if let Some(out) = out {
+                if let Some(out) = run.out {
                     let _ = writeln!(
                         std::fs::File::from(out),
                         "skiff sandbox: cannot fork: {e}; the command was not run"
                     );
                 }
-                let mut reply = [0u8; HEADER];
-                reply[..8].copy_from_slice(&id.to_le_bytes());
-                reply[8..].copy_from_slice(&(i32::from(SETUP_FAILED) << 8).to_le_bytes());
-                self.socket.write_all(&reply).is_ok()
+                self.reply(run.id, i32::from(SETUP_FAILED) << 8)
             }
         }
     }
 
     /// In X: drop the zygote's descriptors, take the command's, and run it.
-    fn child(
-        &self,
-        zygote: Pid,
-        out: Option<OwnedFd>,
-        cwd: &OsString,
-        args: Vec<OsString>,
-        env: Vec<(OsString, OsString)>,
-    ) -> i32 {
+    fn child(&self, zygote: Pid, run: Run) -> i32 {
+        let Run {
+            out,
+            cwd,
+            args,
+            env,
+            ..
+        } = run;
         // Nothing the command runs may reach the zygote: its socket and signals go first.
         let _ = nix::unistd::close(self.socket.as_raw_fd());
         let _ = nix::unistd::close(self.signals.as_raw_fd());
@@ -384,10 +354,10 @@ impl Zygote {
             return i32::from(SETUP_FAILED);
         }
         drop(out);
-        if let Err(e) = std::env::set_current_dir(cwd) {
+        if let Err(e) = std::env::set_current_dir(&cwd) {
             eprintln!(
                 "skiff sandbox: cannot enter {}: {e}; the command was not run",
-                std::path::Path::new(cwd).display()
+                std::path::Path::new(&cwd).display()
             );
             return i32::from(SETUP_FAILED);
         }
