@@ -634,6 +634,34 @@ fn processes_do_not_outlive_their_call() {
 }
 
 #[test]
+fn the_sandboxs_init_waits_on_one_thread_and_reaps_orphans_at_once() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    // Ten orphans end at once; PID 1 (one thread: it polls the watch, SIGCHLD and the relay's
+    // listener together) reaps them while the command still runs.
+    let (out, frames) = env.run(
+        &[
+            "for i in 1 2 3 4 5 6 7 8 9 10; do (sleep 0.01 &); done; sleep 0.5; \
+           grep '^Threads:' /proc/1/status; \
+           echo zombies: $(grep -l '^State:.*zombie' /proc/[0-9]*/status 2>/dev/null | wc -l)",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let res = results(&frames);
+    assert_ran(&res);
+    let text = &res[0].1;
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().eq(["Threads:", "1"])),
+        "{text}"
+    );
+    assert!(text.contains("zombies: 0"), "{text}");
+}
+
+#[test]
 fn killing_skiff_kills_every_process_of_its_commands() {
     if !sandbox_runs() {
         return;

@@ -31,9 +31,11 @@ use nix::fcntl::{OFlag, open};
 use nix::mount::{MsFlags, mount};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sched::{CloneFlags, unshare};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::stat::Mode;
 use nix::sys::statvfs::{FsFlags, statvfs};
-use nix::sys::wait::{WaitStatus, waitpid};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getgid, getuid, setsid};
 
 use super::paths::fd_path;
@@ -226,15 +228,10 @@ impl Watch {
         matches!(poll(&mut self.fds(), PollTimeout::ZERO), Ok(n) if n > 0)
     }
 
-    /// Block until the helper or skiff is gone.
-    fn wait(&self) {
-        loop {
-            match poll(&mut self.fds(), PollTimeout::NONE) {
-                Ok(n) if n > 0 => return,
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => return,
-            }
-        }
+    /// Whether a descriptor [`Watch::fds`] returned has an event (data or end of file).
+    fn fired(fds: &[PollFd<'_>]) -> bool {
+        fds.iter()
+            .any(|f| f.revents().is_some_and(|r| !r.is_empty()))
     }
 }
 
@@ -291,6 +288,15 @@ fn init(
     if mounts.probe {
         return 0;
     }
+    // SIGCHLD is read from a descriptor, polled with what else PID 1 waits for (blocked before
+    // the shell starts, so no exit is missed; the shell starts with no signal blocked).
+    let children = match block_sigchld() {
+        Ok(fd) => fd,
+        Err(e) => {
+            eprintln!("skiff sandbox: {e}; the command was not run");
+            return i32::from(SETUP_FAILED);
+        }
+    };
     let mut command = std::process::Command::new(program);
     if let Some(env) = env {
         command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
@@ -314,25 +320,81 @@ fn init(
         }
     };
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
-    if let Some(relay) = relay {
-        relay.serve();
-    }
-    // The helper died (killed by skiff's timeout) or skiff did: end everything now.
-    std::thread::spawn(move || {
-        watch.wait();
-        std::process::exit(137);
-    });
-    reap(shell_pid)
+    supervise(shell_pid, &watch, &children, relay.as_ref())
 }
 
-/// Reap every process of the namespace until the shell ends; its exit code.
-fn reap(shell: Pid) -> i32 {
+/// Block SIGCHLD and return a descriptor that reads it.
+fn block_sigchld() -> Result<SignalFd, String> {
+    let mut mask = SigSet::empty();
+    mask.add(Signal::SIGCHLD);
+    mask.thread_block()
+        .map_err(|e| format!("cannot block SIGCHLD: {e}"))?;
+    SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        .map_err(|e| format!("cannot read SIGCHLD: {e}"))
+}
+
+/// PID 1's one loop, no thread of its own: until the shell ends (its exit code), reap every
+/// process of the namespace as it ends, pass the relay's connections on, and end everything
+/// (exit 137) when the helper or skiff is gone (killed by skiff's timeout, or skiff died).
+fn supervise(
+    shell: Pid,
+    watch: &Watch,
+    children: &SignalFd,
+    relay: Option<&super::relay::Relay>,
+) -> i32 {
     loop {
-        match waitpid(Pid::from_raw(-1), None) {
-            Ok(WaitStatus::Exited(pid, code)) if pid == shell => return code,
-            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == shell => return 128 + sig as i32,
+        let mut fds = watch.fds();
+        let watched = fds.len();
+        fds.push(PollFd::new(children.as_fd(), PollFlags::POLLIN));
+        if let Some(relay) = relay {
+            fds.extend(
+                relay
+                    .listeners()
+                    .map(|l| PollFd::new(l.as_fd(), PollFlags::POLLIN)),
+            );
+        }
+        match poll(&mut fds, PollTimeout::NONE) {
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(_) => return 0,
+            Err(_) => std::process::exit(137),
+        }
+        if Watch::fired(&fds[..watched]) {
+            std::process::exit(137);
+        }
+        let exited = Watch::fired(&fds[watched..=watched]);
+        let ready: Vec<usize> = fds[watched + 1..]
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.revents().is_some_and(|r| !r.is_empty()))
+            .map(|(i, _)| i)
+            .collect();
+        drop(fds);
+        if let Some(relay) = relay {
+            for index in ready {
+                relay.accept(index);
+            }
+        }
+        if exited {
+            // Signals coalesce: drain the descriptor, then reap until nothing more has ended.
+            while let Ok(Some(_)) = children.read_signal() {}
+            if let Some(code) = reap(shell) {
+                return code;
+            }
+        }
+    }
+}
+
+/// Reap every process of the namespace that has ended; the shell's exit code once it has.
+fn reap(shell: Pid) -> Option<i32> {
+    loop {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::Exited(pid, code)) if pid == shell => return Some(code),
+            Ok(WaitStatus::Signaled(pid, sig, _)) if pid == shell => {
+                return Some(128 + sig as i32);
+            }
+            Ok(WaitStatus::StillAlive) => return None,
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            // No child at all: the shell was reaped (it cannot be), so nothing is left to wait for.
+            Err(_) => return Some(0),
         }
     }
 }
@@ -561,9 +623,11 @@ pub(super) fn loopback_up() -> Result<(), String> {
 /// and become undumpable (no other process of the sandbox may ptrace or read this one).
 fn drop_privileges() -> Result<(), String> {
     for cap in 0..=63 {
-        // SAFETY: prctl with integer arguments; EINVAL past the last capability is ignored.
-        unsafe {
-            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        // SAFETY: prctl with integer arguments. Capabilities are numbered from 0 without gaps:
+        // EINVAL means past the kernel's last one.
+        let r = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+            break;
         }
     }
     // SAFETY: as above.

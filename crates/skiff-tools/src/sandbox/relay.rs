@@ -1,8 +1,9 @@
 //! The relay inside a sandbox's network namespace (run by its PID 1): a listener on the
 //! sandbox's loopback that every proxy-aware tool is pointed at (`HTTP_PROXY`, `HTTPS_PROXY`,
 //! `ALL_PROXY`, lower case too), and one per forwarded host port (`localhost:5432` in
-//! `allowedDomains`), each connection passed to skiff's proxy over its Unix socket. Plain
-//! threads: the helper has no async runtime, and a command opens few connections.
+//! `allowedDomains`), each connection passed to skiff's proxy over its Unix socket. PID 1 polls the listeners
+//! with everything else it waits for; each connection gets a plain thread (the helper has no
+//! async runtime, and a command opens few connections).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -52,6 +53,11 @@ impl Relay {
                 }
             }
         }
+        for listener in std::iter::once(&proxy).chain(forwards.iter().map(|(l, ..)| l)) {
+            listener
+                .set_nonblocking(true)
+                .map_err(|e| format!("cannot listen on the sandbox's loopback: {e}"))?;
+        }
         Ok(Self {
             proxy,
             port,
@@ -95,42 +101,37 @@ impl Relay {
         vars
     }
 
-    /// Serve in background threads until the process ends.
-    pub(super) fn serve(self) {
-        let Self {
-            proxy,
-            forwards,
-            socket,
-            token,
-            _socket_fd,
-            ..
-        } = self;
-        // Open for the life of the process.
-        std::mem::forget(_socket_fd);
-        {
-            let (socket, token) = (socket.clone(), token.clone());
-            std::thread::spawn(move || accept(proxy, socket, token, None));
-        }
-        for (listener, host, port) in forwards {
-            let (socket, token) = (socket.clone(), token.clone());
-            std::thread::spawn(move || accept(listener, socket, token, Some((host, port))));
-        }
+    /// The listeners, for PID 1's loop to poll ([`Relay::accept`] when one is readable):
+    /// no thread runs until a command connects.
+    pub(super) fn listeners(&self) -> impl Iterator<Item = &TcpListener> {
+        std::iter::once(&self.proxy).chain(self.forwards.iter().map(|(l, ..)| l))
+    }
+
+    /// Take the waiting connection of listener `index` (in [`Relay::listeners`]' order) and
+    /// pass it on to skiff's proxy in a thread of its own.
+    pub(super) fn accept(&self, index: usize) {
+        let (listener, forward) = match index.checked_sub(1) {
+            None => (&self.proxy, None),
+            Some(i) => match self.forwards.get(i) {
+                Some((l, host, port)) => (l, Some((host.clone(), *port))),
+                None => return,
+            },
+        };
+        // Non-blocking: a connection that went away before this call is no reason to wait.
+        let Ok((client, _)) = listener.accept() else {
+            return;
+        };
+        let _ = client.set_nonblocking(false);
+        let (socket, token) = (self.socket.clone(), self.token.clone());
+        std::thread::spawn(move || {
+            let _ = pass_on(client, &socket, &token, forward);
+        });
     }
 }
 
 /// The start of `'…'` quoting for `sh` (the caller adds more and the closing quote).
 fn shell_quote(text: &str) -> String {
     format!("'{}", text.replace('\'', r"'\''"))
-}
-
-fn accept(listener: TcpListener, socket: PathBuf, token: String, forward: Option<(String, u16)>) {
-    for client in listener.incoming() {
-        let Ok(client) = client else { continue };
-        let (socket, token, forward) = (socket.clone(), token.clone(), forward.clone());
-        std::thread::spawn(move || {
-            let _ = pass_on(client, &socket, &token, forward);
-        });
-    }
 }
 
 fn pass_on(
