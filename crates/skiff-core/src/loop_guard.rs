@@ -343,6 +343,22 @@ async fn hint(call: &ToolUseBlock, failure: &str, ctx: &skiff_tools::ToolContext
             .to_owned();
     }
     if call.name == "Bash" {
+        // A test run that keeps failing: point at the code its failures name.
+        let names = skiff_tools::definitions::names_in_failure(failure);
+        let found = skiff_tools::definitions::find_async(&ctx.guard, names).await;
+        if !found.is_empty() {
+            let shown: Vec<String> = found
+                .iter()
+                .map(|d| format!("{}:{}: `{}`", d.path, d.line, d.text))
+                .collect();
+            return format!(
+                "The command runs and reports failures in the code it checks: running it again \
+                 changes nothing until that code changes. Read the file that defines what \
+                 failed, Edit the fix, then run the command once more. The failing names are \
+                 defined at {}.",
+                shown.join("; ")
+            );
+        }
         let listing = nearest_listing(ctx, ".").await;
         return format!(
             "Read the error output above and change the command, or fix what it reports, \
@@ -440,6 +456,36 @@ mod tests {
             block: ToolResultBlock::text("t", text, true),
             structured: None,
             denial: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_test_run_failing_again_and_again_points_at_the_failing_code() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("calc.sh"),
+            "# calc\nadd() { echo $(( $1 - $2 )); }\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("test.sh"), "check add 2 3 5\n").unwrap();
+        let ctx = skiff_tools::ToolContext::new(dir.path()).unwrap();
+        let mut guard = LoopGuard::default();
+        let c = [ToolUseBlock {
+            name: "Bash".into(),
+            ..call(json!({"command": "./test.sh"}))
+        }];
+        let output = "Exit code 1\nFAIL add 2 3: expected 5, got -1\n1 check(s) failed";
+        for n in 1..=NOTE_AT {
+            let mut r = [failed(output)];
+            assert_eq!(guard.observe(&c, &mut r, &ctx).await, None);
+            let text = result_text(&r[0].block.content);
+            if n == NOTE_AT {
+                assert!(
+                    text.contains("defined at calc.sh:2: `add() { echo $(( $1 - $2 )); }`"),
+                    "{text}"
+                );
+                assert!(!text.contains("test.sh:"), "{text}");
+            }
         }
     }
 

@@ -12,6 +12,7 @@ pub mod bash_readonly;
 pub mod changes;
 pub mod commands;
 pub mod context;
+pub mod definitions;
 pub mod edit;
 pub mod exit_plan;
 pub mod extra_env;
