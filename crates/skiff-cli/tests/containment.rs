@@ -662,6 +662,27 @@ fn the_sandboxs_init_waits_on_one_thread_and_reaps_orphans_at_once() {
 }
 
 #[test]
+fn the_log_names_the_sandbox_as_probed() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let (out, _) = env.run(&["true"], &[]);
+    assert!(out.status.success());
+    let logs = env.home.join(".skiff/logs");
+    let log: String = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    let line = log
+        .lines()
+        .find(|l| l.contains("agent configured"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(line.contains("namespaces (user, mount"), "{line}");
+    assert!(!line.contains("Landlock only"), "{line}");
+}
+
+#[test]
 fn killing_skiff_kills_every_process_of_its_commands() {
     if !sandbox_runs() {
         return;

@@ -240,16 +240,16 @@ impl SessionBuilder {
         config.defer_tools = crate::deferral::defer_policy(o, search_removed, &self.env);
         config.commands = commands;
         config.agents = agents;
-        config
-            .init_extra
-            .insert("sandbox".into(), sandbox.probed_status(warnings).to_json());
+        // As probed (the status alone does not know yet whether namespaces are available).
+        let probed = sandbox.probed_status(warnings);
+        config.init_extra.insert("sandbox".into(), probed.to_json());
         plugins.describe_in(&mut config.init_extra);
         tracing::info!(
             model = %config.model,
             provider = %backend.name(),
             key_source = %config.api_key_source,
             cwd = %cwd.display(),
-            sandbox = %sandbox.status.summary(),
+            sandbox = %probed.summary(),
             dirs = workspace_dirs.len(),
             "agent configured"
         );
