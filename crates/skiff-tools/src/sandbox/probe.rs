@@ -199,7 +199,11 @@ fn run_probe(
 }
 
 /// The remembered yes of earlier probes: `SKIFF_HOME/sandbox/probe-ok`, one line per
-/// (boot, user, helper binary, plan) that probed fine, the last [`CACHE_LINES`] kept.
+/// (boot, user, helper binary, filesystem mode, network policy) that probed fine, the last
+/// [`CACHE_LINES`] kept. Not per workspace: whether commands get namespaces is the machine's
+/// answer, so a session in a new workspace does not wait for a probe before its first request
+/// (a command whose sandbox then cannot be set up fails, and [`ProbeCache::forget`] makes the
+/// next session probe again).
 #[derive(Debug, Clone)]
 pub struct ProbeCache {
     path: PathBuf,
@@ -210,20 +214,19 @@ pub struct ProbeCache {
 const CACHE_LINES: usize = 16;
 
 impl ProbeCache {
-    /// The cache in `skiff_home` for probing `helper` with this plan; `None` when the boot or
+    /// The cache in `skiff_home` for probing `helper` in this mode; `None` when the boot or
     /// the helper cannot be identified (then every session probes).
     pub fn new(
         skiff_home: &Path,
         helper: &Path,
         fs: SandboxMode,
         network: NetworkPolicy,
-        roots: &[PathBuf],
     ) -> Option<Self> {
         use std::os::unix::fs::MetadataExt as _;
         let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
         let meta = std::fs::metadata(helper).ok()?;
         let key = format!(
-            "{} uid={} helper={} ino={} size={} mtime={}.{} fs={fs:?} network={network:?} roots={roots:?}",
+            "{} uid={} helper={} ino={} size={} mtime={}.{} fs={fs:?} network={network:?}",
             boot.trim(),
             nix::unistd::geteuid(),
             helper.display(),
@@ -276,39 +279,32 @@ mod cache_tests {
     use super::*;
 
     #[test]
-    fn a_yes_is_remembered_for_the_same_helper_and_plan_only() {
+    fn a_yes_is_remembered_for_the_same_helper_and_mode_in_any_workspace() {
         let home = tempfile::tempdir().unwrap();
         let helper = home.path().join("helper");
         std::fs::write(&helper, "v1").unwrap();
         let roots = [PathBuf::from("/w")];
-        let cache = |roots: &[PathBuf]| {
-            ProbeCache::new(
-                home.path(),
-                &helper,
-                SandboxMode::WorkspaceWrite,
-                NetworkPolicy::Proxy,
-                roots,
-            )
-            .unwrap()
+        let cache = |network: NetworkPolicy| {
+            ProbeCache::new(home.path(), &helper, SandboxMode::WorkspaceWrite, network).unwrap()
         };
-        assert!(!cache(&roots).hit());
-        cache(&roots).store();
-        assert!(cache(&roots).hit());
-        assert!(!cache(&[PathBuf::from("/other")]).hit());
+        assert!(!cache(NetworkPolicy::Proxy).hit());
+        cache(NetworkPolicy::Proxy).store();
+        assert!(cache(NetworkPolicy::Proxy).hit());
+        assert!(!cache(NetworkPolicy::Deny).hit());
         // Known at once: no probe runs (the helper here is not even a program).
         let probe = Probe::start(
             helper.clone(),
             SandboxMode::WorkspaceWrite,
             NetworkPolicy::Proxy,
             roots.to_vec(),
-            Some(cache(&roots)),
+            Some(cache(NetworkPolicy::Proxy)),
         );
         assert_eq!(probe.get(), Some(NamespaceSupport::Available));
         // Another helper binary (rebuilt, upgraded) probes again.
         std::fs::write(&helper, "v2, longer").unwrap();
-        assert!(!cache(&roots).hit());
-        cache(&roots).store();
+        assert!(!cache(NetworkPolicy::Proxy).hit());
+        cache(NetworkPolicy::Proxy).store();
         ProbeCache::forget(home.path());
-        assert!(!cache(&roots).hit());
+        assert!(!cache(NetworkPolicy::Proxy).hit());
     }
 }

@@ -81,7 +81,7 @@ impl SandboxRuntime {
                 ))
             } else {
                 let cache = settings.skiff_home.as_deref().and_then(|home| {
-                    ProbeCache::new(home, &helper, status.filesystem, status.network, &roots)
+                    ProbeCache::new(home, &helper, status.filesystem, status.network)
                 });
                 Probe::start(
                     helper.clone(),
