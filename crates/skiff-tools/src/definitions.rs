@@ -2,7 +2,7 @@
 //! so that a model that keeps re-running a failing test is pointed at the code to read instead.
 //! A plain scan of the workspace's small text files for definition lines (`def NAME`,
 //! `function NAME`, `fn NAME`, `NAME() {`, `const NAME = …`): no language server, bounded in files
-//! and bytes, hidden paths (Read deny rules) never read or named.
+//! and bytes (each and in all), hidden paths (Read deny rules) never read or named.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,6 +17,8 @@ const MAX_FOUND: usize = 3;
 const MAX_FILES: usize = 2_000;
 /// Files larger than this are skipped.
 const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Bytes read in all, at most (a repository of many large sources is not read whole).
+const MAX_TOTAL_BYTES: u64 = 8 * 1024 * 1024;
 /// A definition line is cut to this many characters.
 const MAX_LINE_CHARS: usize = 120;
 
@@ -162,15 +164,21 @@ pub fn find(guard: &PathGuard, names: &[String]) -> Vec<Definition> {
     }
     let root = guard.root();
     let mut found: Vec<(usize, Definition)> = Vec::new();
+    let mut budget = MAX_TOTAL_BYTES;
     let walk = ignore::WalkBuilder::new(root).max_depth(Some(6)).build();
     for entry in walk.filter_map(Result::ok).take(MAX_FILES) {
         let path = entry.path();
+        let size = entry.metadata().map_or(u64::MAX, |m| m.len());
         if !entry.file_type().is_some_and(|t| t.is_file())
             || guard.is_hidden(path)
-            || entry.metadata().map_or(true, |m| m.len() > MAX_FILE_BYTES)
+            || size > MAX_FILE_BYTES
         {
             continue;
         }
+        if size > budget {
+            break;
+        }
+        budget -= size;
         let Ok(bytes) = std::fs::read(path) else {
             continue;
         };
