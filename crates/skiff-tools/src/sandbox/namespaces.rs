@@ -11,7 +11,10 @@
 //! command. It reaps every process of the namespace and exits with the command's status when
 //! the command's shell ends — and the kernel then kills whatever the command left behind.
 //! H waits for C and exits with its status; killing H (skiff's timeout, TaskStop, interrupt,
-//! or skiff's own death through the process guard) kills C and so the whole namespace.
+//! or skiff's own death through the process guard) kills C and so the whole namespace. C waits
+//! in one `poll` loop (H's pipe, skiff's lifeline, SIGCHLD, the relay's listeners): it has no
+//! thread until a connection comes. The zygote's children ([`super::zygote`]) start as PID 1
+//! already and take it from the mount namespace on ([`init_in_zygote_child`]).
 //!
 //! `unsafe` here, and why it is sound:
 //! - `fork`: the helper is single-threaded when it forks (nothing before it starts a thread),
@@ -49,62 +52,25 @@ const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"]
 pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCode {
     // Taken first: skiff's lifeline, whose end of file means skiff is gone.
     let lifeline = super::lifeline::take();
-    ExitCode::from(run_with(plan, program, args, Start::Fresh { lifeline }))
-}
-
-/// Where the helper process starts from.
-pub(super) enum Start {
-    /// A helper of its own (`HELPER __sandbox …`): every namespace is created here.
-    Fresh { lifeline: Option<OwnedFd> },
-    /// A child of the zygote ([`super::zygote`]), already in the session's user namespace
-    /// (and, when `shared_net`, in its private network namespace): the rest is created here,
-    /// and the command gets exactly `env`.
-    Zygote {
-        lifeline: Option<OwnedFd>,
-        shared_net: bool,
-        env: Vec<(OsString, OsString)>,
-    },
-}
-
-/// [`run`] from `start`; the exit code.
-pub(super) fn run_with(plan: &Plan, program: &OsString, args: &[OsString], start: Start) -> u8 {
     let fail = |why: &str| {
         eprintln!("skiff sandbox: {why}; the command was not run");
-        SETUP_FAILED
+        ExitCode::from(SETUP_FAILED)
     };
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-    let (lifeline, env, fresh) = match start {
-        Start::Fresh { lifeline } => {
-            flags |= CloneFlags::CLONE_NEWUSER;
-            if plan.network != NetworkPolicy::Allow {
-                flags |= CloneFlags::CLONE_NEWNET;
-            }
-            (lifeline, None, true)
-        }
-        Start::Zygote {
-            lifeline,
-            shared_net,
-            env,
-        } => {
-            if plan.network == NetworkPolicy::Allow && shared_net {
-                return fail("the host's network was asked for in a private network namespace");
-            }
-            // Forwarded ports are bound by each command: two at once cannot share a namespace.
-            let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
-            if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
-                flags |= CloneFlags::CLONE_NEWNET;
-            }
-            (lifeline, Some(env), false)
-        }
-    };
+    let mut flags = CloneFlags::CLONE_NEWUSER
+        | CloneFlags::CLONE_NEWNS
+        | CloneFlags::CLONE_NEWPID
+        | CloneFlags::CLONE_NEWIPC;
+    if plan.network != NetworkPolicy::Allow {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
     let (uid, gid) = (getuid(), getgid());
     if let Err(e) = unshare(flags) {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
     }
-    if fresh && let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
+    if let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
         return fail(&format!("cannot map the user in its namespace: {e}"));
     }
     let (watch, alive) = match std::io::pipe() {
@@ -119,25 +85,59 @@ pub(super) fn run_with(plan: &Plan, program: &OsString, args: &[OsString], start
             drop(lifeline);
             let code = wait_for(child);
             drop(alive);
-            code
+            ExitCode::from(code)
         }
         Ok(ForkResult::Child) => {
             drop(alive);
-            let code = init(
-                plan,
-                mounts,
-                Watch {
-                    helper: watch,
-                    skiff: lifeline,
-                },
-                program,
-                args,
-                env.as_deref(),
-                flags.contains(CloneFlags::CLONE_NEWNET),
-            );
-            std::process::exit(code);
+            let watch = Watch {
+                helper: watch,
+                skiff: lifeline,
+            };
+            let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
+            std::process::exit(init(plan, mounts, watch, program, args, None, new_net));
         }
     }
+}
+
+/// In a child of the zygote ([`super::zygote`]) that is already PID 1 of a PID namespace of its
+/// own, in the session's user namespace (and, when `shared_net`, its private network
+/// namespace): create the mount and IPC namespaces (and a network namespace when the session's
+/// cannot be shared) and become the command's PID 1, the command getting exactly `env`. `helper`
+/// is the pipe whose end of file means the zygote is gone. The exit code.
+pub(super) fn init_in_zygote_child(
+    plan: &Plan,
+    program: &OsString,
+    args: &[OsString],
+    helper: std::io::PipeReader,
+    lifeline: Option<OwnedFd>,
+    shared_net: bool,
+    env: &[(OsString, OsString)],
+) -> i32 {
+    let fail = |why: &str| {
+        eprintln!("skiff sandbox: {why}; the command was not run");
+        i32::from(SETUP_FAILED)
+    };
+    let Some(mounts) = &plan.namespaces else {
+        return fail("no namespace plan");
+    };
+    if plan.network == NetworkPolicy::Allow && shared_net {
+        return fail("the host's network was asked for in a private network namespace");
+    }
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
+    // Forwarded ports are bound by each command: two at once cannot share a namespace.
+    let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
+    if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    if let Err(e) = unshare(flags) {
+        return fail(&format!("cannot create namespaces (unshare: {e})"));
+    }
+    let watch = Watch {
+        helper,
+        skiff: lifeline,
+    };
+    let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
+    init(plan, mounts, watch, program, args, Some(env), new_net)
 }
 
 pub(super) fn fail(why: &str) -> ExitCode {
@@ -146,7 +146,7 @@ pub(super) fn fail(why: &str) -> ExitCode {
 }
 
 /// Wait for C; its exit code (128 + signal when a signal ended it).
-fn wait_for(child: Pid) -> u8 {
+pub(super) fn wait_for(child: Pid) -> u8 {
     loop {
         match waitpid(child, None) {
             Ok(WaitStatus::Exited(_, code)) => return code as u8,

@@ -3,21 +3,28 @@
 //! Starting a helper per command costs an `exec` (on a VM whose CPUID traps, glibc's start-up
 //! alone is a third of a millisecond) and a new network namespace (0.4 ms to create, more to
 //! tear down). The zygote pays both once: skiff starts `HELPER __sandbox --zygote --network
-//! POLICY` with a Unix socket as [`FD_VAR`] and its lifeline; it creates the session's user
-//! namespace (and, unless the network is allowed, a network namespace with the loopback up),
-//! says it is ready, and then for each request forks a child (X) that does what a fresh helper
-//! does from there on ([`super::namespaces::run_with`]): a mount, PID and IPC namespace of its
-//! own, PID 1 setting up the mounts, Landlock and the relay, then the command. Commands the
+//! POLICY` (H) with a Unix socket as [`FD_VAR`] and its lifeline; H creates the session's user
+//! namespace (and, unless the network is allowed, a network namespace with the loopback up) and
+//! a PID namespace, and forks the zygote proper (Z), PID 1 of that namespace; H only waits for
+//! Z. Z says it is ready, and then for each request creates a PID namespace for its next child
+//! (`unshare(CLONE_NEWPID)`), forks the command's PID 1 (C) and enters its own PID namespace
+//! again (`setns`, allowed because the session's user namespace owns it): C is already PID 1
+//! and does what a fresh helper's PID 1 does from there on
+//! ([`super::namespaces::init_in_zygote_child`]): a mount and IPC namespace of its own, the
+//! mounts, Landlock and the relay, then the command. No process stands between Z and C (a
+//! helper per command needs one more fork, exit and wait: about 0.4 ms a call). Commands the
 //! zygote starts share the session's loopback (calls running side by side reach each other's
 //! servers); a plan that forwards host ports gets a network namespace of its own (two at once
 //! could not bind the same port). Background commands still start a helper of their own (the
 //! background registry stops them by process group).
 //!
-//! Containment is the fresh helper's: X is confined exactly as H would be, before the command
-//! starts. X holds nothing of the zygote's: the socket and the signal descriptor are closed
-//! first thing, and the command's output descriptor is the only one it keeps. X dies with the
-//! zygote (`PR_SET_PDEATHSIG`), the zygote ends when skiff's end of the socket closes (skiff
-//! gone), and PID 1 of every command still watches skiff's lifeline.
+//! Containment is the fresh helper's: C is confined exactly as a fresh helper's PID 1, before
+//! the command starts. C holds nothing of the zygote's: the socket, the signal descriptor, the
+//! PID namespace descriptor and the other commands' pipes are closed first thing, and the
+//! command's output descriptor is the only one it keeps. C dies with Z (`PR_SET_PDEATHSIG`, and
+//! a pipe from Z whose end of file it watches), Z dies with H (`PR_SET_PDEATHSIG`) and ends when
+//! skiff's end of the socket closes (skiff gone), and every C still watches skiff's lifeline.
+//! When Z ends, the kernel ends every process of its PID namespace, the commands' included.
 //!
 //! The socket, skiff → zygote: a header of 12 bytes (kind, payload length, both `u32` little
 //! endian, then 4 zero bytes) sent with the command's output descriptor (`SCM_RIGHTS`) for a
@@ -45,9 +52,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::{ForkResult, Pid, fork, getgid, getpid, getppid, getuid};
+use nix::unistd::{ForkResult, Pid, fork, getgid, getuid};
 
-use super::namespaces::{Start, fail, loopback_up, map_ids, run_with};
+use super::namespaces::{fail, init_in_zygote_child, loopback_up, map_ids, wait_for};
 use super::request::HelperRequest;
 use super::{NetworkPolicy, SETUP_FAILED};
 
@@ -90,7 +97,10 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     let lifeline = super::lifeline::take();
     let shared_net = network != NetworkPolicy::Allow;
-    let mut flags = CloneFlags::CLONE_NEWUSER;
+    // A PID namespace for the zygote's children: the zygote proper is its PID 1 (forked below),
+    // so that it can give each command a PID namespace of its own and enter its own again
+    // afterwards (the session's user namespace owns it), with no process in between.
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID;
     if shared_net {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -104,6 +114,25 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if shared_net && let Err(e) = loopback_up() {
         return fail(&e);
     }
+    // SAFETY: the zygote is single-threaded (see the module docs).
+    match unsafe { fork() } {
+        Err(e) => return fail(&format!("cannot fork: {e}")),
+        Ok(ForkResult::Parent { child }) => {
+            // Only the zygote holds the socket: skiff sees its end of file when the zygote ends.
+            drop(socket);
+            drop(lifeline);
+            return ExitCode::from(wait_for(child));
+        }
+        Ok(ForkResult::Child) => {}
+    }
+    // Dies with the process skiff started (skiff's socket also ends when skiff does).
+    if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() {
+        return ExitCode::from(SETUP_FAILED);
+    }
+    let own_pid_namespace = match std::fs::File::open("/proc/self/ns/pid") {
+        Ok(f) => OwnedFd::from(f),
+        Err(e) => return fail(&format!("cannot open the zygote's PID namespace: {e}")),
+    };
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     if let Err(e) = sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None) {
@@ -119,6 +148,7 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         signals,
         lifeline,
         shared_net,
+        own_pid_namespace,
         running: HashMap::new(),
     };
     if zygote.socket.write_all(&[READY]).is_err() {
@@ -137,8 +167,11 @@ struct Zygote {
     signals: SignalFd,
     lifeline: Option<OwnedFd>,
     shared_net: bool,
-    /// Children not reaped yet, by pid: their request ids.
-    running: HashMap<Pid, u64>,
+    /// The zygote's own PID namespace, entered again after each command's is created.
+    own_pid_namespace: OwnedFd,
+    /// Children not reaped yet, by pid: their request ids, and the pipe whose end of file
+    /// tells each that the zygote is gone.
+    running: HashMap<Pid, (u64, std::io::PipeWriter)>,
 }
 
 /// One request read from the socket.
@@ -185,7 +218,7 @@ impl Zygote {
                         }
                     }
                     Ok(Some(Request::Kill { id })) => {
-                        if let Some((pid, _)) = self.running.iter().find(|(_, i)| **i == id) {
+                        if let Some((pid, _)) = self.running.iter().find(|(_, r)| r.0 == id) {
                             let _ = kill(*pid, Signal::SIGKILL);
                         }
                     }
@@ -207,7 +240,7 @@ impl Zygote {
                 Ok(WaitStatus::StillAlive) | Err(_) => return true,
                 Ok(_) => continue,
             };
-            if let Some(id) = self.running.remove(&pid)
+            if let Some((id, _alive)) = self.running.remove(&pid)
                 && !self.reply(id, status)
             {
                 return false;
@@ -292,33 +325,53 @@ impl Zygote {
         })))
     }
 
-    /// Fork the child that runs one command; false when skiff can no longer be told.
+    /// Fork the command's PID 1, in a PID namespace of its own; false when skiff can no longer
+    /// be told or no more commands can be started here.
     fn start(&mut self, run: Run) -> bool {
-        let zygote = getpid();
+        let refuse = |zygote: &mut Self, run: Run, why: String| {
+            if let Some(out) = run.out {
+                let _ = writeln!(
+                    std::fs::File::from(out),
+                    "skiff sandbox: {why}; the command was not run"
+                );
+            }
+            zygote.reply(run.id, i32::from(SETUP_FAILED) << 8)
+        };
+        let (watch, alive) = match std::io::pipe() {
+            Ok(p) => p,
+            Err(e) => return refuse(self, run, format!("cannot create a pipe: {e}")),
+        };
+        // The next child is PID 1 of a new PID namespace.
+        if let Err(e) = unshare(CloneFlags::CLONE_NEWPID) {
+            return refuse(
+                self,
+                run,
+                format!("cannot create namespaces (unshare: {e})"),
+            );
+        }
+        // Back to the zygote's own namespace for the next child; without it no command can be
+        // started here any more, and skiff falls back to a helper per command.
+        let back = |zygote: &Self| {
+            nix::sched::setns(&zygote.own_pid_namespace, CloneFlags::CLONE_NEWPID).is_ok()
+        };
         // SAFETY: the zygote is single-threaded (see the module docs).
         match unsafe { fork() } {
-            Ok(ForkResult::Parent { child }) => {
-                self.running.insert(child, run.id);
-                true
-            }
             Ok(ForkResult::Child) => {
-                let code = self.child(zygote, run);
+                drop(alive);
+                let code = self.child(run, watch);
                 std::process::exit(code);
             }
-            Err(e) => {
-                if let Some(out) = run.out {
-                    let _ = writeln!(
-                        std::fs::File::from(out),
-                        "skiff sandbox: cannot fork: {e}; the command was not run"
-                    );
-                }
-                self.reply(run.id, i32::from(SETUP_FAILED) << 8)
+            Ok(ForkResult::Parent { child }) => {
+                drop(watch);
+                self.running.insert(child, (run.id, alive));
+                back(self)
             }
+            Err(e) => back(self) && refuse(self, run, format!("cannot fork: {e}")),
         }
     }
 
-    /// In X: drop the zygote's descriptors, take the command's, and run it.
-    fn child(&self, zygote: Pid, run: Run) -> i32 {
+    /// In the command's PID 1: drop the zygote's descriptors, take the command's, and run it.
+    fn child(&self, run: Run, watch: std::io::PipeReader) -> i32 {
         let Run {
             out,
             cwd,
@@ -329,10 +382,11 @@ impl Zygote {
         // Nothing the command runs may reach the zygote: its socket and signals go first.
         let _ = nix::unistd::close(self.socket.as_raw_fd());
         let _ = nix::unistd::close(self.signals.as_raw_fd());
-        let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
-        if nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).is_err() || getppid() != zygote {
-            return i32::from(SETUP_FAILED);
+        let _ = nix::unistd::close(self.own_pid_namespace.as_raw_fd());
+        for (_, other) in self.running.values() {
+            let _ = nix::unistd::close(other.as_raw_fd());
         }
+        let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
         let Some(out) = out else {
             return i32::from(SETUP_FAILED);
         };
@@ -369,17 +423,17 @@ impl Zygote {
             }
         };
         let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
-        let code = run_with(
+        // It dies with the zygote: `PR_SET_PDEATHSIG` and the end of file of `watch`, both
+        // checked by PID 1's set-up before anything runs.
+        init_in_zygote_child(
             &request.plan,
             &request.program,
             &request.args,
-            Start::Zygote {
-                lifeline,
-                shared_net: self.shared_net,
-                env,
-            },
-        );
-        i32::from(code)
+            watch,
+            lifeline,
+            self.shared_net,
+            &env,
+        )
     }
 }
 
