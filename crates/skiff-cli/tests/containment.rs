@@ -556,6 +556,56 @@ fn calls_started_by_the_zygote_hold_nothing_of_it() {
     assert_eq!(zygote_env, own_env);
 }
 
+/// The parent pid of `pid` (from `/proc`).
+fn parent_of(pid: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:").map(|v| v.trim().to_owned()))
+}
+
+#[test]
+fn the_zygote_forks_each_commands_init_itself() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let marker = format!("direct-{}", std::process::id());
+    let calls: Vec<Value> = (0..2)
+        .map(|i| json!({"command": format!("sh -c 'sleep 30; : {marker}-{i}'"), "timeout": 3000}))
+        .collect();
+    let child = env.start(&calls);
+    // For each call: up from the command to its PID 1 (the first process with the zygote's
+    // command line), then the process that forked that PID 1.
+    let is_zygote = |pid: &str| {
+        processes_with("__sandbox --zygote")
+            .iter()
+            .any(|z| z.split(':').next() == Some(pid))
+    };
+    let forker = |mark: &str| -> Option<String> {
+        let start = processes_with(mark).first()?.split(':').next()?.to_owned();
+        let mut pid = start;
+        for _ in 0..6 {
+            let parent = parent_of(&pid)?;
+            if is_zygote(&parent) {
+                return parent_of(&parent);
+            }
+            pid = parent;
+        }
+        None
+    };
+    let mut forkers = Vec::new();
+    for i in 0..2 {
+        let mark = format!("{marker}-{i} ");
+        eventually("the call's command starting", || forker(&mark).is_some());
+        forkers.push(forker(&mark).unwrap());
+    }
+    let frames = finish(child);
+    assert_eq!(results(&frames).len(), 2);
+    // One long-lived process started both: no helper of its own per call.
+    assert_eq!(forkers[0], forkers[1], "{forkers:?}");
+}
+
 /// A zygote that dies (killed, out of memory) ends the call it was running with an error, its
 /// processes with it, and the session goes on with a helper per command.
 #[test]
