@@ -572,7 +572,7 @@ fn the_zygote_forks_each_commands_init_itself() {
     let env = Env::new();
     let marker = format!("direct-{}", std::process::id());
     let calls: Vec<Value> = (0..2)
-        .map(|i| json!({"command": format!("sh -c 'sleep 30; : {marker}-{i}'"), "timeout": 3000}))
+        .map(|i| json!({"command": format!("sh -c 'sleep 30; : {marker}-{i}'"), "timeout": 1500}))
         .collect();
     let child = env.start(&calls);
     // For each call: up from the command to its PID 1 (the first process with the zygote's
