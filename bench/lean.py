@@ -192,33 +192,20 @@ class Mock:
         self.proc.wait()
 
 
-def median_ms(argv, env, cwd, runs):
-    """Median wall time of `runs` runs of argv (after one warm-up run), in ms."""
+def median_ms(argv, env, cwd, runs, warm_up=True):
+    """Median wall time of `runs` runs of argv (after one warm-up run unless `warm_up` is
+    false), in ms. `cwd` is a directory, or a function giving each run's."""
     times = []
-    for i in range(runs + 1):
+    for i in range(runs + 1 if warm_up else runs):
+        where = cwd() if callable(cwd) else cwd
         start = time.perf_counter()
-        done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+        done = subprocess.run(argv, env=env, cwd=where, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = (time.perf_counter() - start) * 1000
         if done.returncode != 0:
             sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
-        if i:
+        if i or not warm_up:
             times.append(elapsed)
-    return statistics.median(times)
-
-
-def new_workspace_ms(argv, env, parent, runs):
-    """Median wall time of `runs` runs of argv, each in a workspace skiff has not seen (a
-    session's first run there: nothing remembered for it), in ms."""
-    times = []
-    for _ in range(runs):
-        cwd = tempfile.mkdtemp(dir=parent)
-        start = time.perf_counter()
-        done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        times.append((time.perf_counter() - start) * 1000)
-        if done.returncode != 0:
-            sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
     return statistics.median(times)
 
 
@@ -237,8 +224,10 @@ def timings(home, cwd):
         run = [SKIFF, "-p", "go", "--permission-mode", "bypassPermissions",
                "--max-turns", str(TIMED_TURNS + 5)]
         one_turn = median_ms(run, {**env, "ANTHROPIC_BASE_URL": one.url}, cwd, RUNS)
-        new_ws = new_workspace_ms(run, {**env, "ANTHROPIC_BASE_URL": one.url},
-                                  os.path.dirname(cwd), RUNS)
+        # Each run in a workspace skiff has not seen (nothing remembered for it).
+        new_ws = median_ms(run, {**env, "ANTHROPIC_BASE_URL": one.url},
+                           lambda: tempfile.mkdtemp(dir=os.path.dirname(cwd)), RUNS,
+                           warm_up=False)
         long_run = median_ms(run, {**env, "ANTHROPIC_BASE_URL": many.url}, cwd,
                              max(3, RUNS // 3))
     finally:

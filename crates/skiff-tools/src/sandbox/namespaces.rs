@@ -52,20 +52,12 @@ const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"]
 pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCode {
     // Taken first: skiff's lifeline, whose end of file means skiff is gone.
     let lifeline = super::lifeline::take();
-    let fail = |why: &str| {
-        eprintln!("skiff sandbox: {why}; the command was not run");
-        ExitCode::from(SETUP_FAILED)
-    };
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
-    let mut flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWNS
+    let flags = CloneFlags::CLONE_NEWUSER
         | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWIPC;
-    if plan.network != NetworkPolicy::Allow {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
+        | command_namespaces(plan, mounts, false);
     let (uid, gid) = (getuid(), getgid());
     if let Err(e) = unshare(flags) {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
@@ -113,22 +105,14 @@ pub(super) fn init_in_zygote_child(
     shared_net: bool,
     env: &[(OsString, OsString)],
 ) -> i32 {
-    let fail = |why: &str| {
-        eprintln!("skiff sandbox: {why}; the command was not run");
-        i32::from(SETUP_FAILED)
-    };
+    let fail = |why: &str| i32::from(refused(why));
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
     if plan.network == NetworkPolicy::Allow && shared_net {
         return fail("the host's network was asked for in a private network namespace");
     }
-    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
-    // Forwarded ports are bound by each command: two at once cannot share a namespace.
-    let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
-    if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
-        flags |= CloneFlags::CLONE_NEWNET;
-    }
+    let flags = command_namespaces(plan, mounts, shared_net);
     if let Err(e) = unshare(flags) {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
     }
@@ -140,9 +124,26 @@ pub(super) fn init_in_zygote_child(
     init(plan, mounts, watch, program, args, Some(env), new_net)
 }
 
-pub(super) fn fail(why: &str) -> ExitCode {
+/// The namespaces each command gets of its own: mount and IPC, and network unless the host's
+/// is allowed or the session's (`shared_net`) can be used. Forwarded ports are bound by each
+/// command: two at once cannot share a namespace.
+fn command_namespaces(plan: &Plan, mounts: &Mounts, shared_net: bool) -> CloneFlags {
+    let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
+    let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
+    if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    flags
+}
+
+/// Say why the command was not run; the helper's exit code for it.
+fn refused(why: &str) -> u8 {
     eprintln!("skiff sandbox: {why}; the command was not run");
-    ExitCode::from(SETUP_FAILED)
+    SETUP_FAILED
+}
+
+pub(super) fn fail(why: &str) -> ExitCode {
+    ExitCode::from(refused(why))
 }
 
 /// Wait for C; its exit code (128 + signal when a signal ended it).
@@ -280,10 +281,7 @@ fn init(
     };
     let relay = match setup() {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("skiff sandbox: {e}; the command was not run");
-            return i32::from(SETUP_FAILED);
-        }
+        Err(e) => return i32::from(refused(&e)),
     };
     if mounts.probe {
         return 0;
@@ -292,10 +290,7 @@ fn init(
     // the shell starts, so no exit is missed; the shell starts with no signal blocked).
     let children = match block_sigchld() {
         Ok(fd) => fd,
-        Err(e) => {
-            eprintln!("skiff sandbox: {e}; the command was not run");
-            return i32::from(SETUP_FAILED);
-        }
+        Err(e) => return i32::from(refused(&e)),
     };
     let mut command = std::process::Command::new(program);
     if let Some(env) = env {
