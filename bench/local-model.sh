@@ -146,7 +146,7 @@ for run in $(seq 1 "$RUNS"); do
     cp -r "$ROOT/examples/buggy-project" "$work/project"
     home="$work/home" && mkdir -p "$home"
     offset=$(wc -l <"$LOG")
-    args=(-p "$TASK" --permission-mode acceptEdits --output-format stream-json --verbose --max-turns "$MAX_TURNS")
+    args=(-p "$TASK" --permission-mode acceptEdits --output-format stream-json --verbose --include-partial-messages --max-turns "$MAX_TURNS")
     case $ENDPOINT in
     openai) env_args=() && args+=(--provider llamacpp) ;;
     anthropic)
@@ -160,7 +160,7 @@ for run in $(seq 1 "$RUNS"); do
     (cd "$work/project" && env SKIFF_HOME="$home" "${env_args[@]}" \
         timeout "$RUN_TIMEOUT" "$BIN" "${args[@]}" $SKIFF_FLAGS \
         >"$DIR/run$run.jsonl" 2>"$DIR/run$run.stderr") || true
-    # The whole run (stream-json) is kept as runN.jsonl; its result line as runN.json.
+    # The whole run (stream-json, with the text as it streamed) is kept as runN.jsonl; its result line as runN.json.
     grep '"type":"result"' "$DIR/run$run.jsonl" | tail -n 1 >"$DIR/run$run.json" || true
     end=$(date +%s.%N)
     wall=$(echo "$end - $start" | bc)
@@ -181,9 +181,10 @@ except Exception: print("?")' "$DIR/run$run.json")
 try:
     r = json.load(open(sys.argv[1])); print(r.get("subtype", "?") + (" (error)" if r.get("is_error") else ""))
 except Exception: print("no result")' "$DIR/run$run.json")
-    # The first "prompt eval time = X ms" the server logged for this run.
+    # The first "prompt eval time = X ms" the server logged for this run (none when the run
+    # timed out in its first answer).
     prefill=$(tail -n +"$((offset + 1))" "$LOG" | grep -m1 -o 'prompt eval time = *[0-9.]* ms' |
-        grep -o '[0-9.]*' | awk '{printf "%.1f", $1 / 1000}')
+        grep -o '[0-9.]*' | awk '{printf "%.1f", $1 / 1000}' || true)
     printf '%-4s %-6s %-6s %-8.1f %-11s %s\n' "$run" "$ok" "$turns" "$wall" "${prefill:-?}" "$subtype"
     cp "$work/project/calc.sh" "$DIR/run$run.calc.sh" 2>/dev/null || true
     cp "$work/project/test.sh" "$DIR/run$run.test.sh" 2>/dev/null || true
