@@ -204,22 +204,24 @@ fn match_lines(content: &str, old: &str) -> String {
     if starts.len() > HELP_LINES {
         out.push_str(&format!("\n… and {} more", starts.len() - HELP_LINES));
     }
-    // A whole line is usually unique where a part of it is not: say so with the first one.
-    let unique_line = starts
+    // A whole line is usually unique where a part of it is not: offer each one that is (a
+    // small model told only of the first took `replace_all` instead when it meant another).
+    let unique_lines: Vec<(usize, &str)> = starts
         .iter()
-        .filter_map(|&i| lines.get(i).copied())
-        .find(|l| {
+        .filter_map(|&i| Some((i, *lines.get(i)?)))
+        .filter(|(_, l)| {
             !old.contains('\n') && l.trim() != old.trim() && content.matches(*l).count() == 1
-        });
-    if let Some(line) = unique_line {
-        out.push_str(&format!(
-            "\nTo change only one of them, make old_string its whole line, which is unique; for \
-             the one on line {}: {line}",
-            content[..content.find(line).unwrap_or(0)]
-                .matches('\n')
-                .count()
-                + 1
-        ));
+        })
+        .take(HELP_LINES)
+        .collect();
+    if !unique_lines.is_empty() {
+        out.push_str(
+            "\nTo change only one of them, send the Edit again with old_string set to that \
+             match's whole line (without its number), which is unique:",
+        );
+        for (i, line) in unique_lines {
+            out.push_str(&format!("\nfor line {}: {line}", i + 1));
+        }
     }
     out
 }
@@ -253,8 +255,10 @@ mod tests {
         assert!(
             e.ends_with(
                 "\nThe matches start on these lines:\n1\tadd() { echo $(( $1 - $2 )); }\n2\tsub() \
-                 { echo $(( $1 - $2 )); }\nTo change only one of them, make old_string its whole \
-                 line, which is unique; for the one on line 1: add() { echo $(( $1 - $2 )); }"
+                 { echo $(( $1 - $2 )); }\nTo change only one of them, send the Edit again with \
+                 old_string set to that match's whole line (without its number), which is \
+                 unique:\nfor line 1: add() { echo $(( $1 - $2 )); }\nfor line 2: sub() { echo \
+                 $(( $1 - $2 )); }"
             ),
             "{e}"
         );
