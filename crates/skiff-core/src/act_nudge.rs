@@ -98,6 +98,39 @@ pub(crate) fn edits(tool: &str) -> bool {
 /// Replies to plans per prompt.
 pub(crate) const MAX_NUDGES: u32 = 2;
 
+/// The sampling temperature of a small model's requests (`--compact-prompt`) when none is
+/// configured: Qwen2.5-Coder-1.5B at llama.cpp's default of 0.8 wrote commands with unclosed
+/// quotes and edits of strings that were never there; at 0.2 its calls were well-formed.
+pub(crate) const COMPACT_TEMPERATURE: f32 = 0.2;
+
+/// The temperature of the request after a round that repeated a call answered the same
+/// ([`crate::loop_guard::LoopGuard::repeating`]): at a low temperature a small model sends
+/// the same call again and again, notes or not; sampled more freely, it tries another.
+pub(crate) const REPEAT_TEMPERATURE: f32 = 1.0;
+
+/// The temperature of a small model's next request: [`REPEAT_TEMPERATURE`] after a repeated
+/// round, else the `configured` one or [`COMPACT_TEMPERATURE`].
+pub(crate) fn temperature(configured: Option<f32>, repeating: bool) -> f32 {
+    if repeating {
+        REPEAT_TEMPERATURE
+    } else {
+        configured.unwrap_or(COMPACT_TEMPERATURE)
+    }
+}
+
+/// Requests per prompt that make the model call a tool ([`forces_call`]).
+pub(crate) const MAX_FORCED_CALLS: u32 = 8;
+
+/// Whether the next request should make the model call a tool (`tool_choice` any) rather than
+/// answer: the `task` asks for a change, no file was changed yet, and fewer than
+/// [`MAX_FORCED_CALLS`] requests were forced. Asked to fix a bug, Qwen2.5-Coder-1.5B wrote
+/// plans, or calls in made-up forms, in most answers; made to call (a local server holds it to
+/// one well-formed call of an offered tool), it ran the tests or read the code. Once a file
+/// changed, the model may answer again.
+pub(crate) fn forces_call(task: Option<&str>, edits: usize, forced: u32) -> bool {
+    edits == 0 && forced < MAX_FORCED_CALLS && task.is_some_and(asks_for_change)
+}
+
 /// Whether a call to `tool` runs or changes something (Bash, Edit, Write, NotebookEdit), as
 /// opposed to looking (Read, Glob, Grep, LS, …).
 pub(crate) fn acts(tool: &str) -> bool {

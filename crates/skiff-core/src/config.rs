@@ -56,8 +56,9 @@ pub struct AgentConfig {
     pub max_messages: Option<usize>,
     /// How stream events reach the client (default: `stream_event` frames).
     pub deltas: DeltaMode,
-    /// Small local models (`--compact-prompt`): tool descriptions on one line, and the first
-    /// request of each prompt asks for a tool call (see `turn_loop::model`).
+    /// Small local models (`--compact-prompt`): tool descriptions on one line, a plan is told to
+    /// act, and a task that asks for a change gets calls, not answers, until a file changed
+    /// (`act_nudge::forces_call`).
     pub compact_tools: bool,
     /// Which tools are deferred: named to the model and loaded with ToolSearch when it asks
     /// (default: none; the CLI defers the rare ones).

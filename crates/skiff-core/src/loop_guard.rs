@@ -90,6 +90,11 @@ pub(crate) struct LoopGuard {
     /// The last round of calls (names, inputs, result texts) that succeeded, and how often in
     /// a row it came back the same.
     round: Option<(Vec<RoundCall>, u32)>,
+    /// How often in a row the last round's most repeated call (or the round itself) came back
+    /// the same: 1 when nothing repeated.
+    last_repeat: u32,
+    /// The tools of the last round's looks (Glob, Grep, LS) that came back the same as before.
+    repeated_tools: Vec<String>,
 }
 
 /// One call of a round as the guard compares it: tool, input, result text.
@@ -121,6 +126,8 @@ impl LoopGuard {
     ) -> Option<Repeated> {
         let mut stop = None;
         let mut counted = false;
+        self.last_repeat = 1;
+        self.repeated_tools.clear();
         for (i, (call, result)) in calls.iter().zip(results.iter_mut()).enumerate() {
             // StructuredOutput's attempts have their own bound ([`crate::structured`]); the
             // same call twice in one round counts once.
@@ -174,6 +181,12 @@ impl LoopGuard {
                 }
             };
             counted |= count >= NOTE_AT;
+            self.last_repeat = self.last_repeat.max(count);
+            // A look that keeps finding nothing, not a failing call (an Edit refused again is
+            // the right tool with the wrong input).
+            if count >= 2 && looked && !self.repeated_tools.contains(&call.name) {
+                self.repeated_tools.push(call.name.clone());
+            }
             if count >= STOP_AT {
                 stop.get_or_insert(Repeated {
                     tool: call.name.clone(),
@@ -221,6 +234,14 @@ impl LoopGuard {
                 1
             }
         };
+        self.last_repeat = self.last_repeat.max(count);
+        if count >= 2 && looks {
+            for c in calls {
+                if !self.repeated_tools.contains(&c.name) {
+                    self.repeated_tools.push(c.name.clone());
+                }
+            }
+        }
         if count >= STOP_AT {
             let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
             stop.get_or_insert(Repeated {
@@ -247,6 +268,18 @@ impl LoopGuard {
             append(&mut last.block.content, note(count, false, hint));
         }
         stop
+    }
+
+    /// Whether the last round repeated a call (or a round) answered the same as before: the
+    /// model is stuck, and more of the same sampling would repeat it again.
+    pub(crate) fn repeating(&self) -> bool {
+        self.last_repeat >= 2
+    }
+
+    /// The tools of the looks the last round repeated ([`LoopGuard::repeating`]): a small model
+    /// made to call is made to call another tool next.
+    pub(crate) fn repeated_tools(&self) -> &[String] {
+        &self.repeated_tools
     }
 
     /// The client let the run go on after `repeated`: count that call from zero again.

@@ -105,7 +105,11 @@ async fn start(
 
 impl Run {
     async fn run(&mut self) -> (Vec<SdkMessage>, ResultMessage) {
-        let mut run = self.session.run(TASK);
+        self.run_prompt(TASK).await
+    }
+
+    async fn run_prompt(&mut self, prompt: &str) -> (Vec<SdkMessage>, ResultMessage) {
+        let mut run = self.session.run(prompt);
         let mut events = Vec::new();
         while let Some(e) = run.next().await {
             events.push(e);
@@ -459,6 +463,205 @@ async fn a_plan_instead_of_the_work_is_told_to_act_with_compact_prompt() {
         assert_eq!(r.result.as_deref(), Some(plan), "{path:?}");
         assert_eq!(run.bodies().len(), 3, "{path:?}");
     }
+}
+
+/// Whether a request (of `path`'s wire format) makes the model call a tool.
+fn forces_a_call(path: Path, body: &Value) -> bool {
+    match path {
+        Path::Anthropic => body["tool_choice"] == json!({"type": "any"}),
+        Path::OpenAi => body["tool_choice"] == "required",
+    }
+}
+
+#[tokio::test]
+async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
+    let edit = ScriptTurn::tool_use(
+        "Edit",
+        json!({"file_path": "calc.sh", "old_string": "$1 - $2", "new_string": "$1 + $2"}),
+    );
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![
+            read("calc.sh"),
+            edit.clone(),
+            ScriptTurn::text("Fixed: add adds."),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(r.result.as_deref(), Some("Fixed: add adds."), "{path:?}");
+        let calc = std::fs::read_to_string(run.dir.path().join("calc.sh")).unwrap();
+        assert!(calc.contains("$1 + $2"), "{path:?}: {calc}");
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 3, "{path:?}");
+        // Before the edit, a call; after it, the model may answer.
+        assert!(forces_a_call(path, &bodies[0]), "{path:?}: {}", bodies[0]);
+        assert!(forces_a_call(path, &bodies[1]), "{path:?}");
+        assert!(bodies[2].get("tool_choice").is_none(), "{path:?}");
+        match path {
+            // A local server (the mock listens on 127.0.0.1) also gets the call's grammar: one
+            // call of an offered tool, its arguments held to the tool's schema.
+            Path::OpenAi => {
+                let calls = bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+                    .as_array()
+                    .unwrap();
+                let tools = bodies[0]["tools"].as_array().unwrap();
+                assert_eq!(calls.len(), tools.len());
+                for (call, tool) in calls.iter().zip(tools) {
+                    assert_eq!(
+                        call["properties"]["name"]["const"],
+                        tool["function"]["name"]
+                    );
+                    assert_eq!(
+                        call["properties"]["arguments"],
+                        tool["function"]["parameters"]
+                    );
+                }
+                assert!(bodies[2].get("response_format").is_none());
+            }
+            Path::Anthropic => assert!(bodies.iter().all(|b| b.get("response_format").is_none())),
+        }
+
+        // A question wants no change: never forced; nor without --compact-prompt.
+        for (prompt, compact) in [("What does calc.sh do?", true), (TASK, false)] {
+            let turns = vec![read("calc.sh"), ScriptTurn::text("It adds, wrongly.")];
+            let mut run = start(path, turns, None, |c| c.compact_tools = compact).await;
+            let (_, r) = run.run_prompt(prompt).await;
+            assert_eq!(r.result.as_deref(), Some("It adds, wrongly."), "{path:?}");
+            assert!(
+                run.bodies().iter().all(|b| b.get("tool_choice").is_none()),
+                "{path:?} {prompt} {compact}"
+            );
+        }
+    }
+
+    // The same Grep answered the same twice: the next forced call is one of another tool
+    // (the tools offered stay the same, for the prompt cache), then any again.
+    let nothing = || ScriptTurn::tool_use("Grep", json!({"pattern": "no such name"}));
+    let turns = vec![
+        nothing(),
+        nothing(),
+        read("calc.sh"),
+        edit.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Fixed."));
+    let bodies = run.bodies();
+    let callable = |b: &Value| -> Vec<String> {
+        b["response_format"]["json_schema"]["schema"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                c["properties"]["name"]["const"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert!(callable(&bodies[1]).contains(&"Grep".to_owned()));
+    let third = callable(&bodies[2]);
+    assert!(
+        !third.contains(&"Grep".to_owned()) && third.contains(&"Read".to_owned()),
+        "{third:?}"
+    );
+    assert_eq!(bodies[2]["tools"], bodies[1]["tools"]);
+    assert!(callable(&bodies[3]).contains(&"Grep".to_owned()));
+
+    // At most MAX_FORCED_CALLS (8) forced requests a prompt: then the model may answer.
+    let turns: Vec<ScriptTurn> = (0..9)
+        .map(|_| read("calc.sh"))
+        .chain([ScriptTurn::text("Nothing to change.")])
+        .collect();
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Nothing to change."));
+    let forced: Vec<bool> = run
+        .bodies()
+        .iter()
+        .map(|b| forces_a_call(Path::OpenAi, b))
+        .collect();
+    assert_eq!(forced, [[true; 8].as_slice(), &[false; 2]].concat());
+}
+
+#[tokio::test]
+async fn a_small_model_samples_low_and_more_freely_once_it_repeats_itself() {
+    let nothing = || ScriptTurn::tool_use("Grep", json!({"pattern": "no such name"}));
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![
+            nothing(),
+            nothing(),
+            read("calc.sh"),
+            ScriptTurn::text("It subtracts."),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run_prompt("What does add in calc.sh do?").await;
+        assert_eq!(r.result.as_deref(), Some("It subtracts."), "{path:?}");
+        let temperatures: Vec<Value> = run
+            .bodies()
+            .iter()
+            .map(|b| b["temperature"].clone())
+            .collect();
+        // 0.2 (as an f32 widened: compare as f32), then 1.0 after the Grep came back the same
+        // twice, then 0.2 again after another call.
+        let t = |v: &Value| v.as_f64().map(|f| f as f32);
+        assert_eq!(
+            temperatures.iter().map(t).collect::<Vec<_>>(),
+            [Some(0.2), Some(0.2), Some(1.0), Some(0.2)],
+            "{path:?}: {temperatures:?}"
+        );
+
+        // A configured temperature is the base; without --compact-prompt, only it is sent.
+        for compact in [true, false] {
+            let turns = vec![nothing(), nothing(), ScriptTurn::text("Done.")];
+            let mut run = start(path, turns, None, |c| {
+                c.compact_tools = compact;
+                c.temperature = Some(0.5);
+            })
+            .await;
+            run.run_prompt("Where is add defined?").await;
+            let sent: Vec<Option<f32>> =
+                run.bodies().iter().map(|b| t(&b["temperature"])).collect();
+            let want = if compact {
+                [Some(0.5), Some(0.5), Some(1.0)]
+            } else {
+                [Some(0.5); 3]
+            };
+            assert_eq!(sent, want, "{path:?} compact={compact}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_calls_grammar_gets_tool_choice_alone() {
+    let refused = Fault::Status {
+        status: 400,
+        retry_after: None,
+        retry_after_ms: None,
+        message: Some("failed to parse grammar".into()),
+    };
+    let turns = vec![
+        read("calc.sh").with_fault(refused),
+        read("test.sh"),
+        ScriptTurn::text("Read both."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (events, r) = run.run().await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.result.as_deref(), Some("Read both."));
+    let bodies = run.bodies();
+    assert_eq!(bodies.len(), 4, "{bodies:?}");
+    assert!(bodies[0].get("response_format").is_some());
+    // Sent again at once without it, and left out of the requests after; still forced.
+    for body in &bodies[1..] {
+        assert!(body.get("response_format").is_none(), "{body}");
+    }
+    assert!(forces_a_call(Path::OpenAi, &bodies[1]));
+    assert!(forces_a_call(Path::OpenAi, &bodies[2]));
+    let told = notices(&events, "provider");
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].contains("response_format"), "{told:?}");
 }
 
 #[tokio::test]

@@ -35,6 +35,10 @@ pub struct RequestView<'a> {
     pub tools: &'a [ToolDefinition],
     /// How the model may choose tools.
     pub tool_choice: Option<&'a ToolChoice>,
+    /// When `tool_choice` forces a call of any tool: the tools it should be a call of, where a
+    /// provider can hold the model to a set (an OpenAI-compatible local server's call grammar);
+    /// empty: any tool offered. Not sent as a field; the tools offered stay the same.
+    pub forced_among: &'a [String],
     /// Sampling temperature.
     pub temperature: Option<f32>,
     /// Custom stop sequences.
@@ -64,6 +68,7 @@ impl<'a> RequestView<'a> {
             system: None,
             tools: &[],
             tool_choice: None,
+            forced_among: &[],
             temperature: None,
             stop_sequences: &[],
             stream: true,
@@ -191,6 +196,7 @@ impl MessagesRequest {
             system: self.system.as_ref(),
             tools: &self.tools,
             tool_choice: self.tool_choice.as_ref(),
+            forced_among: &[],
             temperature: self.temperature,
             stop_sequences: &self.stop_sequences,
             stream: self.stream,

@@ -49,9 +49,48 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
     let prefix = conv
         .request_prefix(core.provider.history_encoding())
         .cloned();
-    let request = core
-        .template
-        .build(conv.messages(), prefix.as_ref(), st.max_tokens.min(room));
+    let mut request =
+        core.template
+            .build(conv.messages(), prefix.as_ref(), st.max_tokens.min(room));
+    // [small models] A task that wants a change, and nothing changed yet: a call, not a plan.
+    let forced = skiff_protocol::ToolChoice::Any {
+        disable_parallel_tool_use: None,
+    };
+    let repeated = st.loop_guard.repeated_tools();
+    let others: Vec<String> = if repeated.is_empty() {
+        Vec::new()
+    } else {
+        request
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .filter(|n| !repeated.contains(n))
+            .collect()
+    };
+    if core.config.compact_tools
+        && core.config.subagent.is_none()
+        && !request.tools.is_empty()
+        && request.thinking.is_none()
+        && request.tool_choice.is_none()
+        && crate::act_nudge::forces_call(
+            crate::act_nudge::latest_task(conv.messages()).as_deref(),
+            st.edits,
+            st.forced_calls,
+        )
+    {
+        st.forced_calls += 1;
+        request.tool_choice = Some(&forced);
+        // Stuck looking with one tool: a call of another (where the server can be held to a set).
+        request.forced_among = &others;
+    }
+    // [small models] Low temperature, more freedom once the model repeats itself.
+    if core.config.compact_tools && request.thinking.is_none() {
+        let repeating = st.loop_guard.repeating();
+        request.temperature = Some(crate::act_nudge::temperature(
+            request.temperature,
+            repeating,
+        ));
+    }
     let reply = call_model(core.provider.as_ref(), &request, sink, cancel).await;
     core.notes.add(core.provider.take_notices());
     core.notes.emit(sink, "provider");

@@ -17,6 +17,8 @@ pub(super) struct RunState {
     pub(super) edits: usize,
     /// Times the model was told to act instead of planning ([`crate::act_nudge`]).
     pub(super) nudges: u32,
+    /// Requests that made the model call a tool ([`crate::act_nudge::forces_call`]).
+    pub(super) forced_calls: u32,
     pub(super) api_ms: u64,
     pub(super) usage: Usage,
     pub(super) denials: Vec<PermissionDenial>,
@@ -66,6 +68,7 @@ impl RunState {
             actions: 0,
             edits: 0,
             nudges: 0,
+            forced_calls: 0,
             api_ms: 0,
             usage: Usage::default(),
             denials: Vec::new(),

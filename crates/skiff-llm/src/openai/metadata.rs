@@ -45,6 +45,15 @@ pub(crate) enum ServerKind {
 }
 
 impl ServerKind {
+    /// Whether it is a server of the kinds run on the user's machine (or one not known, on a
+    /// local address).
+    pub(crate) fn is_local(self) -> bool {
+        matches!(
+            self,
+            Self::LlamaCpp | Self::Ollama | Self::LmStudio | Self::Probe
+        )
+    }
+
     /// The kind named by the preset, else guessed from the base URL (the servers' default
     /// ports).
     pub(crate) fn of(preset: Option<&str>, base_url: &str) -> Self {

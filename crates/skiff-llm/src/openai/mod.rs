@@ -11,13 +11,14 @@ mod stream;
 pub mod text_calls;
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use skiff_protocol::{RequestView, StreamEvent};
 use tokio_util::sync::CancellationToken;
 
-pub use request::{CHAT_ENCODING, chat_body, chat_body_chunks};
+pub use request::{BodyExtras, CHAT_ENCODING, call_grammar, chat_body, chat_body_chunks};
 pub(crate) use stream::random_suffix;
 pub use stream::{ChunkError, ChunkTranslator};
 
@@ -208,6 +209,10 @@ struct Inner {
     served: ServedCache,
     /// The server refused `reasoning_effort`: it is left out from now on.
     effort_refused: std::sync::atomic::AtomicBool,
+    /// Whether a forced call goes out with its grammar ([`BodyExtras::call_grammar`]): local
+    /// servers (llama.cpp's stock templates ignore `tool_choice: "required"`), until one
+    /// refuses it.
+    call_grammar: std::sync::atomic::AtomicBool,
     /// What the user should hear ([`Provider::take_notices`]).
     notices: std::sync::Mutex<Vec<String>>,
 }
@@ -256,6 +261,7 @@ impl OpenAiProvider {
             let (name, value) = c.header().map_err(LlmError::Request)?;
             headers.insert(name, value);
         }
+        let local = ServerKind::of(config.preset, &config.base_url).is_local();
         Ok(Self {
             inner: Arc::new(Inner {
                 client,
@@ -264,6 +270,7 @@ impl OpenAiProvider {
                 config,
                 served: ServedCache::default(),
                 effort_refused: std::sync::atomic::AtomicBool::new(false),
+                call_grammar: std::sync::atomic::AtomicBool::new(local),
                 notices: std::sync::Mutex::default(),
             }),
         })
@@ -407,17 +414,20 @@ impl Provider for OpenAiProvider {
                     .max_tokens
                     .min(u32::try_from(cap).unwrap_or(u32::MAX))
             });
-        // The effort goes out as `reasoning_effort` until the server refuses it; then the body
-        // without it is sent instead (`without`).
-        let effort = request::reasoning_effort(request).is_some()
-            && !inner
-                .effort_refused
-                .load(std::sync::atomic::Ordering::Relaxed);
-        let bodies = chat_body_chunks(request, max_tokens, effort).and_then(|with| {
-            let without = if effort {
-                Some(Body::new(chat_body_chunks(request, max_tokens, false)?))
-            } else {
+        // The effort goes out as `reasoning_effort`, and a forced call with its grammar, until
+        // the server refuses them; then the body without them (`without`) is sent instead.
+        let extras = BodyExtras {
+            effort: request::reasoning_effort(request).is_some()
+                && !inner.effort_refused.load(Ordering::Relaxed),
+            call_grammar: inner.call_grammar.load(Ordering::Relaxed)
+                && request::call_grammar(request).is_some(),
+        };
+        let bodies = chat_body_chunks(request, max_tokens, extras).and_then(|with| {
+            let without = if extras == BodyExtras::default() {
                 None
+            } else {
+                let plain = chat_body_chunks(request, max_tokens, BodyExtras::default())?;
+                Some(Body::new(plain))
             };
             Ok((Body::new(with), without))
         });
@@ -443,20 +453,17 @@ impl Provider for OpenAiProvider {
         };
         let attempt_cancel = cancel.clone();
         retrying(retry, cancel, move || {
-            let body = match &without {
-                Some(w)
-                    if inner
-                        .effort_refused
-                        .load(std::sync::atomic::Ordering::Relaxed) =>
-                {
-                    w.clone()
-                }
-                _ => body.clone(),
+            // Refused in an earlier attempt: the plain body from now on.
+            let refused = (extras.effort && inner.effort_refused.load(Ordering::Relaxed))
+                || (extras.call_grammar && !inner.call_grammar.load(Ordering::Relaxed));
+            let (body, without) = match &without {
+                Some(w) if refused => (w.clone(), None),
+                _ => (body.clone(), without.clone()),
             };
-            Ok(Box::pin(effort_fallback(
+            Ok(Box::pin(extras_fallback(
                 inner.clone(),
-                body,
-                without.clone(),
+                (body, extras),
+                without,
                 (Arc::clone(&model), Arc::clone(&tools)),
                 attempt_cancel.clone(),
             )) as AttemptStream)
@@ -472,11 +479,12 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// One attempt; when the server refuses `reasoning_effort` (HTTP 400 naming it), the effort is
-/// left out from now on (the user is told once) and the body without it is sent at once.
-fn effort_fallback(
+/// One attempt; when the server refuses what `extras` added (HTTP 400 naming
+/// `reasoning_effort`; any 400 to a body with a call grammar), that is left out from now on
+/// (the user is told once) and the body without it is sent at once.
+fn extras_fallback(
     inner: Arc<Inner>,
-    body: Body,
+    (body, extras): (Body, BodyExtras),
     without: Option<Body>,
     (model, tools): (Arc<str>, Arc<[String]>),
     cancel: CancellationToken,
@@ -490,21 +498,16 @@ fn effort_fallback(
             match item {
                 Err(AttemptError::Http { status: 400, message, .. })
                     if !produced
-                        && without.is_some()
-                        && !inner.effort_refused.load(std::sync::atomic::Ordering::Relaxed)
-                        && refuses_effort(&message) =>
+                        && let Some(without) = without.clone()
+                        && let Some(what) = refused_extra(&inner, extras, &message) =>
                 {
-                    inner
-                        .effort_refused
-                        .store(true, std::sync::atomic::Ordering::Relaxed);
                     if let Ok(mut notices) = inner.notices.lock() {
                         notices.push(format!(
-                            "the server at {} does not take reasoning_effort ({}); --effort is left out of its requests",
+                            "the server at {} does not take {what} ({}); it is left out of its requests",
                             inner.config.base_url,
                             message.chars().take(160).collect::<String>()
                         ));
                     }
-                    let Some(without) = without.clone() else { return };
                     let mut again = Box::pin(attempt(inner.clone(), without, translator(), cancel));
                     while let Some(item) = again.next().await {
                         yield item;
@@ -518,6 +521,20 @@ fn effort_fallback(
             }
         }
     }
+}
+
+/// Which of `extras` a 400 answer with `message` refuses, now marked refused: the effort when
+/// the message names it (the user's `--effort`), else the call grammar when the body had one.
+fn refused_extra(inner: &Inner, extras: BodyExtras, message: &str) -> Option<&'static str> {
+    if extras.effort && refuses_effort(message) {
+        inner.effort_refused.store(true, Ordering::Relaxed);
+        return Some("reasoning_effort (--effort)");
+    }
+    if extras.call_grammar {
+        inner.call_grammar.store(false, Ordering::Relaxed);
+        return Some("a response_format for forced tool calls");
+    }
+    None
 }
 
 /// Whether a 400 answer's message is about the `reasoning_effort` field (an unknown field, an

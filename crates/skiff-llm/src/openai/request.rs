@@ -28,21 +28,37 @@ pub const CHAT_ENCODING: MessageEncoding = MessageEncoding {
     encode: encode_message,
 };
 
+/// What goes into a body beyond the request itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BodyExtras {
+    /// The request's `output_config.effort` as `reasoning_effort`.
+    pub effort: bool,
+    /// When the request forces a call (`tool_choice` any or a named tool), a `response_format`
+    /// whose JSON schema admits exactly one call of an offered tool ([`call_grammar`]): servers
+    /// that do not honour `tool_choice: "required"` (llama.cpp's stock templates) then still
+    /// give a well-formed call, as JSON text the text-call fallback turns into a call.
+    pub call_grammar: bool,
+}
+
 /// The chat-completions body for `request` (always streaming, usage included), as one value.
 pub fn chat_body(request: &RequestView<'_>) -> Result<Value, serde_json::Error> {
-    let chunks = chat_body_chunks(request, request.max_tokens, true)?;
+    let extras = BodyExtras {
+        effort: true,
+        call_grammar: false,
+    };
+    let chunks = chat_body_chunks(request, request.max_tokens, extras)?;
     let all: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
     serde_json::from_slice(&all)
 }
 
 /// The chat-completions body for `request` as chunks to send one after the other, with
 /// `max_tokens` in place of the request's. The request's prefix is used when it is in
-/// [`CHAT_ENCODING`] (otherwise every message is serialized). With `effort`, the request's
-/// `output_config.effort` goes out as `reasoning_effort`.
+/// [`CHAT_ENCODING`] (otherwise every message is serialized), with the [`BodyExtras`] asked
+/// for.
 pub fn chat_body_chunks(
     request: &RequestView<'_>,
     max_tokens: u32,
-    effort: bool,
+    extras: BodyExtras,
 ) -> Result<Vec<Bytes>, serde_json::Error> {
     let (segments, start, before): (&[Bytes], usize, usize) = match request.prefix {
         Some(p) if p.count() < request.messages.len() && p.encoding() == CHAT_ENCODING => {
@@ -58,8 +74,13 @@ pub fn chat_body_chunks(
     let any_message = out.count() > 0;
     let closing = Closing {
         model: request.model,
-        reasoning_effort: if effort {
+        reasoning_effort: if extras.effort {
             reasoning_effort(request)
+        } else {
+            None
+        },
+        response_format: if extras.call_grammar {
+            call_grammar(request)
         } else {
             None
         },
@@ -128,6 +149,8 @@ struct Closing<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<Value>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     stop: &'a [String],
     stream: bool,
@@ -153,6 +176,46 @@ fn tool_choice(request: &RequestView<'_>) -> Option<Value> {
         ToolChoice::None => Value::from("none"),
         ToolChoice::Tool { name, .. } => json!({"type": "function", "function": {"name": name}}),
     })
+}
+
+/// For a request that forces a call (`tool_choice` any, or a named tool), a `response_format`
+/// whose JSON schema is one call, `{"name": …, "arguments": …}`, of an offered tool (of the
+/// named one; for any, of the request's `forced_among` when it names offered tools), its
+/// arguments held to the tool's input schema. `None` when no call is forced or no tool is
+/// offered.
+pub fn call_grammar(request: &RequestView<'_>) -> Option<Value> {
+    use skiff_protocol::ToolChoice;
+    let among = |name: &str| request.forced_among.iter().any(|n| n == name);
+    let narrowed = request.tools.iter().any(|t| among(&t.name));
+    let only = match request.tool_choice? {
+        ToolChoice::Any { .. } => None,
+        ToolChoice::Tool { name, .. } => Some(name.as_str()),
+        ToolChoice::Auto { .. } | ToolChoice::None => return None,
+    };
+    let calls: Vec<Value> = request
+        .tools
+        .iter()
+        .filter(|t| match only {
+            Some(n) => n == t.name,
+            None => !narrowed || among(&t.name),
+        })
+        .map(|t| {
+            let arguments = ToolDef::of(t).function.parameters.into_owned();
+            json!({
+                "type": "object",
+                "properties": {"name": {"const": t.name}, "arguments": arguments},
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "type": "json_schema",
+        "json_schema": {"name": "tool_call", "schema": {"anyOf": calls}},
+    }))
 }
 
 #[derive(Serialize)]
@@ -622,6 +685,89 @@ mod tests {
         MessagesRequest, SystemBlock, ToolDefinition, ToolResultBlock, ToolUseBlock,
     };
 
+    const WITH_EFFORT: BodyExtras = BodyExtras {
+        effort: true,
+        call_grammar: false,
+    };
+
+    #[test]
+    fn a_forced_call_is_held_to_one_call_of_an_offered_tool_when_asked() {
+        use skiff_protocol::ToolChoice;
+        let tool = |name: &str, schema: Value| ToolDefinition {
+            name: name.into(),
+            description: Some(format!("The {name} tool.")),
+            input_schema: schema,
+            cache_control: None,
+            extra: Default::default(),
+        };
+        let bash = json!({"type": "object", "properties": {"command": {"type": "string"}},
+            "required": ["command"]});
+        let mut req = MessagesRequest::new("qwen", 64, vec![Message::user_text("fix it")]);
+        req.tools = vec![
+            tool("Bash", bash.clone()),
+            tool("Read", json!("not a schema")),
+        ];
+        let grammar = BodyExtras {
+            effort: false,
+            call_grammar: true,
+        };
+        let body = |req: &MessagesRequest| -> Value {
+            let chunks = chat_body_chunks(&req.view(), 64, grammar).unwrap();
+            serde_json::from_slice(&chunks.concat()).unwrap()
+        };
+        // Nothing forced: no grammar, whatever is asked.
+        assert!(body(&req).get("response_format").is_none());
+        req.tool_choice = Some(ToolChoice::Auto {
+            disable_parallel_tool_use: None,
+        });
+        assert!(body(&req).get("response_format").is_none());
+        // Any tool: one call of either, arguments held to the tool's schema (an object schema
+        // in place of one that is not).
+        req.tool_choice = Some(ToolChoice::Any {
+            disable_parallel_tool_use: None,
+        });
+        let call = |name: &str, arguments: Value| {
+            json!({"type": "object",
+                "properties": {"name": {"const": name}, "arguments": arguments},
+                "required": ["name", "arguments"], "additionalProperties": false})
+        };
+        let want = json!({"type": "json_schema", "json_schema": {"name": "tool_call", "schema":
+            {"anyOf": [call("Bash", bash.clone()),
+                call("Read", json!({"type": "object", "properties": {}}))]}}});
+        let forced = body(&req);
+        assert_eq!(forced["response_format"], want);
+        assert_eq!(forced["tool_choice"], "required");
+        assert_eq!(forced["tools"].as_array().map(Vec::len), Some(2));
+        // Any of a set: only theirs; a set that names no offered tool narrows nothing.
+        let read_only = ["Read".to_owned()];
+        let mut view = req.view();
+        view.forced_among = &read_only;
+        let chunks = chat_body_chunks(&view, 64, grammar).unwrap();
+        let narrowed: Value = serde_json::from_slice(&chunks.concat()).unwrap();
+        assert_eq!(
+            narrowed["response_format"]["json_schema"]["schema"],
+            json!({"anyOf": [call("Read", json!({"type": "object", "properties": {}}))]})
+        );
+        assert_eq!(narrowed["tools"].as_array().map(Vec::len), Some(2));
+        let unknown = ["Nope".to_owned()];
+        view.forced_among = &unknown;
+        assert_eq!(call_grammar(&view), Some(want.clone()));
+        // A named tool: only its call.
+        req.tool_choice = Some(ToolChoice::Tool {
+            name: "Bash".into(),
+            disable_parallel_tool_use: None,
+        });
+        assert_eq!(
+            body(&req)["response_format"]["json_schema"]["schema"],
+            json!({"anyOf": [call("Bash", bash)]})
+        );
+        // Not asked for (a server that refused it): the forced body has none.
+        let chunks = chat_body_chunks(&req.view(), 64, BodyExtras::default()).unwrap();
+        let plain: Value = serde_json::from_slice(&chunks.concat()).unwrap();
+        assert!(plain.get("response_format").is_none());
+        assert_eq!(plain["tool_choice"]["function"]["name"], "Bash");
+    }
+
     #[test]
     fn tool_choice_becomes_the_chat_form_and_only_with_tools() {
         use skiff_protocol::ToolChoice;
@@ -862,7 +1008,7 @@ mod tests {
                     view.stop_sequences = &stop;
                 }
                 view.cache_last_message = true;
-                let expected = joined(&chat_body_chunks(&view, 512, true).unwrap());
+                let expected = joined(&chat_body_chunks(&view, 512, WITH_EFFORT).unwrap());
                 // The reference body, key order aside (serde_json keeps insertion order when a
                 // dependency enables `preserve_order`).
                 assert_eq!(
@@ -872,7 +1018,7 @@ mod tests {
                 );
                 // The same bytes with a prefix, and with one in the Messages API's format.
                 view.prefix = Some(&prefix);
-                let chunks = chat_body_chunks(&view, 512, true).unwrap();
+                let chunks = chat_body_chunks(&view, 512, WITH_EFFORT).unwrap();
                 assert_eq!(
                     String::from_utf8(joined(&chunks)).unwrap(),
                     String::from_utf8(expected.clone()).unwrap(),
@@ -882,7 +1028,7 @@ mod tests {
                 other.extend(&messages[..len - 1]).unwrap();
                 view.prefix = Some(&other);
                 assert_eq!(
-                    joined(&chat_body_chunks(&view, 512, true).unwrap()),
+                    joined(&chat_body_chunks(&view, 512, WITH_EFFORT).unwrap()),
                     expected
                 );
             }
@@ -893,9 +1039,10 @@ mod tests {
             )];
             let mut view = RequestView::new("qwen", 512, &lone);
             view.system = with_system.then_some(&system);
-            let body: Value =
-                serde_json::from_slice(&joined(&chat_body_chunks(&view, 512, true).unwrap()))
-                    .unwrap();
+            let body: Value = serde_json::from_slice(&joined(
+                &chat_body_chunks(&view, 512, WITH_EFFORT).unwrap(),
+            ))
+            .unwrap();
             assert_eq!(body, reference::chat_body_value(&view));
         }
     }
@@ -929,9 +1076,10 @@ mod tests {
     #[test]
     fn the_servers_output_cap_replaces_max_tokens() {
         let req = MessagesRequest::new("m", 8192, vec![Message::user_text("hi")]);
-        let body: Value =
-            serde_json::from_slice(&joined(&chat_body_chunks(&req.view(), 4096, true).unwrap()))
-                .unwrap();
+        let body: Value = serde_json::from_slice(&joined(
+            &chat_body_chunks(&req.view(), 4096, WITH_EFFORT).unwrap(),
+        ))
+        .unwrap();
         assert_eq!(body["max_tokens"], 4096);
     }
 
