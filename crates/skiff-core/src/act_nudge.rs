@@ -84,8 +84,24 @@ const CHANGE_VERBS: [&str; 16] = [
     "rewrite",
 ];
 
-/// Whether `task` asks for a change (one of [`CHANGE_VERBS`] as a word).
+/// Words a question starts with, in lower case: "What does add do?" names a change verb and
+/// asks for none.
+const QUESTION_WORDS: [&str; 8] = [
+    "what", "why", "how", "where", "which", "who", "when", "does",
+];
+
+/// Whether `task` asks for a change: one of [`CHANGE_VERBS`] as a word, in a task that is not a
+/// question ([`QUESTION_WORDS`] first, a `?` last).
 fn asks_for_change(task: &str) -> bool {
+    let task = task.trim();
+    let first = task
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_lowercase();
+    if task.ends_with('?') && QUESTION_WORDS.contains(&first.as_str()) {
+        return false;
+    }
     task.split(|c: char| !c.is_alphanumeric())
         .any(|w| CHANGE_VERBS.iter().any(|v| w.eq_ignore_ascii_case(v)))
 }
@@ -172,6 +188,22 @@ pub(crate) fn is_a_plan(answer: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_that_names_a_change_verb_asks_for_none() {
+        assert!(asks_for_change("The tests fail. Find the bug and fix it."));
+        assert!(asks_for_change("Can you fix the add function?"));
+        assert!(asks_for_change("add a --verbose flag"));
+        assert!(!asks_for_change("What does add in calc.sh do?"));
+        assert!(!asks_for_change("  How would I fix this? "));
+        assert!(!asks_for_change("Where is add defined?"));
+        assert!(!asks_for_change("Explain the code"));
+        assert!(forces_call(Some("Fix add."), 0, 0));
+        assert!(!forces_call(Some("Fix add."), 1, 0));
+        assert!(!forces_call(Some("Fix add."), 0, MAX_FORCED_CALLS));
+        assert!(!forces_call(Some("Why does add fail?"), 0, 0));
+        assert!(!forces_call(None, 0, 0));
+    }
 
     #[test]
     fn the_reply_restates_the_task_not_an_earlier_reply() {
