@@ -93,7 +93,8 @@ pub(crate) struct LoopGuard {
     /// How often in a row the last round's most repeated call (or the round itself) came back
     /// the same: 1 when nothing repeated.
     last_repeat: u32,
-    /// The tools of the last round's looks (Glob, Grep, LS) that came back the same as before.
+    /// The looking tools (Glob, Grep, LS) whose same call found nothing twice or more since
+    /// anything else ran, or whose round came back the same.
     repeated_tools: Vec<String>,
 }
 
@@ -182,11 +183,6 @@ impl LoopGuard {
             };
             counted |= count >= NOTE_AT;
             self.last_repeat = self.last_repeat.max(count);
-            // A look that keeps finding nothing, not a failing call (an Edit refused again is
-            // the right tool with the wrong input).
-            if count >= 2 && looked && !self.repeated_tools.contains(&call.name) {
-                self.repeated_tools.push(call.name.clone());
-            }
             if count >= STOP_AT {
                 stop.get_or_insert(Repeated {
                     tool: call.name.clone(),
@@ -198,6 +194,14 @@ impl LoopGuard {
             } else if count >= NOTE_AT {
                 let hint = hint(call, &failure, ctx).await;
                 append(&mut result.block.content, note(count, failed, &hint));
+            }
+        }
+        // Looks that found nothing twice or more since anything else ran (a small model
+        // alternates Grep and Glob that both find nothing), not failing calls (an Edit refused
+        // again is the right tool with the wrong input).
+        for f in &self.failing {
+            if !f.failed && f.count >= 2 && !self.repeated_tools.contains(&f.name) {
+                self.repeated_tools.push(f.name.clone());
             }
         }
         // A whole round of calls sent again, right after itself, with the same inputs and

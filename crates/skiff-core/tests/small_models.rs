@@ -569,6 +569,28 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     assert_eq!(bodies[2]["tools"], bodies[1]["tools"]);
     assert!(callable(&bodies[3]).contains(&"Grep".to_owned()));
 
+    // Grep and Glob that find nothing, alternating: each stays left out while it keeps finding
+    // nothing, until something else runs.
+    let glob = || ScriptTurn::tool_use("Glob", json!({"pattern": "**/*.js"}));
+    let turns = vec![
+        nothing(),
+        nothing(),
+        glob(),
+        glob(),
+        read("calc.sh"),
+        edit.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Fixed."));
+    let bodies = run.bodies();
+    let has = |b: &Value, tool: &str| callable(b).contains(&tool.to_owned());
+    assert!(!has(&bodies[2], "Grep") && has(&bodies[2], "Glob"));
+    assert!(!has(&bodies[3], "Grep") && has(&bodies[3], "Glob"));
+    assert!(!has(&bodies[4], "Grep") && !has(&bodies[4], "Glob") && has(&bodies[4], "Read"));
+    assert!(has(&bodies[5], "Grep") && has(&bodies[5], "Glob"));
+
     // At most MAX_FORCED_CALLS (8) forced requests a prompt: then the model may answer.
     let turns: Vec<ScriptTurn> = (0..9)
         .map(|_| read("calc.sh"))
