@@ -57,7 +57,7 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
         disable_parallel_tool_use: None,
     };
     let repeated = st.loop_guard.repeated_tools();
-    let others: Vec<String> = if repeated.is_empty() {
+    let others: Vec<String> = if !core.config.compact_tools || repeated.is_empty() {
         Vec::new()
     } else {
         request
