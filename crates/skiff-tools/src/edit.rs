@@ -146,7 +146,7 @@ fn apply(content: &str, input: &EditInput) -> Result<String, String> {
              replace all occurrences, set replace_all to true. To replace only one occurrence, \
              please provide more context to uniquely identify the instance.\nString: {}{}",
             input.old_string,
-            match_lines(content, &old)
+            match_lines(content, &old, &input.new_string)
         ));
     }
     Ok(if input.replace_all {
@@ -190,9 +190,11 @@ fn closest_line(content: &str, old_string: &str) -> String {
 const SHOW_WHOLE_BYTES: usize = 4_096;
 
 /// For an `old_string` found more than once: the lines each match starts on, so a model can
-/// add the text that tells them apart.
-fn match_lines(content: &str, old: &str) -> String {
-    let starts: Vec<usize> = content
+/// add the text that tells them apart, and for each line that holds one match and is unique in
+/// the file, the edit of that line alone (its `old_string` and its `new_string`, with `new`
+/// put in place of the match), ready to send.
+fn match_lines(content: &str, old: &str, new: &str) -> String {
+    let mut starts: Vec<usize> = content
         .match_indices(old)
         .map(|(at, _)| content[..at].matches('\n').count())
         .collect();
@@ -204,24 +206,38 @@ fn match_lines(content: &str, old: &str) -> String {
     if starts.len() > HELP_LINES {
         out.push_str(&format!("\n… and {} more", starts.len() - HELP_LINES));
     }
-    // A whole line is usually unique where a part of it is not: offer each one that is (a
-    // small model told only of the first took `replace_all` instead when it meant another).
-    let unique_lines: Vec<(usize, &str)> = starts
+    // A whole line is usually unique where a part of it is not: offer the edit of each one
+    // that is. A small model told only of the first took `replace_all` instead when it meant
+    // another; told only to send the whole line as old_string, it sent `new_string` "+" for a
+    // `-` it meant to turn into `+`, and the line became "+".
+    starts.dedup();
+    let edits: Vec<String> = starts
         .iter()
         .filter_map(|&i| Some((i, *lines.get(i)?)))
         .filter(|(_, l)| {
-            !old.contains('\n') && l.trim() != old.trim() && content.matches(*l).count() == 1
+            !old.contains('\n')
+                && l.trim() != old.trim()
+                && l.matches(old).count() == 1
+                && content.matches(*l).count() == 1
         })
         .take(HELP_LINES)
+        .map(|(i, line)| {
+            // As JSON (quotes and backslashes escaped), old_string first.
+            let quoted = |s: &str| serde_json::Value::from(s).to_string();
+            format!(
+                "\nline {}: {{\"old_string\": {}, \"new_string\": {}}}",
+                i + 1,
+                quoted(line),
+                quoted(&line.replacen(old, new, 1))
+            )
+        })
         .collect();
-    if !unique_lines.is_empty() {
+    if !edits.is_empty() {
         out.push_str(
-            "\nTo change only one of them, send the Edit again with old_string set to that \
-             match's whole line (without its number), which is unique:",
+            "\nTo change only one of them, send the Edit again with that match's line as \
+             old_string (it is unique) and the line as it should be as new_string:",
         );
-        for (i, line) in unique_lines {
-            out.push_str(&format!("\nfor line {}: {line}", i + 1));
-        }
+        out.extend(edits);
     }
     out
 }
@@ -237,6 +253,24 @@ mod tests {
             new_string: new.into(),
             replace_all: all,
         }
+    }
+
+    #[test]
+    fn a_match_found_twice_offers_the_edit_of_each_line_that_holds_it_once() {
+        let content = "x = a - b - c\ny = a - b\ny = a - b\n";
+        let e = apply(content, &input("a - b", "say \"a\" \\ b", false)).unwrap_err();
+        // Lines 2 and 3 are the same text, so neither is unique: only line 1 is offered, and
+        // its new_string is escaped as JSON.
+        assert!(
+            e.ends_with(
+                "as new_string:\nline 1: {\"old_string\": \"x = a - b - c\", \"new_string\": \
+                 \"x = say \\\"a\\\" \\\\ b - c\"}"
+            ),
+            "{e}"
+        );
+        // A line with the match twice is not offered (which of the two is meant is unknown).
+        let e = apply("k = b - b\nb\n", &input("b", "c", false)).unwrap_err();
+        assert!(!e.contains("To change only one"), "{e}");
     }
 
     #[test]
@@ -256,9 +290,11 @@ mod tests {
             e.ends_with(
                 "\nThe matches start on these lines:\n1\tadd() { echo $(( $1 - $2 )); }\n2\tsub() \
                  { echo $(( $1 - $2 )); }\nTo change only one of them, send the Edit again with \
-                 old_string set to that match's whole line (without its number), which is \
-                 unique:\nfor line 1: add() { echo $(( $1 - $2 )); }\nfor line 2: sub() { echo \
-                 $(( $1 - $2 )); }"
+                 that match's line as old_string (it is unique) and the line as it should be as \
+                 new_string:\nline 1: {\"old_string\": \"add() { echo $(( $1 - $2 )); \
+                 }\", \"new_string\": \"add() { echo $(( $1 + $2 )); }\"}\nline 2: \
+                 {\"old_string\": \"sub() { echo $(( $1 - $2 )); }\", \"new_string\": \"sub() \
+                 { echo $(( $1 + $2 )); }\"}"
             ),
             "{e}"
         );
