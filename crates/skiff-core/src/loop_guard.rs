@@ -44,6 +44,8 @@ struct Failing {
     count: u32,
     /// A failure (else a search that again found nothing).
     failed: bool,
+    /// Of `count`, how many came since anything but a look ran.
+    recent: u32,
 }
 
 /// A call the guard stops the run for.
@@ -93,8 +95,8 @@ pub(crate) struct LoopGuard {
     /// How often in a row the last round's most repeated call (or the round itself) came back
     /// the same: 1 when nothing repeated.
     last_repeat: u32,
-    /// The looking tools (Glob, Grep, LS) whose same call found nothing twice or more since
-    /// anything else ran, or whose round came back the same.
+    /// The looking tools (Glob, Grep, LS) whose same call found nothing, or failed the same,
+    /// twice or more since anything else ran, or whose round came back the same.
     repeated_tools: Vec<String>,
 }
 
@@ -143,6 +145,9 @@ impl LoopGuard {
             if !looking {
                 // Something may have changed: a look may answer differently now.
                 self.failing.retain(|f| f.failed);
+                for f in &mut self.failing {
+                    f.recent = 0;
+                }
             }
             let failed = result.block.is_error == Some(true) && result.denial.is_none();
             let looked = looking
@@ -162,11 +167,13 @@ impl LoopGuard {
             let count = match at {
                 Some(i) if self.failing[i].failure == failure => {
                     self.failing[i].count += 1;
+                    self.failing[i].recent += 1;
                     self.failing[i].count
                 }
                 Some(i) => {
                     self.failing[i].failure = failure.clone();
                     self.failing[i].count = 1;
+                    self.failing[i].recent = 1;
                     self.failing[i].failed = failed;
                     1
                 }
@@ -177,6 +184,7 @@ impl LoopGuard {
                         failure: failure.clone(),
                         count: 1,
                         failed,
+                        recent: 1,
                     });
                     1
                 }
@@ -196,11 +204,15 @@ impl LoopGuard {
                 append(&mut result.block.content, note(count, failed, &hint));
             }
         }
-        // Looks that found nothing twice or more since anything else ran (a small model
-        // alternates Grep and Glob that both find nothing), not failing calls (an Edit refused
-        // again is the right tool with the wrong input).
+        // Looks that found nothing, or failed the same, twice or more since anything else ran
+        // (a small model alternates Grep and Glob that both find nothing, or sends a Glob of a
+        // file's path five times); not other failing calls (an Edit refused again is the right
+        // tool with the wrong input).
         for f in &self.failing {
-            if !f.failed && f.count >= 2 && !self.repeated_tools.contains(&f.name) {
+            if LOOKING_TOOLS.contains(&f.name.as_str())
+                && f.recent >= 2
+                && !self.repeated_tools.contains(&f.name)
+            {
                 self.repeated_tools.push(f.name.clone());
             }
         }

@@ -591,8 +591,26 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     assert!(!has(&bodies[4], "Grep") && !has(&bodies[4], "Glob") && has(&bodies[4], "Read"));
     assert!(has(&bodies[5], "Grep") && has(&bodies[5], "Glob"));
 
-    // At most MAX_FORCED_CALLS (8) forced requests a prompt: then the model may answer.
-    let turns: Vec<ScriptTurn> = (0..9)
+    // A look that fails the same twice (a Glob given a file as its directory) is left out
+    // too, until something else runs.
+    let glob_file = || ScriptTurn::tool_use("Glob", json!({"pattern": "*", "path": "calc.sh"}));
+    let turns = vec![
+        glob_file(),
+        glob_file(),
+        read("calc.sh"),
+        edit.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Fixed."));
+    let bodies = run.bodies();
+    assert!(has(&bodies[1], "Glob"));
+    assert!(!has(&bodies[2], "Glob") && has(&bodies[2], "Grep"));
+    assert!(has(&bodies[3], "Glob"));
+
+    // At most MAX_FORCED_CALLS (16) forced requests a prompt: then the model may answer.
+    let turns: Vec<ScriptTurn> = (0..17)
         .map(|_| read("calc.sh"))
         .chain([ScriptTurn::text("Nothing to change.")])
         .collect();
@@ -604,7 +622,7 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
         .iter()
         .map(|b| forces_a_call(Path::OpenAi, b))
         .collect();
-    assert_eq!(forced, [[true; 8].as_slice(), &[false; 2]].concat());
+    assert_eq!(forced, [[true; 16].as_slice(), &[false; 2]].concat());
 }
 
 #[tokio::test]
