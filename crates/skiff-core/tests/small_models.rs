@@ -473,6 +473,22 @@ fn forces_a_call(path: Path, body: &Value) -> bool {
     }
 }
 
+/// The request bodies of a compact run (OpenAI-compatible path) whose model sends `call`
+/// twice, then reads calc.sh and sends `edit`.
+async fn twice_then_fixed(call: ScriptTurn, edit: &ScriptTurn) -> Vec<Value> {
+    let turns = vec![
+        call.clone(),
+        call,
+        read("calc.sh"),
+        edit.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Fixed."));
+    run.bodies()
+}
+
 #[tokio::test]
 async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     let edit = ScriptTurn::tool_use(
@@ -536,17 +552,7 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     // The same Grep answered the same twice: the next forced call is one of another tool
     // (the tools offered stay the same, for the prompt cache), then any again.
     let nothing = || ScriptTurn::tool_use("Grep", json!({"pattern": "no such name"}));
-    let turns = vec![
-        nothing(),
-        nothing(),
-        read("calc.sh"),
-        edit.clone(),
-        ScriptTurn::text("Fixed."),
-    ];
-    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
-    let (_, r) = run.run().await;
-    assert_eq!(r.result.as_deref(), Some("Fixed."));
-    let bodies = run.bodies();
+    let bodies = twice_then_fixed(nothing(), &edit).await;
     let callable = |b: &Value| -> Vec<String> {
         b["response_format"]["json_schema"]["schema"]["anyOf"]
             .as_array()
@@ -593,18 +599,8 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
 
     // A look that fails the same twice (a Glob given a file as its directory) is left out
     // too, until something else runs.
-    let glob_file = || ScriptTurn::tool_use("Glob", json!({"pattern": "*", "path": "calc.sh"}));
-    let turns = vec![
-        glob_file(),
-        glob_file(),
-        read("calc.sh"),
-        edit.clone(),
-        ScriptTurn::text("Fixed."),
-    ];
-    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
-    let (_, r) = run.run().await;
-    assert_eq!(r.result.as_deref(), Some("Fixed."));
-    let bodies = run.bodies();
+    let glob_file = ScriptTurn::tool_use("Glob", json!({"pattern": "*", "path": "calc.sh"}));
+    let bodies = twice_then_fixed(glob_file, &edit).await;
     assert!(has(&bodies[1], "Glob"));
     assert!(!has(&bodies[2], "Glob") && has(&bodies[2], "Grep"));
     assert!(has(&bodies[3], "Glob"));
