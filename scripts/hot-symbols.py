@@ -18,7 +18,7 @@ the OpenAI-compatible path. Functions of earlier scenarios come first, so `--ver
 one-turn answer touch the fewest pages.
 
 Needs valgrind and perf. Takes two release builds in target/hot-symbols* and a relink per round
-(about 15 minutes on 2 cores).
+(20–25 minutes on 2 cores: measured 17 minutes with the helpers already built).
 Run it again after a toolchain or dependency update (symbol names carry a hash of both; a
 stale name is skipped by the linker, so a stale file costs memory, never correctness):
 
