@@ -473,16 +473,10 @@ fn forces_a_call(path: Path, body: &Value) -> bool {
     }
 }
 
-/// The request bodies of a compact run (OpenAI-compatible path) whose model sends `call`
-/// twice, then reads calc.sh and sends `edit`.
-async fn twice_then_fixed(call: ScriptTurn, edit: &ScriptTurn) -> Vec<Value> {
-    let turns = vec![
-        call.clone(),
-        call,
-        read("calc.sh"),
-        edit.clone(),
-        ScriptTurn::text("Fixed."),
-    ];
+/// The request bodies of a compact run (OpenAI-compatible path) whose model sends `calls`,
+/// then reads calc.sh and sends `edit`.
+async fn fixed_after(mut turns: Vec<ScriptTurn>, edit: &ScriptTurn) -> Vec<Value> {
+    turns.extend([read("calc.sh"), edit.clone(), ScriptTurn::text("Fixed.")]);
     let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
     let (_, r) = run.run().await;
     assert_eq!(r.result.as_deref(), Some("Fixed."));
@@ -552,7 +546,7 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     // The same Grep answered the same twice: the next forced call is one of another tool
     // (the tools offered stay the same, for the prompt cache), then any again.
     let nothing = || ScriptTurn::tool_use("Grep", json!({"pattern": "no such name"}));
-    let bodies = twice_then_fixed(nothing(), &edit).await;
+    let bodies = fixed_after(vec![nothing(), nothing()], &edit).await;
     let callable = |b: &Value| -> Vec<String> {
         b["response_format"]["json_schema"]["schema"]["anyOf"]
             .as_array()
@@ -578,19 +572,7 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     // Grep and Glob that find nothing, alternating: each stays left out while it keeps finding
     // nothing, until something else runs.
     let glob = || ScriptTurn::tool_use("Glob", json!({"pattern": "**/*.js"}));
-    let turns = vec![
-        nothing(),
-        nothing(),
-        glob(),
-        glob(),
-        read("calc.sh"),
-        edit.clone(),
-        ScriptTurn::text("Fixed."),
-    ];
-    let mut run = start(Path::OpenAi, turns, None, |c| c.compact_tools = true).await;
-    let (_, r) = run.run().await;
-    assert_eq!(r.result.as_deref(), Some("Fixed."));
-    let bodies = run.bodies();
+    let bodies = fixed_after(vec![nothing(), nothing(), glob(), glob()], &edit).await;
     let has = |b: &Value, tool: &str| callable(b).contains(&tool.to_owned());
     assert!(!has(&bodies[2], "Grep") && has(&bodies[2], "Glob"));
     assert!(!has(&bodies[3], "Grep") && has(&bodies[3], "Glob"));
@@ -600,7 +582,7 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     // A look that fails the same twice (a Glob given a file as its directory) is left out
     // too, until something else runs.
     let glob_file = ScriptTurn::tool_use("Glob", json!({"pattern": "*", "path": "calc.sh"}));
-    let bodies = twice_then_fixed(glob_file, &edit).await;
+    let bodies = fixed_after(vec![glob_file.clone(), glob_file], &edit).await;
     assert!(has(&bodies[1], "Glob"));
     assert!(!has(&bodies[2], "Glob") && has(&bodies[2], "Grep"));
     assert!(has(&bodies[3], "Glob"));
