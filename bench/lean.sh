@@ -2,8 +2,9 @@
 # Issue 34's figures beside their targets, from one command: stripped binary size, peak RSS of
 # `skiff --version` and of 20 Bash turns against a zero-delay skiff-mock, the first answer over
 # `skiff --version`, the time per Bash turn over one bash spawn, the fixed prompt prefix
-# (system + tools) with and without --compact-prompt, and (with BUILD_TIME=1) a clean release
-# build's wall time in a temporary target directory, with the load average beside it.
+# (system + tools) with and without --compact-prompt, the simulated 30-turn session's cost against
+# Claude Code's (bench/cost.py), and (with BUILD_TIME=1) a clean release build's wall time in a
+# temporary target directory, with the load average beside it.
 #
 #   ./bench/lean.sh                  # builds target/release's skiff and skiff-mock first
 #   SKIP_BUILD=1 ./bench/lean.sh     # measures what target/release holds
@@ -29,4 +30,6 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   cargo build --release --locked -q -p skiff-cli -p skiff-testkit --bin skiff --bin skiff-sandbox \
     --bin skiff-mock
 fi
-exec python3 bench/lean.py
+python3 bench/lean.py
+# The simulated 30-turn session's cost against Claude Code's (the table's cost row).
+SKIFF_BIN=${SKIFF_BIN:-target/release/skiff} exec python3 bench/cost.py
