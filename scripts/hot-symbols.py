@@ -18,7 +18,11 @@ the OpenAI-compatible path. Functions of earlier scenarios come first, so `--ver
 one-turn answer touch the fewest pages.
 
 Needs valgrind and perf. Takes two release builds in target/hot-symbols* and a relink per round
-(20–25 minutes on 2 cores: measured 17 minutes with the helpers already built).
+(20–35 minutes on 2 cores: 17 minutes with the helpers already built, 33 from nothing on an
+AMD EPYC VM).
+The names carry each crate's features too: scripts/feature-parity.py (run by .ci/run) checks
+that a build of the whole workspace gives skiff's dependencies the features `-p skiff-cli` does,
+so the list built here fits both.
 Run it again after a toolchain or dependency update (symbol names carry a hash of both; a
 stale name is skipped by the linker, so a stale file costs memory, never correctness):
 

@@ -92,6 +92,7 @@ pub mod side_calls;
 pub mod store;
 pub mod structured;
 pub mod subagent;
+mod test_edits;
 pub mod tokens;
 pub mod transcript;
 pub mod trim;

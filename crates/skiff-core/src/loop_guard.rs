@@ -464,7 +464,7 @@ fn result_text(content: &Option<ToolResultContent>) -> String {
 }
 
 /// Add `text` to a result's content.
-fn append(content: &mut Option<ToolResultContent>, text: String) {
+pub(crate) fn append(content: &mut Option<ToolResultContent>, text: String) {
     match content {
         None => *content = Some(ToolResultContent::Text(text)),
         Some(ToolResultContent::Text(t)) => {

@@ -2,7 +2,8 @@
 //! paths (the Anthropic-style `/v1/messages` and OpenAI-compatible chat completions): the task
 //! survives reads that overflow a 16k window; a server's context-size error compacts and
 //! retries once; the same failing call is noted and then stopped; a tool call written as JSON
-//! text is a call on both paths; the window is learned from the server on both paths.
+//! text is a call on both paths; the window is learned from the server on both paths; a
+//! change of a test in a task about failing tests gets a note and does not end the calls.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -601,6 +602,78 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
         .map(|b| forces_a_call(Path::OpenAi, b))
         .collect();
     assert_eq!(forced, [[true; 16].as_slice(), &[false; 2]].concat());
+}
+
+/// The text of the last tool result of a request (either wire format).
+fn last_tool_result(path: Path, body: &Value) -> String {
+    let messages = body["messages"].as_array().unwrap();
+    let content = match path {
+        Path::OpenAi => &messages.iter().rev().find(|m| m["role"] == "tool").unwrap()["content"],
+        Path::Anthropic => messages
+            .iter()
+            .rev()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .find(|b| b["type"] == "tool_result")
+            .map(|b| &b["content"])
+            .unwrap(),
+    };
+    text_of(&json!({ "content": content }))
+}
+
+#[tokio::test]
+async fn a_change_of_a_test_gets_a_note_and_the_calls_go_on() {
+    let test_edit = ScriptTurn::tool_use(
+        "Edit",
+        json!({"file_path": "test.sh", "old_string": "source", "new_string": "."}),
+    );
+    let fix = ScriptTurn::tool_use(
+        "Edit",
+        json!({"file_path": "calc.sh", "old_string": "$1 - $2", "new_string": "$1 + $2"}),
+    );
+    for path in [Path::Anthropic, Path::OpenAi] {
+        let turns = vec![
+            read("test.sh"),
+            test_edit.clone(),
+            read("calc.sh"),
+            fix.clone(),
+            ScriptTurn::text("Fixed."),
+        ];
+        let mut run = start(path, turns, None, |c| c.compact_tools = true).await;
+        let (_, r) = run.run().await;
+        assert_eq!(r.result.as_deref(), Some("Fixed."), "{path:?}");
+        // The test's change stands (a test can be wrong)...
+        let test = std::fs::read_to_string(run.dir.path().join("test.sh")).unwrap();
+        assert_eq!(test, ". ./calc.sh\n", "{path:?}");
+        let bodies = run.bodies();
+        assert_eq!(bodies.len(), 5, "{path:?}");
+        // ...with a note that offers the call that undoes it and the way to the fix...
+        let result = last_tool_result(path, &bodies[2]);
+        let undo = json!({"file_path": "test.sh", "new_string": "source", "old_string": "."});
+        assert!(
+            result.contains("Note: test.sh is a test."),
+            "{path:?}: {result}"
+        );
+        assert!(
+            result.contains(&format!("To undo this change: Edit {undo}.")),
+            "{path:?}: {result}"
+        );
+        assert!(!last_tool_result(path, &bodies[1]).contains("Note:"));
+        // ...and it is not the change the task asked for: the calls go on until the code
+        // changed.
+        assert!(forces_a_call(path, &bodies[2]), "{path:?}");
+        assert!(forces_a_call(path, &bodies[3]), "{path:?}");
+        assert!(bodies[4].get("tool_choice").is_none(), "{path:?}");
+        assert!(!last_tool_result(path, &bodies[4]).contains("Note:"));
+    }
+
+    // Without --compact-prompt, the result is Edit's own and the model may answer.
+    let turns = vec![read("test.sh"), test_edit, ScriptTurn::text("Done.")];
+    let mut run = start(Path::OpenAi, turns, None, |_| {}).await;
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Done."));
+    let bodies = run.bodies();
+    assert!(!last_tool_result(Path::OpenAi, &bodies[2]).contains("Note:"));
 }
 
 #[tokio::test]

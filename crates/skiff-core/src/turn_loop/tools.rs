@@ -69,12 +69,25 @@ pub(super) async fn run_tools(
     st.command
         .after_tools(core, io, tool_uses, &mut results)
         .await;
-    // [small models] Files changed so far (a refused or failed Edit changed nothing).
-    st.edits += tool_uses
-        .iter()
-        .zip(&results)
-        .filter(|(t, r)| crate::act_nudge::edits(&t.name) && r.block.is_error != Some(true))
-        .count();
+    // [small models] Files changed so far (a refused or failed Edit changed nothing); a
+    // change of a test in a task about failing tests gets a note instead of counting.
+    let task = core
+        .config
+        .compact_tools
+        .then(|| crate::act_nudge::latest_task(core.conversation.messages()))
+        .flatten();
+    for (t, r) in tool_uses.iter().zip(results.iter_mut()) {
+        if !crate::act_nudge::edits(&t.name) || r.block.is_error == Some(true) {
+            continue;
+        }
+        match task
+            .as_deref()
+            .and_then(|task| crate::test_edits::note(&t.name, &t.input, task))
+        {
+            Some(note) => crate::loop_guard::append(&mut r.block.content, note),
+            None => st.edits += 1,
+        }
+    }
     // [hook: loop guard] The same failing call again: a note, then the end.
     let repeated = st
         .loop_guard
