@@ -71,15 +71,18 @@ pub(super) async fn run_tools(
         .await;
     // [small models] Files changed so far (a refused or failed Edit changed nothing); a
     // change of a test in a task about failing tests gets a note instead of counting.
-    let task = core
-        .config
-        .compact_tools
-        .then(|| crate::act_nudge::latest_task(core.conversation.messages()))
-        .flatten();
+    // The task is looked up only when a call changed a file (not on every round).
+    let mut task: Option<Option<String>> = None;
     for (t, r) in tool_uses.iter().zip(results.iter_mut()) {
         if !crate::act_nudge::edits(&t.name) || r.block.is_error == Some(true) {
             continue;
         }
+        let task = task.get_or_insert_with(|| {
+            core.config
+                .compact_tools
+                .then(|| crate::act_nudge::latest_task(core.conversation.messages()))
+                .flatten()
+        });
         match task
             .as_deref()
             .and_then(|task| crate::test_edits::note(&t.name, &t.input, task))
