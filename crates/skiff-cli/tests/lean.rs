@@ -171,10 +171,19 @@ async fn compact_prompt_shows_the_small_model_the_working_directory() {
         "{}",
         system(&body)
     );
+    // And the command that runs the tests, when the files name one.
+    assert!(
+        system(&body).contains("Tests run with: bash test.sh\\n"),
+        "{}",
+        system(&body)
+    );
     // Hidden files are not named; the full prompt names none (Claude Code's does not).
     assert!(!system(&body).contains(".env"));
     let full = first_request_in(&files, &[]).await;
     assert!(!system(&full).contains("Files here"));
+    assert!(!system(&full).contains("Tests run with"));
+    let untested = first_request_in(&["calc.sh"], &["--compact-prompt"]).await;
+    assert!(!system(&untested).contains("Tests run with"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -427,17 +427,18 @@ fn agent_config(
         .as_ref()
         .map_or_else(|| env_model.clone(), |c| c.map_model(&env_model));
     let compact = settings.compact_prompt.value;
+    let env_info = if compact {
+        EnvironmentInfo::detect(cwd, &env_model).with_listing()
+    } else {
+        EnvironmentInfo::detect(cwd, &env_model)
+    };
     let system_prompt = build_system_prompt(
         &SystemPromptOptions {
             replace: system_prompt_text(o)?,
             append: appended_prompt_text(o)?,
             compact,
         },
-        &if compact {
-            EnvironmentInfo::detect(cwd, &env_model).with_listing()
-        } else {
-            EnvironmentInfo::detect(cwd, &env_model)
-        },
+        &env_info,
     );
     let (memory, memory_files) = memory(settings, cwd, warnings);
     let mut config = AgentConfig {
@@ -451,6 +452,7 @@ fn agent_config(
         cwd: cwd.to_path_buf(),
         api_key_source: built.key_source.clone(),
         compact_tools: compact,
+        test_command: env_info.test_command,
         context_window: settings.context_window.as_ref().map(|c| c.value),
         price: settings.pricing.as_ref().map(|p| {
             skiff_llm::custom_price(

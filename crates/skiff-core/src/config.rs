@@ -60,6 +60,10 @@ pub struct AgentConfig {
     /// act, and a task that asks for a change gets calls, not answers, until a file changed
     /// (`act_nudge::forces_call`).
     pub compact_tools: bool,
+    /// The command that runs the project's tests, when known (`--compact-prompt` guesses it,
+    /// see [`crate::prompt::EnvironmentInfo::with_listing`]): with `compact_tools`, the first
+    /// call in a task about failing tests is held to Bash, to run them.
+    pub test_command: Option<String>,
     /// Which tools are deferred: named to the model and loaded with ToolSearch when it asks
     /// (default: none; the CLI defers the rare ones).
     pub defer_tools: DeferPolicy,
@@ -130,6 +134,7 @@ impl Default for AgentConfig {
             max_messages: None,
             deltas: DeltaMode::Frames,
             compact_tools: false,
+            test_command: None,
             defer_tools: DeferPolicy::Off,
             price: None,
             small_model: None,

@@ -75,6 +75,9 @@ pub struct EnvironmentInfo {
     /// The working directory's entries, directories ending `/` (see
     /// [`EnvironmentInfo::with_listing`]); empty unless asked for.
     pub listing: Vec<String>,
+    /// The command that runs the project's tests (`bash test.sh`, `cargo test`, …), guessed
+    /// with the listing; `None` unless asked for or when nothing names one.
+    pub test_command: Option<String>,
 }
 
 impl EnvironmentInfo {
@@ -91,6 +94,7 @@ impl EnvironmentInfo {
             git_branch,
             model: model.to_owned(),
             listing: Vec::new(),
+            test_command: None,
             cwd,
         }
     }
@@ -98,6 +102,8 @@ impl EnvironmentInfo {
     /// Adds the working directory's entries (hidden ones left out, sorted, at most
     /// [`LISTING_MAX`]) for `--compact-prompt`: a small model that is not shown the project
     /// guesses it (Qwen2.5-Coder-1.5B searched a three-file bash project for Rust sources).
+    /// Also the command that runs its tests, when the entries name one
+    /// ([`crate::test_command`]).
     /// One directory read, of at most [`LISTING_READ`] entries (a huge directory costs no time
     /// before the first request); an unreadable directory lists nothing.
     pub fn with_listing(mut self) -> Self {
@@ -119,6 +125,7 @@ impl EnvironmentInfo {
             .collect();
         let unread = entries.next().is_some();
         names.sort_unstable();
+        self.test_command = crate::test_command::detect(&self.cwd, &names);
         let more = names.len().saturating_sub(LISTING_MAX);
         names.truncate(LISTING_MAX);
         if unread {
@@ -153,6 +160,9 @@ pub fn environment_block(env: &EnvironmentInfo) -> String {
     out.push_str(&format!("Model: {}\n", env.model));
     if !env.listing.is_empty() {
         out.push_str(&format!("Files here: {}\n", env.listing.join(", ")));
+    }
+    if let Some(command) = &env.test_command {
+        out.push_str(&format!("Tests run with: {command}\n"));
     }
     out.push_str("</env>");
     out

@@ -621,6 +621,7 @@ fn sample_env() -> EnvironmentInfo {
         git_branch: Some("main".to_owned()),
         model: "claude-sonnet-4-5".to_owned(),
         listing: Vec::new(),
+        test_command: None,
     }
 }
 
@@ -634,6 +635,16 @@ fn the_listing_names_visible_entries_sorted_and_at_most_forty() {
     let env = EnvironmentInfo::detect(dir.path(), "m").with_listing();
     assert_eq!(env.listing, ["a.md", "b.sh", "src/"]);
     assert!(environment_block(&env).contains("Files here: a.md, b.sh, src/\n"));
+    assert!(!environment_block(&env).contains("Tests run with"));
+    std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
+    let env = EnvironmentInfo::detect(dir.path(), "m").with_listing();
+    assert_eq!(env.test_command.as_deref(), Some("cargo test"));
+    assert!(
+        environment_block(&env).contains(
+            "Files here: Cargo.toml, a.md, b.sh, src/\nTests run with: cargo test\n</env>"
+        )
+    );
+    std::fs::remove_file(dir.path().join("Cargo.toml")).unwrap();
     for i in 0..50 {
         std::fs::write(dir.path().join(format!("f{i:02}")), "x").unwrap();
     }

@@ -548,19 +548,6 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
     // (the tools offered stay the same, for the prompt cache), then any again.
     let nothing = || ScriptTurn::tool_use("Grep", json!({"pattern": "no such name"}));
     let bodies = fixed_after(vec![nothing(), nothing()], &edit).await;
-    let callable = |b: &Value| -> Vec<String> {
-        b["response_format"]["json_schema"]["schema"]["anyOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                c["properties"]["name"]["const"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect()
-    };
     assert!(callable(&bodies[1]).contains(&"Grep".to_owned()));
     let third = callable(&bodies[2]);
     assert!(
@@ -602,6 +589,107 @@ async fn a_task_that_wants_a_change_gets_calls_until_a_file_changed() {
         .map(|b| forces_a_call(Path::OpenAi, b))
         .collect();
     assert_eq!(forced, [[true; 16].as_slice(), &[false; 2]].concat());
+}
+
+/// The tools a forced call's grammar admits (OpenAI-compatible path).
+fn callable(body: &Value) -> Vec<String> {
+    body["response_format"]["json_schema"]["schema"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["properties"]["name"]["const"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_task_about_failing_tests_starts_by_running_them() {
+    let tests = || ScriptTurn::tool_use("Bash", json!({"command": "bash test.sh"}));
+    let fix = ScriptTurn::tool_use(
+        "Edit",
+        json!({"file_path": "calc.sh", "old_string": "$1 - $2", "new_string": "$1 + $2"}),
+    );
+    let known = |c: &mut AgentConfig| {
+        c.compact_tools = true;
+        c.test_command = Some("bash test.sh".into());
+    };
+    // The tests' command is known: the first call is held to Bash, then any tool.
+    let turns = vec![
+        tests(),
+        read("calc.sh"),
+        fix.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, known).await;
+    std::fs::write(
+        run.dir.path().join("test.sh"),
+        "source ./calc.sh\n[ \"$(add 2 3)\" = 5 ] || { echo \"FAIL add 2 3: got $(add 2 3)\"; exit 1; }\n",
+    )
+    .unwrap();
+    let (_, r) = run.run().await;
+    assert_eq!(r.result.as_deref(), Some("Fixed."));
+    let bodies = run.bodies();
+    assert_eq!(callable(&bodies[0]), ["Bash"]);
+    // Where the server can be held to it, to the command itself.
+    let arguments = &bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]
+        ["arguments"];
+    assert_eq!(
+        arguments["properties"],
+        json!({"command": {"const": "bash test.sh"}})
+    );
+    assert_eq!(arguments["additionalProperties"], false);
+    assert!(callable(&bodies[1]).len() > 1, "{:?}", callable(&bodies[1]));
+    // The tests ran, and their output is the model's to read.
+    let ran = last_tool_result(Path::OpenAi, &bodies[1]);
+    assert!(ran.contains("FAIL add 2 3: got -1"), "{ran}");
+    // With where the code the failure names is defined (not the test's own lines).
+    assert!(
+        ran.contains(
+            "Note: the failing tests name code defined here:\ncalc.sh:1: add() { echo $(( $1 - $2 )); }\n"
+        ),
+        "{ran}"
+    );
+    assert!(!ran.contains("test.sh:"), "{ran}");
+    // The tools offered stay the same (the prompt cache).
+    assert_eq!(bodies[0]["tools"], bodies[1]["tools"]);
+
+    // A model that looks instead is held to Bash once more, then left free.
+    let turns = vec![
+        read("test.sh"),
+        read("calc.sh"),
+        read("calc.sh"),
+        fix.clone(),
+        ScriptTurn::text("Fixed."),
+    ];
+    let mut run = start(Path::OpenAi, turns, None, known).await;
+    run.run().await;
+    let bodies = run.bodies();
+    assert_eq!(callable(&bodies[0]), ["Bash"]);
+    assert_eq!(callable(&bodies[1]), ["Bash"]);
+    assert!(callable(&bodies[2]).len() > 1);
+
+    // Not held: no known command, a task not about failing tests, no --compact-prompt.
+    for (prompt, known_command) in [(TASK, false), ("Add a mul function to calc.sh.", true)] {
+        let turns = vec![read("calc.sh"), fix.clone(), ScriptTurn::text("Fixed.")];
+        let mut run = start(Path::OpenAi, turns, None, |c| {
+            c.compact_tools = true;
+            c.test_command = known_command.then(|| "bash test.sh".into());
+        })
+        .await;
+        run.run_prompt(prompt).await;
+        assert!(callable(&run.bodies()[0]).len() > 1, "{prompt}");
+    }
+    let turns = vec![tests(), ScriptTurn::text("They fail.")];
+    let mut run = start(Path::OpenAi, turns, None, |c| {
+        c.test_command = Some("bash test.sh".into());
+    })
+    .await;
+    run.run().await;
+    assert!(run.bodies()[0].get("response_format").is_none());
 }
 
 /// The text of the last tool result of a request (either wire format).

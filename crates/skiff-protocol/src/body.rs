@@ -39,6 +39,10 @@ pub struct RequestView<'a> {
     /// provider can hold the model to a set (an OpenAI-compatible local server's call grammar);
     /// empty: any tool offered. Not sent as a field; the tools offered stay the same.
     pub forced_among: &'a [String],
+    /// When the forced call is of one tool (`forced_among` names one offered tool, or
+    /// `tool_choice` names it): the input it must have, where a provider can hold the model to
+    /// it (the call grammar's arguments are this object's fields as constants). Not sent.
+    pub forced_input: Option<&'a serde_json::Value>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
     /// Custom stop sequences.
@@ -69,6 +73,7 @@ impl<'a> RequestView<'a> {
             tools: &[],
             tool_choice: None,
             forced_among: &[],
+            forced_input: None,
             temperature: None,
             stop_sequences: &[],
             stream: true,
@@ -197,6 +202,7 @@ impl MessagesRequest {
             tools: &self.tools,
             tool_choice: self.tool_choice.as_ref(),
             forced_among: &[],
+            forced_input: None,
             temperature: self.temperature,
             stop_sequences: &self.stop_sequences,
             stream: self.stream,

@@ -57,7 +57,27 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
         disable_parallel_tool_use: None,
     };
     let repeated = st.loop_guard.repeated_tools();
-    let others: Vec<String> = if !core.config.compact_tools || repeated.is_empty() {
+    let task = core
+        .config
+        .compact_tools
+        .then(|| crate::act_nudge::latest_task(conv.messages()))
+        .flatten();
+    // A task about failing tests starts by running them, with the command the environment
+    // block names (where the server can be held to it).
+    let test_run = core
+        .config
+        .test_command
+        .as_ref()
+        .filter(|_| {
+            core.config.compact_tools
+                && crate::act_nudge::holds_to_tests(task.as_deref(), st.actions, st.forced_calls)
+        })
+        .map(|command| serde_json::json!({ "command": command }));
+    let others: Vec<String> = if !core.config.compact_tools {
+        Vec::new()
+    } else if test_run.is_some() {
+        vec!["Bash".to_owned()]
+    } else if repeated.is_empty() {
         Vec::new()
     } else {
         request
@@ -72,16 +92,13 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
         && !request.tools.is_empty()
         && request.thinking.is_none()
         && request.tool_choice.is_none()
-        && crate::act_nudge::forces_call(
-            crate::act_nudge::latest_task(conv.messages()).as_deref(),
-            st.edits,
-            st.forced_calls,
-        )
+        && crate::act_nudge::forces_call(task.as_deref(), st.edits, st.forced_calls)
     {
         st.forced_calls += 1;
         request.tool_choice = Some(&forced);
         // Stuck looking with one tool: a call of another (where the server can be held to a set).
         request.forced_among = &others;
+        request.forced_input = test_run.as_ref();
     }
     // [small models] Low temperature, more freedom once the model repeats itself.
     if core.config.compact_tools && request.thinking.is_none() {

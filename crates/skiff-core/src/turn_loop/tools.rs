@@ -91,6 +91,38 @@ pub(super) async fn run_tools(
             None => st.edits += 1,
         }
     }
+    // [small models] A failed run of the tests: where the code the failure names is defined.
+    if let Some(test_command) = core.config.test_command.as_deref()
+        && core.config.compact_tools
+    {
+        for (t, r) in tool_uses.iter().zip(results.iter_mut()) {
+            let command = t.input.get("command").and_then(Value::as_str);
+            let ran_tests = t.name == "Bash"
+                && r.block.is_error == Some(true)
+                && command.is_some_and(|c| crate::test_failures::runs_tests(c, test_command));
+            if !ran_tests {
+                continue;
+            }
+            let task = task
+                .get_or_insert_with(|| crate::act_nudge::latest_task(core.conversation.messages()));
+            if !task
+                .as_deref()
+                .is_some_and(crate::test_edits::about_failing_tests)
+            {
+                continue;
+            }
+            let output = match &r.block.content {
+                Some(skiff_protocol::ToolResultContent::Text(t)) => t.clone(),
+                Some(skiff_protocol::ToolResultContent::Blocks(blocks)) => {
+                    skiff_protocol::MessageContent::Blocks(blocks.clone()).text()
+                }
+                None => continue,
+            };
+            if let Some(note) = crate::test_failures::note(&core.ctx.guard, &output).await {
+                crate::loop_guard::append(&mut r.block.content, note);
+            }
+        }
+    }
     // [hook: loop guard] The same failing call again: a note, then the end.
     let repeated = st
         .loop_guard

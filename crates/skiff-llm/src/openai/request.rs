@@ -181,8 +181,9 @@ fn tool_choice(request: &RequestView<'_>) -> Option<Value> {
 /// For a request that forces a call (`tool_choice` any, or a named tool), a `response_format`
 /// whose JSON schema is one call, `{"name": …, "arguments": …}`, of an offered tool (of the
 /// named one; for any, of the request's `forced_among` when it names offered tools), its
-/// arguments held to the tool's input schema. `None` when no call is forced or no tool is
-/// offered.
+/// arguments held to the tool's input schema, or, when the call can be of one tool only and
+/// the request has a `forced_input` object, to that input ([`exactly`]). `None` when no call
+/// is forced or no tool is offered.
 pub fn call_grammar(request: &RequestView<'_>) -> Option<Value> {
     use skiff_protocol::ToolChoice;
     let among = |name: &str| request.forced_among.iter().any(|n| n == name);
@@ -212,9 +213,34 @@ pub fn call_grammar(request: &RequestView<'_>) -> Option<Value> {
     if calls.is_empty() {
         return None;
     }
+    let calls = match (calls, request.forced_input) {
+        (mut one, Some(input)) if one.len() == 1 => {
+            if let Some(held) = exactly(input) {
+                one[0]["properties"]["arguments"] = held;
+            }
+            one
+        }
+        (calls, _) => calls,
+    };
     Some(json!({
         "type": "json_schema",
         "json_schema": {"name": "tool_call", "schema": {"anyOf": calls}},
+    }))
+}
+
+/// The schema of exactly `input` (an object): each field a `const`, all required, no
+/// others. `None` for an input that is not an object.
+fn exactly(input: &Value) -> Option<Value> {
+    let fields = input.as_object()?;
+    let properties: serde_json::Map<String, Value> = fields
+        .iter()
+        .map(|(k, v)| (k.clone(), json!({ "const": v })))
+        .collect();
+    Some(json!({
+        "type": "object",
+        "properties": properties,
+        "required": fields.keys().collect::<Vec<_>>(),
+        "additionalProperties": false,
     }))
 }
 
@@ -749,6 +775,21 @@ mod tests {
             json!({"anyOf": [call("Read", json!({"type": "object", "properties": {}}))]})
         );
         assert_eq!(narrowed["tools"].as_array().map(Vec::len), Some(2));
+        // One tool and an input to hold it to: that input exactly.
+        let bash_only = ["Bash".to_owned()];
+        let input = json!({"command": "bash test.sh"});
+        view.forced_among = &bash_only;
+        view.forced_input = Some(&input);
+        let held = json!({"type": "object", "properties": {"command": {"const": "bash test.sh"}},
+            "required": ["command"], "additionalProperties": false});
+        assert_eq!(
+            call_grammar(&view).unwrap()["json_schema"]["schema"],
+            json!({"anyOf": [call("Bash", held)]})
+        );
+        // Not for a set of more than one tool.
+        view.forced_among = &[];
+        assert_eq!(call_grammar(&view), Some(want.clone()));
+        view.forced_input = None;
         let unknown = ["Nope".to_owned()];
         view.forced_among = &unknown;
         assert_eq!(call_grammar(&view), Some(want.clone()));
