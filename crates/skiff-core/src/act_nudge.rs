@@ -149,23 +149,6 @@ pub(crate) fn forces_call(task: Option<&str>, edits: usize, forced: u32) -> bool
     edits == 0 && forced < MAX_FORCED_CALLS && task.is_some_and(asks_for_change)
 }
 
-/// Requests, at the start of a run, held to a call of Bash by [`holds_to_tests`].
-pub(crate) const TEST_RUN_CALLS: u32 = 2;
-
-/// Whether the next forced call ([`forces_call`]), in a project whose test command is known,
-/// should be a run of the tests (a call of Bash with that command, where the server can be
-/// held to it): the `task` is about failing tests
-/// ([`crate::test_edits::about_failing_tests`]), nothing ran or changed yet in this run, and
-/// fewer than [`TEST_RUN_CALLS`] requests were forced. Qwen2.5-Coder-1.5B, asked to fix
-/// failing tests, searched and changed the tests without ever running them in most benchmark
-/// runs; held to Bash alone, it wrote `bash -c 'test.sh'` in each of three runs. The failure
-/// the tests print names the code to fix.
-pub(crate) fn holds_to_tests(task: Option<&str>, actions: usize, forced: u32) -> bool {
-    actions == 0
-        && forced < TEST_RUN_CALLS
-        && task.is_some_and(crate::test_edits::about_failing_tests)
-}
-
 /// Whether a call to `tool` runs or changes something (Bash, Edit, Write, NotebookEdit), as
 /// opposed to looking (Read, Glob, Grep, LS, …).
 pub(crate) fn acts(tool: &str) -> bool {

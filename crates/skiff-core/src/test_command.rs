@@ -3,7 +3,7 @@
 //! `--compact-prompt`. Asked "the tests fail, find the bug and fix it", Qwen2.5-Coder-1.5B
 //! never ran the tests in most benchmark runs: it searched `test.sh` for "error" and then
 //! changed it. The environment block names the command, and the first call in such a task is
-//! held to a run of it ([`crate::act_nudge::holds_to_tests`]; told the command and held to
+//! held to a run of it ([`holds_to_tests`]; told the command and held to
 //! Bash, the model still wrote `bash -c 'test.sh'`), so the model sees the failure the tests
 //! print, which names the code to fix.
 
@@ -114,6 +114,23 @@ fn has_test_script(package: &str) -> bool {
         .pointer("/scripts/test")
         .and_then(serde_json::Value::as_str)
         .is_some_and(|s| !s.trim().is_empty() && !s.contains("no test specified"))
+}
+
+/// Requests, at the start of a run, held to a call of Bash by [`holds_to_tests`].
+pub(crate) const TEST_RUN_CALLS: u32 = 2;
+
+/// Whether the next forced call ([`crate::act_nudge::forces_call`]), in a project whose test command is known,
+/// should be a run of the tests (a call of Bash with that command, where the server can be
+/// held to it): the `task` is about failing tests
+/// ([`crate::test_edits::about_failing_tests`]), nothing ran or changed yet in this run, and
+/// fewer than [`TEST_RUN_CALLS`] requests were forced. Qwen2.5-Coder-1.5B, asked to fix
+/// failing tests, searched and changed the tests without ever running them in most benchmark
+/// runs; held to Bash alone, it wrote `bash -c 'test.sh'` in each of three runs. The failure
+/// the tests print names the code to fix.
+pub(crate) fn holds_to_tests(task: Option<&str>, actions: usize, forced: u32) -> bool {
+    actions == 0
+        && forced < TEST_RUN_CALLS
+        && task.is_some_and(crate::test_edits::about_failing_tests)
 }
 
 #[cfg(test)]

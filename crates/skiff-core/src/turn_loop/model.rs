@@ -70,7 +70,7 @@ pub(super) async fn ask_model(core: &mut Core, io: &TurnIo<'_>, st: &mut RunStat
         .as_ref()
         .filter(|_| {
             core.config.compact_tools
-                && crate::act_nudge::holds_to_tests(task.as_deref(), st.actions, st.forced_calls)
+                && crate::test_command::holds_to_tests(task.as_deref(), st.actions, st.forced_calls)
         })
         .map(|command| serde_json::json!({ "command": command }));
     let others: Vec<String> = if !core.config.compact_tools {
