@@ -447,8 +447,8 @@ async fn nearest_listing(ctx: &skiff_tools::ToolContext, path: &str) -> String {
     .unwrap_or_default()
 }
 
-/// The text of a result, for comparing failures.
-fn result_text(content: &Option<ToolResultContent>) -> String {
+/// The text of a result (its text blocks, one per line), for comparing failures.
+pub(crate) fn result_text(content: &Option<ToolResultContent>) -> String {
     match content {
         None => String::new(),
         Some(ToolResultContent::Text(t)) => t.clone(),

@@ -111,13 +111,7 @@ pub(super) async fn run_tools(
             {
                 continue;
             }
-            let output = match &r.block.content {
-                Some(skiff_protocol::ToolResultContent::Text(t)) => t.clone(),
-                Some(skiff_protocol::ToolResultContent::Blocks(blocks)) => {
-                    skiff_protocol::MessageContent::Blocks(blocks.clone()).text()
-                }
-                None => continue,
-            };
+            let output = crate::loop_guard::result_text(&r.block.content);
             if let Some(note) = crate::test_failures::note(&core.ctx.guard, &output).await {
                 crate::loop_guard::append(&mut r.block.content, note);
             }
