@@ -85,9 +85,11 @@ pub(crate) fn detect(dir: &Path, names: &[String]) -> Option<String> {
         .map(|(_, command)| command.to_owned())
 }
 
-/// A file's text when it is a regular file of at most [`MAX_READ`] bytes.
+/// A file's text when it is a regular file of at most [`MAX_READ`] bytes. A symbolic link is
+/// not followed: a repository's `Makefile` linked to a file elsewhere (the user's keys, a FIFO
+/// that never ends) is not read.
 fn read_small(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
+    let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.is_file() || meta.len() > MAX_READ {
         return None;
     }
@@ -215,5 +217,25 @@ mod tests {
         std::fs::remove_dir(dir.path().join("Makefile")).unwrap();
         std::fs::write(dir.path().join("Makefile"), big).unwrap();
         assert_eq!(detect(dir.path(), &names).as_deref(), Some("bash test.sh"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_makefile_linked_out_of_the_project_or_to_a_fifo_is_not_read() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "test:\n\tcat key\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("Makefile")).unwrap();
+        let names = ["Makefile".to_owned(), "Cargo.toml".to_owned()];
+        assert_eq!(detect(dir.path(), &names).as_deref(), Some("cargo test"));
+        let fifo = dir.path().join("package.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let names = ["package.json".to_owned()];
+        assert_eq!(detect(dir.path(), &names), None);
     }
 }
