@@ -1,11 +1,12 @@
 //! Logging: `tracing` to `$SKIFF_HOME/logs/skiff.log.YYYY-MM-DD` (daily files, the last
-//! [`KEPT_LOG_FILES`] kept) through a non-blocking writer, level from `SKIFF_LOG`; `--debug`
-//! mirrors to stderr. Logging never fails startup. Secrets are never logged: credentials live in
+//! [`KEPT_LOG_FILES`] kept), level from `SKIFF_LOG`; `--debug` mirrors to stderr. Each line is
+//! one `write` to the file (opened for appending), made where the event happens: a run logs a
+//! few lines at the default level, and a writer thread with its queue cost more at every start
+//! (a thread, 160 KB of queue touched, a join at exit) than those writes. Logging never fails startup. Secrets are never logged: credentials live in
 //! redacting types and no call site logs headers or request bodies.
 
 use std::path::Path;
 
-use tracing_appender::non_blocking::WorkerGuard;
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer as _;
@@ -16,9 +17,6 @@ use crate::args::Args;
 
 /// Log files kept (one per day).
 pub const KEPT_LOG_FILES: usize = 7;
-
-/// Lines queued for the log writer thread before new ones are dropped.
-const BUFFERED_LINES: usize = 4096;
 
 /// The log file name prefix inside `logs/` (the date follows).
 pub const LOG_FILE_PREFIX: &str = "skiff.log";
@@ -34,16 +32,9 @@ const SKIFF_TARGETS: &[&str] = &[
     "skiff_protocol",
 ];
 
-/// Keeps the background log writer alive; dropping it flushes the log file.
-#[must_use = "dropping the guard stops file logging"]
-#[derive(Debug)]
-pub struct LogGuard {
-    _worker: WorkerGuard,
-}
-
 /// Initialise logging from the arguments and the environment: the log directory is
-/// `$SKIFF_HOME/logs` (or `~/.skiff/logs`). Returns the guard to hold until exit.
-pub fn init_from_args(args: &Args) -> Option<LogGuard> {
+/// `$SKIFF_HOME/logs` (or `~/.skiff/logs`).
+pub fn init_from_args(args: &Args) {
     match skiff_config::settings::skiff_home() {
         Some(home) => init(&home, args.debug.as_deref()),
         None => init_at(None, args.debug.as_deref()),
@@ -52,11 +43,11 @@ pub fn init_from_args(args: &Args) -> Option<LogGuard> {
 
 /// Initialise logging under `home/logs`. `debug`: `None` = no stderr mirror, `Some("")` = debug
 /// for skiff's crates, `Some(filter)` = categories (`api,tools`, `!mcp`) or tracing directives.
-pub fn init(home: &Path, debug: Option<&str>) -> Option<LogGuard> {
-    init_at(Some(home), debug)
+pub fn init(home: &Path, debug: Option<&str>) {
+    init_at(Some(home), debug);
 }
 
-fn init_at(home: Option<&Path>, debug: Option<&str>) -> Option<LogGuard> {
+fn init_at(home: Option<&Path>, debug: Option<&str>) {
     let skiff_log = std::env::var("SKIFF_LOG")
         .ok()
         .filter(|s| !s.trim().is_empty());
@@ -67,25 +58,18 @@ fn init_at(home: Option<&Path>, debug: Option<&str>) -> Option<LogGuard> {
         (None, None) => default_directives("info"),
     };
 
-    let (file_layer, guard) = match home.map(|h| open_appender(&h.join("logs"))) {
-        Some(Ok(appender)) => {
-            // The default queue (128,000 lines) allocates and touches ~4 MB up front, which
-            // costs ~2 ms at every start; a few thousand lines is plenty for a CLI.
-            let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-                .buffered_lines_limit(BUFFERED_LINES)
-                .thread_name("skiff-log")
-                .finish(appender);
-            let layer = tracing_subscriber::fmt::layer()
+    let file_layer = match home.map(|h| open_appender(&h.join("logs"))) {
+        Some(Ok(appender)) => Some(
+            tracing_subscriber::fmt::layer()
                 .with_ansi(false)
-                .with_writer(writer)
-                .with_filter(filter(&file_directives, "SKIFF_LOG"));
-            (Some(layer), Some(LogGuard { _worker: guard }))
-        }
+                .with_writer(appender)
+                .with_filter(filter(&file_directives, "SKIFF_LOG")),
+        ),
         Some(Err(message)) => {
             eprintln!("Warning: {message}; continuing without a log file");
-            (None, None)
+            None
         }
-        None => (None, None),
+        None => None,
     };
     let stderr_layer = debug_directives.map(|d| {
         tracing_subscriber::fmt::layer()
@@ -94,14 +78,13 @@ fn init_at(home: Option<&Path>, debug: Option<&str>) -> Option<LogGuard> {
             .with_filter(filter(&d, "--debug"))
     });
     if file_layer.is_none() && stderr_layer.is_none() {
-        return None;
+        return;
     }
     // A second initialisation (tests, library use) keeps the first subscriber.
     let _ = tracing_subscriber::registry()
         .with(file_layer)
         .with(stderr_layer)
         .try_init();
-    guard
 }
 
 /// The daily appender in `dir` (created 0700 on Unix); an error says what could not be done.

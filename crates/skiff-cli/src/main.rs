@@ -57,8 +57,7 @@ fn main() -> ExitCode {
         }
         _ => false,
     };
-    // Held until exit: dropping it flushes the log file.
-    let _log = logging::init_from_args(&args);
+    logging::init_from_args(&args);
     if acp {
         return report(front::acp::main(args));
     }

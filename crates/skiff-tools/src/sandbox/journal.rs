@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,8 @@ pub(super) struct Journal {
     path: PathBuf,
     calls: Mutex<BTreeMap<u64, Call>>,
     next: AtomicU64,
+    /// This process's start time, read at the first write.
+    start: OnceLock<Option<u64>>,
 }
 
 impl Journal {
@@ -67,6 +69,7 @@ impl Journal {
                 .join(format!("pending-{}-{n}.json", std::process::id())),
             calls: Mutex::default(),
             next: AtomicU64::new(1),
+            start: OnceLock::new(),
         }
     }
 
@@ -102,7 +105,7 @@ impl Journal {
         }
         let record = Record {
             pid: std::process::id(),
-            start: start_time(std::process::id()),
+            start: *self.start.get_or_init(|| start_time(std::process::id())),
             calls: calls.values().cloned().collect(),
         };
         let Ok(text) = serde_json::to_vec(&record) else {
@@ -110,13 +113,17 @@ impl Journal {
         };
         // Written and renamed into place, not synced: it guards against skiff dying, not the
         // machine, and a sync per command would cost more than the command.
+        // The directory is made when it is missing (the first command, or removed since).
         let tmp = self.path.with_extension("json.tmp");
-        let written = self
-            .path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&tmp, &text))
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        let written = match std::fs::write(&tmp, &text) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self
+                .path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&tmp, &text)),
+            other => other,
+        }
+        .and_then(|()| std::fs::rename(&tmp, &self.path));
         if let Err(e) = written {
             tracing::warn!(error = %e, path = %self.path.display(), "cannot write the sandbox journal");
         }
@@ -134,6 +141,15 @@ impl Journal {
         run(&calls, home)
     }
 
+    /// Whether `SKIFF_HOME/sandbox` holds a record ([`Journal::sweep_stale`] has work).
+    pub(super) fn any_pending(skiff_home: &Path) -> bool {
+        std::fs::read_dir(skiff_home.join("sandbox")).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| is_record(&e.file_name().to_string_lossy()))
+        })
+    }
+
     /// At start: run the checks recorded by processes that are gone, and remove their files.
     pub(super) fn sweep_stale(skiff_home: &Path) -> Vec<String> {
         let dir = skiff_home.join("sandbox");
@@ -144,7 +160,7 @@ impl Journal {
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.starts_with("pending-") || !name.ends_with(".json") {
+            if !is_record(&name) {
                 continue;
             }
             let record: Record = match std::fs::read(&path)
@@ -165,6 +181,11 @@ impl Journal {
         }
         notes
     }
+}
+
+/// Whether a file name in `SKIFF_HOME/sandbox` is a journal record.
+fn is_record(name: &str) -> bool {
+    name.starts_with("pending-") && name.ends_with(".json")
 }
 
 fn run(calls: &[Call], skiff_home: Option<&Path>) -> Vec<String> {
@@ -233,6 +254,40 @@ mod tests {
         assert!(!ws.path().join(".envrc").exists());
         assert!(!home.path().join("sandbox/pending-dead.json").exists());
         journal.done(id);
+        assert!(!journal.path.exists());
+    }
+
+    #[test]
+    fn only_a_record_makes_a_sweep_worth_starting() {
+        let home = tempfile::tempdir().unwrap();
+        // No directory yet, then an empty one, then only a half-written record.
+        assert!(!Journal::any_pending(home.path()));
+        let dir = home.path().join("sandbox");
+        std::fs::create_dir(&dir).unwrap();
+        assert!(!Journal::any_pending(home.path()));
+        std::fs::write(dir.join("pending-1-0.json.tmp"), "{").unwrap();
+        std::fs::write(dir.join("probe-ok"), "").unwrap();
+        assert!(!Journal::any_pending(home.path()));
+        std::fs::write(dir.join("pending-1-0.json"), "{}").unwrap();
+        assert!(Journal::any_pending(home.path()));
+    }
+
+    #[test]
+    fn a_removed_directory_is_made_again_at_the_next_command() {
+        let home = tempfile::tempdir().unwrap();
+        let journal = Journal::new(home.path());
+        let first = journal.record(&Sweep::default());
+        assert!(journal.path.exists());
+        std::fs::remove_dir_all(home.path().join("sandbox")).unwrap();
+        let second = journal.record(&Sweep::default());
+        let record: Record =
+            serde_json::from_str(&std::fs::read_to_string(&journal.path).unwrap()).unwrap();
+        assert_eq!(record.calls.len(), 2);
+        assert_eq!(record.pid, std::process::id());
+        assert_eq!(record.start, start_time(std::process::id()));
+        assert!(record.start.is_some());
+        journal.done(first);
+        journal.done(second);
         assert!(!journal.path.exists());
     }
 }

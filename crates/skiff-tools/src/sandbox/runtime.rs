@@ -93,7 +93,11 @@ impl SandboxRuntime {
             }
         });
         let journal = settings.skiff_home.as_deref().map(Journal::new);
-        if let Some(home) = settings.skiff_home.clone() {
+        // A thread only when there is something to look at (a directory read here costs
+        // less than starting one at every start).
+        if let Some(home) = settings.skiff_home.clone()
+            && Journal::any_pending(&home)
+        {
             let _ = std::thread::Builder::new()
                 .name("sandbox-sweep".into())
                 .spawn(move || {
