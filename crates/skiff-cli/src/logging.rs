@@ -2,8 +2,9 @@
 //! [`KEPT_LOG_FILES`] kept), level from `SKIFF_LOG`; `--debug` mirrors to stderr. Each line is
 //! one `write` to the file (opened for appending), made where the event happens: a run logs a
 //! few lines at the default level, and a writer thread with its queue cost more at every start
-//! (a thread, 160 KB of queue touched, a join at exit) than those writes. Logging never fails startup. Secrets are never logged: credentials live in
-//! redacting types and no call site logs headers or request bodies.
+//! (a thread, 160 KB of queue touched, a join at exit) than those writes. Logging never fails
+//! startup. Secrets are never logged: credentials live in redacting types and no call site logs
+//! headers or request bodies.
 
 use std::path::Path;
 
