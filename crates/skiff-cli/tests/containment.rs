@@ -683,6 +683,39 @@ fn processes_do_not_outlive_their_call() {
     });
 }
 
+/// A call is over (its result given, the workspace swept) only once none of its processes is
+/// left: a process that rewrites a planted file as fast as it can cannot put it back after the
+/// sweep has removed it, and the exit code is the shell's.
+#[test]
+fn a_call_ends_only_when_its_processes_have() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let m = env.marks.display().to_string();
+    let (out, frames) = env.run(
+        &[
+            &format!(
+                "nohup sh -c 'while :; do echo \"touch {m}/envrc\" > .envrc; done' >/dev/null 2>&1 & \
+                 sleep 0.3; echo started; exit 7"
+            ),
+            "test -e .envrc && echo PRESENT || echo ABSENT",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let res = results(&frames);
+    assert_eq!(res.len(), 2, "{res:?}");
+    assert!(res[0].1.contains("started"), "{res:?}");
+    assert!(res[0].1.contains("Exit code 7"), "{res:?}");
+    assert!(
+        res[0].1.contains(".envrc"),
+        "the sweep did not see it: {res:?}"
+    );
+    assert!(res[1].1.contains("ABSENT"), "{res:?}");
+    assert!(!env.ws.join(".envrc").exists());
+}
+
 #[test]
 fn the_sandboxs_init_waits_on_one_thread_and_reaps_orphans_at_once() {
     if !sandbox_runs() {

@@ -14,7 +14,9 @@
 //! or skiff's own death through the process guard) kills C and so the whole namespace. C waits
 //! in one `poll` loop (H's pipe, skiff's lifeline, SIGCHLD, the relay's listeners): it has no
 //! thread until a connection comes. The zygote's children ([`super::zygote`]) start as PID 1
-//! already and take it from the mount namespace on ([`init_in_zygote_child`]).
+//! already and take it from the mount namespace on ([`init_in_zygote_child`]); when their
+//! shell ends they end the rest of the namespace themselves and tell the zygote before exiting
+//! ([`report_end`]).
 //!
 //! `unsafe` here, and why it is sound:
 //! - `fork`: the helper is single-threaded when it forks (nothing before it starts a thread),
@@ -86,7 +88,12 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
                 skiff: lifeline,
             };
             let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
-            std::process::exit(init(plan, mounts, watch, program, args, None, new_net));
+            let command = Command {
+                program,
+                args,
+                env: None,
+            };
+            std::process::exit(init(plan, mounts, watch, &command, new_net, None));
         }
     }
 }
@@ -95,7 +102,9 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
 /// own, in the session's user namespace (and, when `shared_net`, its private network
 /// namespace): create the mount and IPC namespaces (and a network namespace when the session's
 /// cannot be shared) and become the command's PID 1, the command getting exactly `env`. `helper`
-/// is the pipe whose end of file means the zygote is gone. The exit code.
+/// is the pipe whose end of file means the zygote is gone; `report` the pipe on which the
+/// command's exit code is told the moment it is known (see [`report_end`]). The exit code.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn init_in_zygote_child(
     plan: &Plan,
     program: &OsString,
@@ -104,6 +113,7 @@ pub(super) fn init_in_zygote_child(
     lifeline: Option<OwnedFd>,
     shared_net: bool,
     env: &[(OsString, OsString)],
+    report: std::io::PipeWriter,
 ) -> i32 {
     let fail = |why: &str| i32::from(refused(why));
     let Some(mounts) = &plan.namespaces else {
@@ -121,7 +131,20 @@ pub(super) fn init_in_zygote_child(
         skiff: lifeline,
     };
     let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
-    init(plan, mounts, watch, program, args, Some(env), new_net)
+    let command = Command {
+        program,
+        args,
+        env: Some(env),
+    };
+    init(plan, mounts, watch, &command, new_net, Some(report))
+}
+
+/// The command PID 1 starts: its program and arguments, and its whole environment when given
+/// (else PID 1's own, less the lifeline variable).
+struct Command<'a> {
+    program: &'a OsString,
+    args: &'a [OsString],
+    env: Option<&'a [(OsString, OsString)]>,
 }
 
 /// The namespaces each command gets of its own: mount and IPC, and network unless the host's
@@ -236,16 +259,17 @@ impl Watch {
     }
 }
 
-/// PID 1 of the sandbox: set up, start the command, reap; returns the exit code.
+/// PID 1 of the sandbox: set up, start the command, reap; returns the exit code (told on
+/// `report` first when there is one, see [`report_end`]).
 fn init(
     plan: &Plan,
     mounts: &Mounts,
     watch: Watch,
-    program: &OsString,
-    args: &[OsString],
-    env: Option<&[(OsString, OsString)]>,
+    command: &Command<'_>,
     new_net: bool,
+    report: Option<std::io::PipeWriter>,
 ) -> i32 {
+    let Command { program, args, env } = *command;
     let setup = || -> Result<Option<super::relay::Relay>, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
             .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
@@ -315,7 +339,37 @@ fn init(
         }
     };
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
-    supervise(shell_pid, &watch, &children, relay.as_ref())
+    let code = supervise(shell_pid, &watch, &children, relay.as_ref());
+    if let Some(report) = report {
+        report_end(report, code);
+    }
+    code
+}
+
+/// The shell has ended with `code`: end every other process of the namespace and wait until
+/// each is gone, let go of the command's output, and tell `code` on `report`, all before PID 1
+/// itself exits. The kernel would end the others too when PID 1 exits, but only after tearing
+/// down PID 1's own namespaces (the mount namespace waits for an RCU grace period, about
+/// 0.4 ms), and only then would the zygote learn of it. Told here, skiff goes on (reads the
+/// output to its end, sweeps the workspace) while that teardown runs: nothing of the command is
+/// left but this process, which runs no more of the command's code.
+///
+/// `kill(-1)` from PID 1 reaches every other process of the namespace (nested ones included),
+/// all of them the same user with no capabilities; a process forking at that moment either is
+/// killed or has its fork fail (the kernel orders the two). Every orphan is re-parented to PID 1,
+/// so once `waitpid` finds no child at all, no process of the command is left.
+fn report_end(report: std::io::PipeWriter, code: i32) {
+    use std::io::Write;
+    let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);
+    // Until ECHILD: no child left, alive or not yet reaped.
+    while let Ok(_) | Err(nix::errno::Errno::EINTR) =
+        waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
+    {}
+    // The output's last writer in here: skiff reads to its end of file.
+    for fd in [0, 1, 2] {
+        let _ = nix::unistd::close(fd);
+    }
+    let _ = (&report).write_all(&code.to_le_bytes());
 }
 
 /// Block SIGCHLD and return a descriptor that reads it.

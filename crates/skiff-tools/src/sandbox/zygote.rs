@@ -33,6 +33,13 @@
 //! a `NAME=value` of the command's environment. Zygote → skiff: [`READY`] once, then 12 bytes
 //! per ended request: its id and its raw wait status (`i32`).
 //!
+//! A request ends when C says so on a pipe of its own: once the shell has ended, C ends every
+//! other process of its namespace, waits until none is left and closes its copy of the output,
+//! then writes the shell's exit code (`i32`, [`super::namespaces`]'s `report_end`). C's own
+//! exit (the teardown of its namespaces) then runs beside skiff's next steps instead of before
+//! them. A C that ends without saying so (killed, or refused to start the command) is reported
+//! by its wait status when it is reaped.
+//!
 //! `unsafe` here: `fork` while the zygote is single-threaded (it never starts a thread), so the
 //! child may run Rust code; `OwnedFd::from_raw_fd` on a descriptor the kernel just passed
 //! (`SCM_RIGHTS`).
@@ -169,9 +176,20 @@ struct Zygote {
     shared_net: bool,
     /// The zygote's own PID namespace, entered again after each command's is created.
     own_pid_namespace: OwnedFd,
-    /// Children not reaped yet, by pid: their request ids, and the pipe whose end of file
-    /// tells each that the zygote is gone.
-    running: HashMap<Pid, (u64, std::io::PipeWriter)>,
+    /// Children not reaped yet, by pid.
+    running: HashMap<Pid, Child>,
+}
+
+/// A command's PID 1 the zygote started.
+struct Child {
+    /// The request id.
+    id: u64,
+    /// The pipe whose end of file tells the child that the zygote is gone.
+    alive: std::io::PipeWriter,
+    /// Where the child tells its command's exit code; `None` once read (or ended).
+    report: Option<std::io::PipeReader>,
+    /// Whether skiff has been told the request ended.
+    told: bool,
 }
 
 /// One request read from the socket.
@@ -194,19 +212,40 @@ impl Zygote {
     /// Until the socket ends (or fails).
     fn serve(&mut self) {
         loop {
-            let (socket_ready, signal_ready) = {
-                let mut fds = [
+            let (socket_ready, signal_ready, reports) = {
+                let reporting: Vec<(Pid, BorrowedFd<'_>)> = self
+                    .running
+                    .iter()
+                    .filter_map(|(pid, c)| c.report.as_ref().map(|r| (*pid, r.as_fd())))
+                    .collect();
+                let mut fds = vec![
                     PollFd::new(self.socket.as_fd(), PollFlags::POLLIN),
                     PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
                 ];
+                fds.extend(
+                    reporting
+                        .iter()
+                        .map(|(_, fd)| PollFd::new(*fd, PollFlags::POLLIN)),
+                );
                 match poll(&mut fds, PollTimeout::NONE) {
                     Ok(_) => {}
                     Err(nix::errno::Errno::EINTR) => continue,
                     Err(_) => return,
                 }
                 let ready = |fd: &PollFd| fd.revents().is_some_and(|r| !r.is_empty());
-                (ready(&fds[0]), ready(&fds[1]))
+                let reports: Vec<Pid> = reporting
+                    .iter()
+                    .zip(&fds[2..])
+                    .filter(|(_, fd)| ready(fd))
+                    .map(|((pid, _), _)| *pid)
+                    .collect();
+                (ready(&fds[0]), ready(&fds[1]), reports)
             };
+            for pid in reports {
+                if !self.read_report(pid) {
+                    return;
+                }
+            }
             if signal_ready && !self.reap() {
                 return;
             }
@@ -218,7 +257,7 @@ impl Zygote {
                         }
                     }
                     Ok(Some(Request::Kill { id })) => {
-                        if let Some((pid, _)) = self.running.iter().find(|(_, r)| r.0 == id) {
+                        if let Some((pid, _)) = self.running.iter().find(|(_, c)| c.id == id) {
                             let _ = kill(*pid, Signal::SIGKILL);
                         }
                     }
@@ -240,12 +279,33 @@ impl Zygote {
                 Ok(WaitStatus::StillAlive) | Err(_) => return true,
                 Ok(_) => continue,
             };
-            if let Some((id, _alive)) = self.running.remove(&pid)
-                && !self.reply(id, status)
+            if let Some(child) = self.running.remove(&pid)
+                && !child.told
+                && !self.reply(child.id, status)
             {
                 return false;
             }
         }
+    }
+
+    /// Read what child `pid` reports: its command's exit code, told to skiff at once; false when
+    /// skiff can no longer be told. End of file (the child ended without a word) leaves the
+    /// request to [`Zygote::reap`].
+    fn read_report(&mut self, pid: Pid) -> bool {
+        let Some(child) = self.running.get_mut(&pid) else {
+            return true;
+        };
+        let Some(mut report) = child.report.take() else {
+            return true;
+        };
+        let mut code = [0u8; 4];
+        // Four bytes in one write to a pipe arrive whole (under PIPE_BUF).
+        if report.read_exact(&mut code).is_err() {
+            return true;
+        }
+        child.told = true;
+        let id = child.id;
+        self.reply(id, (i32::from_le_bytes(code) & 0xff) << 8)
     }
 
     /// Tell skiff request `id` ended with the raw wait `status`; false when it cannot be told.
@@ -337,7 +397,8 @@ impl Zygote {
             }
             zygote.reply(run.id, i32::from(SETUP_FAILED) << 8)
         };
-        let (watch, alive) = match std::io::pipe() {
+        let pipes = std::io::pipe().and_then(|alive| Ok((alive, std::io::pipe()?)));
+        let ((watch, alive), (report, told)) = match pipes {
             Ok(p) => p,
             Err(e) => return refuse(self, run, format!("cannot create a pipe: {e}")),
         };
@@ -358,12 +419,20 @@ impl Zygote {
         match unsafe { fork() } {
             Ok(ForkResult::Child) => {
                 drop(alive);
-                let code = self.child(run, watch);
+                drop(report);
+                let code = self.child(run, watch, told);
                 std::process::exit(code);
             }
             Ok(ForkResult::Parent { child }) => {
                 drop(watch);
-                self.running.insert(child, (run.id, alive));
+                drop(told);
+                let started = Child {
+                    id: run.id,
+                    alive,
+                    report: Some(report),
+                    told: false,
+                };
+                self.running.insert(child, started);
                 back(self)
             }
             Err(e) => back(self) && refuse(self, run, format!("cannot fork: {e}")),
@@ -371,7 +440,7 @@ impl Zygote {
     }
 
     /// In the command's PID 1: drop the zygote's descriptors, take the command's, and run it.
-    fn child(&self, run: Run, watch: std::io::PipeReader) -> i32 {
+    fn child(&self, run: Run, watch: std::io::PipeReader, report: std::io::PipeWriter) -> i32 {
         let Run {
             out,
             cwd,
@@ -383,8 +452,11 @@ impl Zygote {
         let _ = nix::unistd::close(self.socket.as_raw_fd());
         let _ = nix::unistd::close(self.signals.as_raw_fd());
         let _ = nix::unistd::close(self.own_pid_namespace.as_raw_fd());
-        for (_, other) in self.running.values() {
-            let _ = nix::unistd::close(other.as_raw_fd());
+        for other in self.running.values() {
+            let _ = nix::unistd::close(other.alive.as_raw_fd());
+            if let Some(report) = &other.report {
+                let _ = nix::unistd::close(report.as_raw_fd());
+            }
         }
         let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
         let Some(out) = out else {
@@ -433,6 +505,7 @@ impl Zygote {
             lifeline,
             self.shared_net,
             &env,
+            report,
         )
     }
 }
