@@ -83,3 +83,53 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(Typed::new(write::WriteTool)),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::schema::check_rendered;
+
+    fn file(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/schemas")
+            .join(format!("{name}.json"))
+    }
+
+    /// Each built-in tool ships its schema rendered; a change to an input type that is not
+    /// rendered again fails here (and `SKIFF_BLESS_SCHEMAS=1` renders it).
+    #[test]
+    fn rendered_schemas_are_the_derived_ones() {
+        use crate::TypedTool;
+        fn check<T: TypedTool>(errors: &mut Vec<String>) {
+            if let Err(e) = check_rendered::<T>(&file(T::NAME)) {
+                errors.push(e);
+            }
+        }
+        let mut errors = Vec::new();
+        check::<crate::bash::BashTool>(&mut errors);
+        check::<crate::edit::EditTool>(&mut errors);
+        check::<crate::exit_plan::ExitPlanModeTool>(&mut errors);
+        check::<crate::glob::GlobTool>(&mut errors);
+        check::<crate::grep::GrepTool>(&mut errors);
+        check::<crate::ls::LsTool>(&mut errors);
+        check::<crate::notebook::edit::NotebookEditTool>(&mut errors);
+        check::<crate::read::ReadTool>(&mut errors);
+        check::<crate::task_output::TaskOutputTool>(&mut errors);
+        check::<crate::task_output::TaskStopTool>(&mut errors);
+        check::<crate::todo::TodoWriteTool>(&mut errors);
+        check::<crate::web_fetch::WebFetchTool>(&mut errors);
+        check::<crate::web_search::WebSearchTool>(&mut errors);
+        check::<crate::write::WriteTool>(&mut errors);
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        // Every built-in tool is checked above, and each ships its schema.
+        let names: Vec<String> = super::builtin_tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        for name in &names {
+            assert!(file(name).is_file(), "{name} has no rendered schema");
+        }
+        assert_eq!(names.len(), 14, "a new built-in tool needs a check above");
+    }
+}

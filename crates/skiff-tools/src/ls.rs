@@ -33,6 +33,7 @@ pub struct LsTool;
 impl TypedTool for LsTool {
     type Input = LsInput;
     const NAME: &'static str = "LS";
+    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/LS.json"));
 
     fn description(&self) -> &str {
         "List a directory recursively, one path per line relative to the workspace root \

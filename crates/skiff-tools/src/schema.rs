@@ -19,6 +19,68 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     v
 }
 
+/// The environment variable that makes [`check_rendered`] write the rendered schemas instead
+/// of comparing them.
+pub const BLESS_VAR: &str = "SKIFF_BLESS_SCHEMAS";
+
+/// The schema a tool ships rendered (`T::SCHEMA`, [`crate::TypedTool::SCHEMA`]) checked against
+/// the one derived from `T::Input` now (the same keys and values; the file has its keys sorted,
+/// whatever order `serde_json`'s features give a map); `path` is the file `T::SCHEMA` is
+/// included from. With [`BLESS_VAR`]`=1` the file is written with the derived schema instead.
+/// For the tests of the crates that define tools.
+pub fn check_rendered<T: crate::TypedTool>(path: &std::path::Path) -> Result<(), String> {
+    let derived = schema_for::<T::Input>();
+    let wanted = serde_json::to_string_pretty(&sorted(&derived)).map_err(|e| e.to_string())? + "\n";
+    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
+        return std::fs::write(path, wanted).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    let Some(shipped) = T::SCHEMA else {
+        return Err(format!("{} ships no rendered schema", T::NAME));
+    };
+    let parsed: Value = serde_json::from_str(shipped)
+        .map_err(|e| format!("{}'s rendered schema does not parse: {e}", T::NAME))?;
+    if sorted(&parsed) != sorted(&derived) || shipped != wanted {
+        return Err(format!(
+            "{}'s rendered schema ({}) is not the one its input type derives; run \
+             `{BLESS_VAR}=1 cargo test` to render it again",
+            T::NAME,
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `v` with every object's keys in order, as nested `BTreeMap`s (serialised in that order
+/// whatever `serde_json`'s features).
+fn sorted(v: &Value) -> std::collections::BTreeMap<String, SortedValue> {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), SortedValue::of(v)))
+            .collect(),
+        _ => std::collections::BTreeMap::new(),
+    }
+}
+
+/// A JSON value whose objects keep their keys sorted (see [`sorted`]).
+#[derive(Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+enum SortedValue {
+    Object(std::collections::BTreeMap<String, SortedValue>),
+    Array(Vec<SortedValue>),
+    Other(Value),
+}
+
+impl SortedValue {
+    fn of(v: &Value) -> Self {
+        match v {
+            Value::Object(_) => Self::Object(sorted(v)),
+            Value::Array(items) => Self::Array(items.iter().map(Self::of).collect()),
+            other => Self::Other(other.clone()),
+        }
+    }
+}
+
 /// Remove what the API does not need (titles, integer formats, `$schema`, the description of
 /// the input struct and of an array's item struct: the field says it) and default to closed
 /// objects. `own`: `v` is a struct's schema whose doc comment goes.

@@ -44,6 +44,7 @@ pub struct WebSearchTool;
 impl TypedTool for WebSearchTool {
     type Input = WebSearchInput;
     const NAME: &'static str = NAME;
+    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/WebSearch.json"));
 
     fn description(&self) -> &str {
         "Search the web for current information (events, releases, anything past your \

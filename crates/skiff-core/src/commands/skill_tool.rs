@@ -92,6 +92,7 @@ fn describe(commands: &CommandSet) -> String {
 impl TypedTool for SkillTool {
     type Input = SkillInput;
     const NAME: &'static str = NAME;
+    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/Skill.json"));
 
     fn description(&self) -> &str {
         &self.description
@@ -150,6 +151,16 @@ pub fn launching(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema shipped rendered is the one the input type derives
+    /// (`SKIFF_BLESS_SCHEMAS=1` renders it again).
+    #[test]
+    fn rendered_schema_is_the_derived_one() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/schemas")
+            .join(format!("{}.json", <SkillTool as TypedTool>::NAME));
+        skiff_tools::schema::check_rendered::<SkillTool>(&file).unwrap();
+    }
     use crate::commands::{CommandKind, CustomCommand, Scope};
 
     fn entry(name: &str, kind: CommandKind, description: Option<&str>) -> CustomCommand {

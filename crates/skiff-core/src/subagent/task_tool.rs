@@ -103,6 +103,7 @@ impl TaskTool {
 impl TypedTool for TaskTool {
     type Input = TaskInput;
     const NAME: &'static str = TASK_TOOL;
+    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/Task.json"));
 
     fn description(&self) -> &str {
         &self.description
@@ -350,6 +351,16 @@ fn total_tokens(u: &Usage) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema shipped rendered is the one the input type derives
+    /// (`SKIFF_BLESS_SCHEMAS=1` renders it again).
+    #[test]
+    fn rendered_schema_is_the_derived_one() {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/schemas")
+            .join(format!("{}.json", <TaskTool as TypedTool>::NAME));
+        skiff_tools::schema::check_rendered::<TaskTool>(&file).unwrap();
+    }
 
     #[test]
     fn models() {
