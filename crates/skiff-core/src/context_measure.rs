@@ -1,20 +1,10 @@
 //! Measuring what fills the context window now ([`Core::context_usage`], the answer to
 //! `get_context_usage`).
 
-use skiff_protocol::ToolDefinition;
-
 use crate::context::ContextLimits;
 use crate::context_usage::{AgentUsage, ApiUsage, Category, ContextUsage, McpToolUsage};
 use crate::core::Core;
 use crate::tokens;
-
-fn definition_tokens(defs: &[&ToolDefinition]) -> u64 {
-    tokens::estimate_bytes(
-        defs.iter()
-            .map(|t| serde_json::to_string(t).map_or(0, |s| s.len()))
-            .sum(),
-    )
-}
 
 impl Core {
     /// What fills the context window now.
@@ -26,14 +16,16 @@ impl Core {
             self.conversation.window_cap(),
         );
         let system = tokens::estimate_fixed(self.template.system_blocks(), &[]);
-        let (mcp, builtin): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) = self
+        // Measured when the tools were set: nothing is serialized again per turn.
+        let (mcp, builtin): (Vec<_>, Vec<_>) = self
             .template
             .tools
             .iter()
-            .partition(|t| t.name.starts_with("mcp__"));
+            .zip(self.template.tool_bytes().iter().copied())
+            .partition(|(t, _)| t.name.starts_with("mcp__"));
         let mcp_tools: Vec<McpToolUsage> = mcp
             .iter()
-            .map(|t| McpToolUsage {
+            .map(|(t, bytes)| McpToolUsage {
                 name: t.name.clone(),
                 server_name: t
                     .name
@@ -41,7 +33,7 @@ impl Core {
                     .and_then(|r| r.split("__").next())
                     .unwrap_or_default()
                     .to_owned(),
-                tokens: definition_tokens(&[t]),
+                tokens: tokens::estimate_bytes(*bytes),
                 is_loaded: true,
             })
             .collect();
@@ -70,10 +62,12 @@ impl Core {
                 .sum(),
         );
         let memory: u64 = self.config.memory_files.iter().map(|m| m.tokens).sum();
-        let messages = tokens::estimate_messages(self.conversation.messages());
+        let messages = self.conversation.estimate_messages();
         let agent_tokens: u64 = agents.iter().map(|a| a.tokens).sum();
         let mcp_tokens: u64 = mcp_tools.iter().map(|t| t.tokens).sum();
-        let builtin_tokens = definition_tokens(&builtin).saturating_sub(agent_tokens + skills);
+        let builtin_bytes: usize = builtin.iter().map(|(_, bytes)| bytes).sum();
+        let builtin_tokens =
+            tokens::estimate_bytes(builtin_bytes).saturating_sub(agent_tokens + skills);
         let used = system + builtin_tokens + mcp_tokens + memory + agent_tokens + skills + messages;
         let compacting = self.config.compaction.strategy != crate::config::CompactionStrategy::Off;
         let buffer = if compacting {

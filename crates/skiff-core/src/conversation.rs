@@ -32,6 +32,9 @@ pub struct Conversation {
     memory_sent: bool,
     /// All messages but the last, serialized, for the next request (extended lazily).
     json: MessagesJson,
+    /// Estimated tokens of the first `.0` messages, all but the last (extended lazily, reset
+    /// with `json`: only the last message changes in place).
+    estimated: std::sync::Mutex<(usize, u64)>,
     /// The model's window as a server's context-size error revealed it (goes under any other).
     window_cap: Option<u64>,
 }
@@ -54,6 +57,7 @@ impl Conversation {
             last_input: None,
             memory_sent: false,
             json: MessagesJson::new(),
+            estimated: std::sync::Mutex::new((0, 0)),
             window_cap: None,
         }
     }
@@ -173,6 +177,7 @@ impl Conversation {
         self.messages = history;
         self.last_input = None;
         self.json.clear();
+        self.forget_estimate();
         self.store.history_replaced(&self.messages);
     }
 
@@ -188,6 +193,7 @@ impl Conversation {
         self.messages = history;
         self.last_input = None;
         self.json.clear();
+        self.forget_estimate();
         self.store.history_compacted(crate::store::CompactRecord {
             trigger,
             pre_tokens,
@@ -202,6 +208,7 @@ impl Conversation {
         self.messages = history;
         self.last_input = None;
         self.json.clear();
+        self.forget_estimate();
         if let Some(first) = self.messages.first() {
             self.store.history_trimmed(TrimRecord {
                 replaced,
@@ -309,7 +316,33 @@ impl Conversation {
 
     /// Heuristic estimate of the whole next request (`fixed` plus the whole history).
     pub fn full_estimate(&self, fixed: u64) -> u64 {
-        fixed + tokens::estimate_messages(&self.messages)
+        fixed + self.estimate_messages()
+    }
+
+    /// [`tokens::estimate_messages`] of the whole history, in time proportional to what was
+    /// added since the last call (asked after every model call: a long session must not pay
+    /// for its whole history each turn).
+    pub fn estimate_messages(&self) -> u64 {
+        let upto = self.messages.len().saturating_sub(1);
+        let mut cached = self
+            .estimated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cached.0 > upto {
+            *cached = (0, 0);
+        }
+        let (from, sum) = *cached;
+        let sum = sum + tokens::estimate_messages(&self.messages[from..upto]);
+        *cached = (upto, sum);
+        sum + self.messages.get(upto).map_or(0, tokens::estimate_message)
+    }
+
+    /// The history was replaced: estimate it afresh.
+    fn forget_estimate(&mut self) {
+        *self
+            .estimated
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = (0, 0);
     }
 
     /// How many API tokens one heuristic token is worth in this conversation: the last
@@ -412,6 +445,49 @@ mod tests {
             input: json!({}),
             cache_control: None,
         })
+    }
+
+    /// The running estimate is the whole history's, whatever happened to it: appends, merges
+    /// into the last message, repairs, a replaced (shorter or longer) history.
+    #[test]
+    fn the_running_estimate_is_the_whole_historys() {
+        let mut c = Conversation::new(Arc::new(crate::store::NoSession));
+        let whole = |c: &Conversation| tokens::estimate_messages(c.messages());
+        assert_eq!(c.estimate_messages(), 0);
+        c.push_user(vec![ContentBlock::text("go")], &[]);
+        assert_eq!(c.estimate_messages(), whole(&c));
+        for i in 0..20 {
+            let id = format!("toolu_{i}");
+            c.push_reply(reply(vec![call(&id)]), false);
+            assert_eq!(c.estimate_messages(), whole(&c));
+            // A `pause_turn` continuation merges into the last message.
+            c.push_reply(reply(vec![ContentBlock::text("x".repeat(i * 50))]), true);
+            assert_eq!(c.estimate_messages(), whole(&c));
+            c.push_user(
+                vec![ContentBlock::ToolResult(
+                    skiff_protocol::ToolResultBlock::text(&id, "y".repeat(i * 100), false),
+                )],
+                &[],
+            );
+            assert_eq!(c.estimate_messages(), whole(&c));
+            // More user content merges into the trailing user message.
+            c.push_user(vec![ContentBlock::text("z".repeat(i * 30))], &[]);
+            assert_eq!(c.estimate_messages(), whole(&c));
+        }
+        c.push_reply(reply(vec![call("toolu_last")]), false);
+        assert_eq!(c.repair(), 1);
+        assert_eq!(c.estimate_messages(), whole(&c));
+        let long: Vec<Message> = c.messages().to_vec();
+        let short = long[long.len() - 3..].to_vec();
+        c.trim_to(short, long.len() - 3);
+        assert_eq!(c.estimate_messages(), whole(&c));
+        // Replaced by a longer, different history: nothing of the old estimate is kept.
+        let mut longer = long.clone();
+        longer.extend(long[1..].iter().cloned());
+        c.replace(longer);
+        assert_eq!(c.estimate_messages(), whole(&c));
+        c.clear();
+        assert_eq!(c.estimate_messages(), 0);
     }
 
     #[test]

@@ -169,6 +169,8 @@ pub struct RequestTemplate {
     pub system: Option<SystemPrompt>,
     /// Tool definitions as sent: the ones offered from the start (the last of them carries a
     /// breakpoint when caching is on), then the deferred tools loaded since, in load order.
+    /// Changed only through [`RequestTemplate::set_tools`] and
+    /// [`RequestTemplate::set_loaded`], which measure them again.
     pub tools: Vec<ToolDefinition>,
     /// How many of `tools` were offered from the start.
     offered: usize,
@@ -176,6 +178,8 @@ pub struct RequestTemplate {
     pub caching: bool,
     /// Estimated tokens of the system prompt and tools (computed once).
     fixed_tokens: u64,
+    /// The serialized size of each of `tools`, in bytes (computed with `fixed_tokens`).
+    tool_bytes: Vec<usize>,
     /// The system prompt's own parts (the MCP servers' instructions go after them).
     base_system: Vec<SystemBlock>,
     /// The MCP servers' instructions section, when there is one.
@@ -218,6 +222,7 @@ impl RequestTemplate {
             tools,
             caching,
             fixed_tokens: 0,
+            tool_bytes: Vec::new(),
             base_system,
             extra_system: None,
             reasoning: crate::reasoning::RequestReasoning::default(),
@@ -257,7 +262,7 @@ impl RequestTemplate {
             last.cache_control = Some(CacheControl::ephemeral());
         }
         self.system = (!system.is_empty()).then_some(SystemPrompt::Blocks(system));
-        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        self.measure();
     }
 
     /// Replace the tool definitions (tools that arrived after the session started, or MCP
@@ -277,7 +282,7 @@ impl RequestTemplate {
         self.offered = tools.len();
         self.tools = tools;
         self.tools.extend(loaded);
-        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        self.measure();
         true
     }
 
@@ -294,7 +299,7 @@ impl RequestTemplate {
         }
         self.tools.truncate(n);
         self.tools.extend(loaded);
-        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        self.measure();
         true
     }
 
@@ -313,6 +318,17 @@ impl RequestTemplate {
     /// Estimated tokens of the parts every request repeats (system prompt and tools).
     pub fn fixed_tokens(&self) -> u64 {
         self.fixed_tokens
+    }
+
+    /// The serialized size of each tool definition, in bytes, in the order of `tools`.
+    pub fn tool_bytes(&self) -> &[usize] {
+        &self.tool_bytes
+    }
+
+    /// Measure the system prompt and tools again, after either changed.
+    fn measure(&mut self) {
+        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
+        self.tool_bytes = self.tools.iter().map(crate::tokens::json_size).collect();
     }
 
     /// The system prompt's blocks.

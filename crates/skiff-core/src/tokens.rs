@@ -95,11 +95,13 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
 /// definitions (as serialized JSON).
 pub fn estimate_fixed(system: &[SystemBlock], tools: &[ToolDefinition]) -> u64 {
     let system: usize = system.iter().map(|b| b.text.len() + 32).sum();
-    let tools: usize = tools
-        .iter()
-        .map(|t| serde_json::to_string(t).map_or(0, |s| s.len()))
-        .sum();
+    let tools: usize = tools.iter().map(json_size).sum();
     estimate_bytes(system + tools)
+}
+
+/// The size of `value` serialized as JSON, in bytes (0 if it cannot be serialized).
+pub fn json_size<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
 }
 
 /// The model's context window: `config.context_window` when set, else what the server says
