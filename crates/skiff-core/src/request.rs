@@ -327,8 +327,9 @@ impl RequestTemplate {
 
     /// Measure the system prompt and tools again, after either changed.
     fn measure(&mut self) {
-        self.fixed_tokens = crate::tokens::estimate_fixed(self.system_blocks(), &self.tools);
         self.tool_bytes = self.tools.iter().map(crate::tokens::json_size).collect();
+        self.fixed_tokens =
+            crate::tokens::estimate_fixed_sized(self.system_blocks(), self.tool_bytes.iter().sum());
     }
 
     /// The system prompt's blocks.

@@ -94,9 +94,13 @@ pub fn estimate_messages(messages: &[Message]) -> u64 {
 /// Estimated tokens of the parts every request repeats: the system prompt and the tool
 /// definitions (as serialized JSON).
 pub fn estimate_fixed(system: &[SystemBlock], tools: &[ToolDefinition]) -> u64 {
+    estimate_fixed_sized(system, tools.iter().map(json_size).sum())
+}
+
+/// [`estimate_fixed`] with the tools' serialized size already known (`tool_bytes`).
+pub fn estimate_fixed_sized(system: &[SystemBlock], tool_bytes: usize) -> u64 {
     let system: usize = system.iter().map(|b| b.text.len() + 32).sum();
-    let tools: usize = tools.iter().map(json_size).sum();
-    estimate_bytes(system + tools)
+    estimate_bytes(system + tool_bytes)
 }
 
 /// The size of `value` serialized as JSON, in bytes (0 if it cannot be serialized).
