@@ -61,7 +61,7 @@ pub use path_guard::{HiddenPaths, PathError, PathGuard};
 pub use registry::{DuplicateTool, ToolRegistry, unknown_tool};
 pub use sandbox::{SandboxConfig, SandboxStatus};
 pub use side_model::{SideModel, SideModelError, SideUsage, WebSearchQuery};
-pub use tool::{Tool, ToolOutput, Typed, TypedTool};
+pub use tool::{Tool, ToolOutput, Typed, TypedTool, check_rendered_schema};
 pub use truncate::{DEFAULT_MAX_RESULT_CHARS, truncate_result};
 
 /// The built-in tools, one instance each.
@@ -88,7 +88,7 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use crate::schema::check_rendered;
+    use crate::check_rendered_schema;
 
     fn file(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -102,7 +102,7 @@ mod tests {
     fn rendered_schemas_are_the_derived_ones() {
         use crate::TypedTool;
         fn check<T: TypedTool>(errors: &mut Vec<String>) {
-            if let Err(e) = check_rendered::<T>(&file(T::NAME)) {
+            if let Err(e) = check_rendered_schema::<T>(&file(T::NAME)) {
                 errors.push(e);
             }
         }

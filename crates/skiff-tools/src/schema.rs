@@ -19,35 +19,15 @@ pub fn schema_for<T: JsonSchema>() -> Value {
     v
 }
 
-/// The environment variable that makes [`check_rendered`] write the rendered schemas instead
+/// The environment variable that makes `check_rendered_schema` write the rendered schemas instead
 /// of comparing them.
 pub const BLESS_VAR: &str = "SKIFF_BLESS_SCHEMAS";
 
-/// The schema a tool ships rendered (`T::SCHEMA`, [`crate::TypedTool::SCHEMA`]) checked against
-/// the one derived from `T::Input` now (the same keys and values; the file has its keys sorted,
-/// whatever order `serde_json`'s features give a map); `path` is the file `T::SCHEMA` is
-/// included from. With [`BLESS_VAR`]`=1` the file is written with the derived schema instead.
-/// For the tests of the crates that define tools.
-pub fn check_rendered<T: crate::TypedTool>(path: &std::path::Path) -> Result<(), String> {
-    let derived = schema_for::<T::Input>();
-    let wanted = serde_json::to_string_pretty(&sorted(&derived)).map_err(|e| e.to_string())? + "\n";
-    if std::env::var(BLESS_VAR).is_ok_and(|v| v == "1") {
-        return std::fs::write(path, wanted).map_err(|e| format!("{}: {e}", path.display()));
-    }
-    let Some(shipped) = T::SCHEMA else {
-        return Err(format!("{} ships no rendered schema", T::NAME));
-    };
-    let parsed: Value = serde_json::from_str(shipped)
-        .map_err(|e| format!("{}'s rendered schema does not parse: {e}", T::NAME))?;
-    if sorted(&parsed) != sorted(&derived) || shipped != wanted {
-        return Err(format!(
-            "{}'s rendered schema ({}) is not the one its input type derives; run \
-             `{BLESS_VAR}=1 cargo test` to render it again",
-            T::NAME,
-            path.display()
-        ));
-    }
-    Ok(())
+/// `schema` as a tool ships it rendered ([`crate::TypedTool::SCHEMA`]): pretty JSON with every
+/// object's keys sorted (whatever order `serde_json`'s features give a map), ending in a
+/// newline.
+pub fn render(schema: &Value) -> String {
+    serde_json::to_string_pretty(&sorted(schema)).unwrap_or_default() + "\n"
 }
 
 /// `v` with every object's keys in order, as nested `BTreeMap`s (serialised in that order

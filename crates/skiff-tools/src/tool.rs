@@ -47,7 +47,7 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// The input's schema as sent, rendered ahead of time ([`crate::schema::schema_for`] of
     /// `Input`, pretty JSON; kept equal to the derived one by
-    /// [`crate::schema::check_rendered`] in the tool's tests), so that start-up parses it
+    /// [`check_rendered_schema`] in the tool's tests), so that start-up parses it
     /// instead of deriving it (a third of a millisecond for the built-in tools). `None`:
     /// derived when the tool is made.
     const SCHEMA: Option<&'static str> = None;
@@ -136,4 +136,28 @@ impl<T: TypedTool> Tool for Typed<T> {
             Err(msg) => ToolOutput::tool_use_error(msg),
         }
     }
+}
+
+/// The schema `T` ships rendered ([`TypedTool::SCHEMA`]) checked against the one derived from
+/// `T::Input` now: the same text as [`schema::render`] gives (the same keys and values); `path`
+/// is the file `T::SCHEMA` is included from. With [`schema::BLESS_VAR`]`=1` the file is written
+/// with the derived schema instead. For the tests of the crates that define tools.
+pub fn check_rendered_schema<T: TypedTool>(path: &std::path::Path) -> Result<(), String> {
+    let wanted = schema::render(&schema::schema_for::<T::Input>());
+    if std::env::var(schema::BLESS_VAR).is_ok_and(|v| v == "1") {
+        return std::fs::write(path, wanted).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    let Some(shipped) = T::SCHEMA else {
+        return Err(format!("{} ships no rendered schema", T::NAME));
+    };
+    if shipped != wanted {
+        return Err(format!(
+            "{}'s rendered schema ({}) is not the one its input type derives; run \
+             `{}=1 cargo test` to render it again",
+            T::NAME,
+            path.display(),
+            schema::BLESS_VAR
+        ));
+    }
+    Ok(())
 }

@@ -159,7 +159,7 @@ mod tests {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("src/schemas")
             .join(format!("{}.json", <SkillTool as TypedTool>::NAME));
-        skiff_tools::schema::check_rendered::<SkillTool>(&file).unwrap();
+        skiff_tools::check_rendered_schema::<SkillTool>(&file).unwrap();
     }
     use crate::commands::{CommandKind, CustomCommand, Scope};
 

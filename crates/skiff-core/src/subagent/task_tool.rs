@@ -359,7 +359,7 @@ mod tests {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("src/schemas")
             .join(format!("{}.json", <TaskTool as TypedTool>::NAME));
-        skiff_tools::schema::check_rendered::<TaskTool>(&file).unwrap();
+        skiff_tools::check_rendered_schema::<TaskTool>(&file).unwrap();
     }
 
     #[test]
