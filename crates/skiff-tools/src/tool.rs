@@ -139,13 +139,17 @@ impl<T: TypedTool> Tool for Typed<T> {
 }
 
 /// The schema `T` ships rendered ([`TypedTool::SCHEMA`]) checked against the one derived from
-/// `T::Input` now: the same text as [`schema::render`] gives (the same keys and values); `path`
-/// is the file `T::SCHEMA` is included from. With [`schema::BLESS_VAR`]`=1` the file is written
-/// with the derived schema instead. For the tests of the crates that define tools.
-pub fn check_rendered_schema<T: TypedTool>(path: &std::path::Path) -> Result<(), String> {
+/// `T::Input` now: the same text as [`schema::render`] gives (the same keys and values). The
+/// file `T::SCHEMA` is included from is `src/schemas/NAME.json` in the crate at `crate_dir`
+/// (its `CARGO_MANIFEST_DIR`). With [`schema::BLESS_VAR`]`=1` the file is written with the
+/// derived schema instead. For the tests of the crates that define tools.
+pub fn check_rendered_schema<T: TypedTool>(crate_dir: &str) -> Result<(), String> {
+    let path = std::path::Path::new(crate_dir)
+        .join("src/schemas")
+        .join(format!("{}.json", T::NAME));
     let wanted = schema::render(&schema::schema_for::<T::Input>());
     if std::env::var(schema::BLESS_VAR).is_ok_and(|v| v == "1") {
-        return std::fs::write(path, wanted).map_err(|e| format!("{}: {e}", path.display()));
+        return std::fs::write(&path, wanted).map_err(|e| format!("{}: {e}", path.display()));
     }
     let Some(shipped) = T::SCHEMA else {
         return Err(format!("{} ships no rendered schema", T::NAME));
