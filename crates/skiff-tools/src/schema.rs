@@ -27,38 +27,9 @@ pub const BLESS_VAR: &str = "SKIFF_BLESS_SCHEMAS";
 /// object's keys sorted (whatever order `serde_json`'s features give a map), ending in a
 /// newline.
 pub fn render(schema: &Value) -> String {
-    serde_json::to_string_pretty(&sorted(schema)).unwrap_or_default() + "\n"
-}
-
-/// `v` with every object's keys in order, as nested `BTreeMap`s (serialised in that order
-/// whatever `serde_json`'s features).
-fn sorted(v: &Value) -> std::collections::BTreeMap<String, SortedValue> {
-    match v {
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| (k.clone(), SortedValue::of(v)))
-            .collect(),
-        _ => std::collections::BTreeMap::new(),
-    }
-}
-
-/// A JSON value whose objects keep their keys sorted (see [`sorted`]).
-#[derive(Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-enum SortedValue {
-    Object(std::collections::BTreeMap<String, SortedValue>),
-    Array(Vec<SortedValue>),
-    Other(Value),
-}
-
-impl SortedValue {
-    fn of(v: &Value) -> Self {
-        match v {
-            Value::Object(_) => Self::Object(sorted(v)),
-            Value::Array(items) => Self::Array(items.iter().map(Self::of).collect()),
-            other => Self::Other(other.clone()),
-        }
-    }
+    let mut sorted = schema.clone();
+    sorted.sort_all_objects();
+    serde_json::to_string_pretty(&sorted).unwrap_or_default() + "\n"
 }
 
 /// Remove what the API does not need (titles, integer formats, `$schema`, the description of
