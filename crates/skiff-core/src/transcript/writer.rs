@@ -221,10 +221,10 @@ impl FileWriter {
                     self.write(&line);
                     self.done.advance();
                 }
-                Cmd::Sync if !self.ending.load(Ordering::SeqCst) => {
+                // (When due, a writer that is ending by then syncs nothing.)
+                Cmd::Sync => {
                     due.get_or_insert_with(|| Instant::now() + self.delay);
                 }
-                Cmd::Sync => {}
                 Cmd::Flush(done) => {
                     due = None;
                     self.sync();
