@@ -22,7 +22,8 @@ pub enum OutputFormat {
 pub enum InputFormat {
     /// The prompt as text (argument or stdin).
     Text,
-    /// NDJSON user messages and control frames on stdin (not supported yet).
+    /// NDJSON user messages and control requests on stdin: the Agent SDKs' protocol (needs
+    /// --output-format stream-json).
     #[value(name = "stream-json")]
     StreamJson,
 }
