@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that skiff's dependencies get the same features whether skiff is built alone
 (`cargo build -p skiff-cli`, `cargo install --path crates/skiff-cli`) or with the whole
-workspace (`cargo build --release`, which unifies the features of every member's
+workspace (`cargo build --release --workspace`, which unifies the features of every member's
 dependencies, skiff-testkit's mock server among them).
 
 Why: a crate's features are part of its hash, and so of every symbol name of it and of the
