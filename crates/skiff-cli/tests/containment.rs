@@ -606,6 +606,79 @@ fn the_zygote_forks_each_commands_init_itself() {
     assert_eq!(forkers[0], forkers[1], "{forkers:?}");
 }
 
+/// The zygote forks the next call's PID 1 ahead (a spare: a private `/proc` and `/dev` only),
+/// so it starts long before its call; what the call's plan names is set up when the call
+/// comes. A secret put in place (or replaced by a rename) while the spare waits is hidden
+/// all the same, and `SKIFF_SANDBOX_NO_SPARE=1` starts each call from a fresh fork.
+#[test]
+fn a_spare_forked_ahead_runs_the_next_call_and_hides_what_appeared_meanwhile() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    // The second call: how long before it its PID 1 started (in clock ticks), and the secrets.
+    let age = "echo age=$(( $(cut -d' ' -f22 /proc/self/stat) - $(cut -d' ' -f22 /proc/1/stat) ))";
+    let second = format!(
+        "{age}; cat ~/.netrc ~/.gnupg/key ~/.aws/credentials 2>&1; ls -A ~/.gnupg 2>&1; echo done"
+    );
+    for spare in [true, false] {
+        let marker = format!("spare-{}-{spare}", std::process::id());
+        let go = env.ws.join(format!("go-{spare}"));
+        let first = format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; : {marker}",
+            go.display()
+        );
+        let mut session = env.session(&[json!({ "command": first }), json!({ "command": second })]);
+        if !spare {
+            session.env("SKIFF_SANDBOX_NO_SPARE", "1");
+        }
+        let child = session
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        eventually("the first call starting", || {
+            !processes_with(&marker).is_empty()
+        });
+        // The next call's spare is forked as the first starts; let it get ready and wait.
+        std::thread::sleep(Duration::from_millis(400));
+        let fresh = format!("NEW-{SECRET}");
+        let tmp = env.home.join("netrc.new");
+        std::fs::write(&tmp, &fresh).unwrap();
+        std::fs::rename(&tmp, env.home.join(".netrc")).unwrap();
+        std::fs::create_dir_all(env.home.join(".gnupg")).unwrap();
+        std::fs::write(env.home.join(".gnupg/key"), &fresh).unwrap();
+        std::fs::write(env.home.join(".aws/credentials"), &fresh).unwrap();
+        std::fs::write(&go, "").unwrap();
+        let frames = finish(child);
+        let res = results(&frames);
+        assert_eq!(res.len(), 2, "{res:?}");
+        assert_ran(&res);
+        let text = &res[1].1;
+        assert!(text.contains("done"), "{res:?}");
+        assert!(
+            !text.contains(SECRET),
+            "a secret leaked (spare: {spare}): {text}"
+        );
+        let age: i64 = text
+            .split("age=")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no age: {text}"));
+        if spare {
+            // Forked when the first call started, some 400 ms (40 ticks) before this one.
+            assert!(age >= 25, "PID 1 was forked ahead: {age} ticks; {text}");
+        } else {
+            assert!(
+                age < 15,
+                "PID 1 was forked for the call: {age} ticks; {text}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(env.home.join(".gnupg"));
+    }
+}
+
 /// A zygote that dies (killed, out of memory) ends the call it was running with an error, its
 /// processes with it, and the session goes on with a helper per command.
 #[test]

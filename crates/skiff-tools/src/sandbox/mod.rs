@@ -71,6 +71,10 @@ pub const SIMULATE_NO_NAMESPACES_VAR: &str = "SKIFF_SANDBOX_SIMULATE_NO_NAMESPAC
 /// the session's zygote (for comparison, and a way around a zygote that misbehaves).
 pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";
 
+/// The variable that makes the session's zygote start every command from a fresh fork, none
+/// from a spare forked ahead (for comparison, and a way around a spare that misbehaves).
+pub const NO_SPARE_VAR: &str = "SKIFF_SANDBOX_NO_SPARE";
+
 /// Device files a sandboxed command may always write (shells redirect to them).
 pub const DEVICE_FILES: &[&str] = &[
     "/dev/null",

@@ -93,7 +93,7 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
                 args,
                 env: None,
             };
-            std::process::exit(init(plan, mounts, watch, &command, new_net, None));
+            std::process::exit(init(plan, mounts, watch, &command, new_net, None, None));
         }
     }
 }
@@ -103,7 +103,8 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
 /// namespace): create the mount and IPC namespaces (and a network namespace when the session's
 /// cannot be shared) and become the command's PID 1, the command getting exactly `env`. `helper`
 /// is the pipe whose end of file means the zygote is gone; `report` the pipe on which the
-/// command's exit code is told the moment it is known (see [`report_end`]). The exit code.
+/// command's exit code is told the moment it is known (see [`report_end`]); `prepared` what a
+/// spare set up before the command was known ([`prepare`]). The exit code.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn init_in_zygote_child(
     plan: &Plan,
@@ -114,6 +115,7 @@ pub(super) fn init_in_zygote_child(
     shared_net: bool,
     env: &[(OsString, OsString)],
     report: std::io::PipeWriter,
+    prepared: Option<Prepared>,
 ) -> i32 {
     let fail = |why: &str| i32::from(refused(why));
     let Some(mounts) = &plan.namespaces else {
@@ -122,21 +124,57 @@ pub(super) fn init_in_zygote_child(
     if plan.network == NetworkPolicy::Allow && shared_net {
         return fail("the host's network was asked for in a private network namespace");
     }
-    let flags = command_namespaces(plan, mounts, shared_net);
-    if let Err(e) = unshare(flags) {
+    let mut flags = command_namespaces(plan, mounts, shared_net);
+    let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
+    if prepared.is_some() {
+        flags.remove(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC);
+    }
+    if !flags.is_empty()
+        && let Err(e) = unshare(flags)
+    {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
     }
     let watch = Watch {
         helper,
         skiff: lifeline,
     };
-    let new_net = flags.contains(CloneFlags::CLONE_NEWNET);
     let command = Command {
         program,
         args,
         env: Some(env),
     };
-    init(plan, mounts, watch, &command, new_net, Some(report))
+    init(
+        plan,
+        mounts,
+        watch,
+        &command,
+        new_net,
+        Some(report),
+        prepared,
+    )
+}
+
+/// What the PID 1 of a zygote's spare ([`super::zygote`]) has set up before its command is
+/// known: what every command's PID 1 sets up first and the same for every plan.
+pub(super) struct Prepared {
+    /// The host's `/dev/null`, opened before the private `/dev` covered it (what hides files).
+    null: OwnedFd,
+}
+
+/// In a spare, before its command is known: die with the zygote, a new session, mount and IPC
+/// namespaces of its own, a private `/proc` and `/dev`. Nothing here depends on the command's
+/// plan or on the host's files but the device nodes, so nothing of it can go stale while the
+/// spare waits; what the plan names (hidden, read-only and shown paths, the relay, Landlock)
+/// is set up once the command has come, as for a fresh PID 1.
+pub(super) fn prepare() -> Result<Prepared, String> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
+    setsid().map_err(|e| format!("setsid: {e}"))?;
+    unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC)
+        .map_err(|e| format!("cannot create namespaces (unshare: {e})"))?;
+    let (null, dev) = open_devices()?;
+    build_static(&dev)?;
+    Ok(Prepared { null })
 }
 
 /// The command PID 1 starts: its program and arguments, and its whole environment when given
@@ -188,24 +226,35 @@ pub(super) fn map_ids(uid: u32, gid: u32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The host's device nodes the private `/dev` shows ([`DEV_NODES`]).
+type Devices = Vec<(&'static str, OwnedFd)>;
+
+fn path_fd(p: &Path) -> nix::Result<OwnedFd> {
+    open(p, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty())
+}
+
+/// The host's `/dev/null` and the device nodes the private `/dev` shows, opened before it
+/// covers them.
+fn open_devices() -> Result<(OwnedFd, Devices), String> {
+    let null = path_fd(Path::new("/dev/null")).map_err(|e| format!("/dev/null: {e}"))?;
+    let dev = DEV_NODES
+        .iter()
+        .filter_map(|n| path_fd(&Path::new("/dev").join(n)).ok().map(|fd| (*n, fd)))
+        .collect();
+    Ok((null, dev))
+}
+
 /// Files opened before the mounts that cover their paths (in the new mount namespace: a bind
-/// mount's source must be in the caller's): the host's device nodes, what is shown again
-/// inside hidden directories, and skiff's proxy.
+/// mount's source must be in the caller's): the host's `/dev/null`, what is shown again inside
+/// hidden directories, and skiff's proxy.
 struct Sources {
     null: OwnedFd,
-    dev: Vec<(&'static str, OwnedFd)>,
     expose: Vec<(PathBuf, OwnedFd, bool)>,
     proxy: Option<OwnedFd>,
 }
 
 impl Sources {
-    fn open(mounts: &Mounts) -> Result<Self, String> {
-        let path_fd = |p: &Path| open(p, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty());
-        let null = path_fd(Path::new("/dev/null")).map_err(|e| format!("/dev/null: {e}"))?;
-        let dev = DEV_NODES
-            .iter()
-            .filter_map(|n| path_fd(&Path::new("/dev").join(n)).ok().map(|fd| (*n, fd)))
-            .collect();
+    fn open(mounts: &Mounts, null: OwnedFd) -> Result<Self, String> {
         let expose = mounts
             .expose
             .iter()
@@ -223,7 +272,6 @@ impl Sources {
         };
         Ok(Self {
             null,
-            dev,
             expose,
             proxy,
         })
@@ -261,6 +309,7 @@ impl Watch {
 
 /// PID 1 of the sandbox: set up, start the command, reap; returns the exit code (told on
 /// `report` first when there is one, see [`report_end`]).
+#[allow(clippy::too_many_arguments)]
 fn init(
     plan: &Plan,
     mounts: &Mounts,
@@ -268,20 +317,30 @@ fn init(
     command: &Command<'_>,
     new_net: bool,
     report: Option<std::io::PipeWriter>,
+    prepared: Option<Prepared>,
 ) -> i32 {
     let Command { program, args, env } = *command;
-    let setup = || -> Result<Option<super::relay::Relay>, String> {
+    let setup = |prepared: Option<Prepared>| -> Result<Option<super::relay::Relay>, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
             .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
         if watch.gone() {
             return Err("skiff or the helper is gone".to_owned());
         }
-        setsid().map_err(|e| format!("setsid: {e}"))?;
         // Nothing done here reaches the host's mount namespace: a mount namespace created
         // with a new user namespace is less privileged, and the kernel has turned every
         // shared mount in it into a slave (mount_namespaces(7)), so no mount made here
         // propagates back (and making them private would cost a walk of every mount).
-        let mut sources = Sources::open(mounts)?;
+        let mut sources = match prepared {
+            Some(prepared) => Sources::open(mounts, prepared.null)?,
+            None => {
+                setsid().map_err(|e| format!("setsid: {e}"))?;
+                // Every source is opened before a mount can cover its path.
+                let (null, dev) = open_devices()?;
+                let sources = Sources::open(mounts, null)?;
+                build_static(&dev)?;
+                sources
+            }
+        };
         build_mounts(mounts, &sources)?;
         let relay = if plan.network == NetworkPolicy::Allow {
             None
@@ -303,7 +362,7 @@ fn init(
         drop_privileges()?;
         Ok(relay)
     };
-    let relay = match setup() {
+    let relay = match setup(prepared) {
         Ok(r) => r,
         Err(e) => return i32::from(refused(&e)),
     };
@@ -461,8 +520,9 @@ fn mount_err(what: &str, path: &Path, e: nix::errno::Errno) -> String {
     format!("cannot {what} {}: {e}", path.display())
 }
 
-/// The mount namespace: see the module docs.
-fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
+/// The part of the mount namespace every plan has: a private `/proc` (of this PID namespace)
+/// and `/dev`.
+fn build_static(dev: &Devices) -> Result<(), String> {
     let none: Option<&str> = None;
     mount(
         Some("proc"),
@@ -472,7 +532,13 @@ fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
         none,
     )
     .map_err(|e| format!("cannot mount a private /proc: {e}"))?;
-    build_dev(sources)?;
+    build_dev(dev)
+}
+
+/// The rest of the mount namespace, as the plan says (after [`build_static`]): see the module
+/// docs.
+fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
+    let none: Option<&str> = None;
     let mut tmpfs_roots: Vec<PathBuf> = Vec::new();
     for dir in &mounts.empty {
         if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
@@ -548,7 +614,7 @@ fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
 
 /// A minimal `/dev`: the usual pseudo-devices bound from the host's, a private `devpts`, a
 /// private `/dev/shm`, the `fd` links; read-only but for those.
-fn build_dev(sources: &Sources) -> Result<(), String> {
+fn build_dev(devices: &Devices) -> Result<(), String> {
     let none: Option<&str> = None;
     let dev = Path::new("/dev");
     mount(
@@ -559,7 +625,7 @@ fn build_dev(sources: &Sources) -> Result<(), String> {
         Some("mode=0755,size=64k"),
     )
     .map_err(|e| mount_err("mount a private", dev, e))?;
-    for (name, fd) in &sources.dev {
+    for (name, fd) in devices {
         let node = dev.join(name);
         std::fs::write(&node, b"").map_err(|e| format!("{}: {e}", node.display()))?;
         bind(&fd_path(fd), &node).map_err(|e| mount_err("bind", &node, e))?;
