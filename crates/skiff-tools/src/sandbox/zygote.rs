@@ -50,9 +50,11 @@
 //! while S waits; a command whose directory or plan names a path under `/dev` or `/proc` (which
 //! a fresh C opens before covering them) is started by a fresh fork instead, as is any
 //! request that comes while S is not ready or while S runs another command. The next S is
-//! forked as soon as one is handed a command, so its set-up runs while the model answers,
-//! not on the next call's path (`sandbox_bench`, 2 cores: the sandbox's added cost per call
-//! fell from 1.4–1.75 ms to 1.0–1.2 ms). A spare that fails or dies before
+//! forked as soon as one is handed a command, so its set-up runs beside that command and while
+//! the model answers, not on the next call's path (`sandbox_bench`, 2 cores: the sandbox's
+//! added cost per call fell from 1.4–1.75 ms to 1.0–1.2 ms). Forking it only once the command
+//! had ended was no quicker in a 50-turn session (3.26 against 3.22 ms a Bash turn) and slower
+//! for calls back to back (1.4–1.5 ms). A spare that fails or dies before
 //! it is used ends spares for the session: each command then starts from a fresh fork, as
 //! before.
 //!
