@@ -861,12 +861,51 @@ fn killing_skiff_kills_every_process_of_its_commands() {
     eventually("the commands starting", || {
         processes_with(&marker).len() >= 3
     });
+    // The session's zygote (its helper and PID 1), the foreground call's PID 1 and the spare
+    // forked ahead for the next call: all of them carry the zygote's command line.
+    let skiff = child.id().to_string();
+    let sandbox = || -> Vec<String> {
+        descendants(&skiff)
+            .into_iter()
+            .filter(|p| {
+                processes_with("__sandbox --zygote")
+                    .iter()
+                    .any(|z| z.split(':').next() == Some(p.as_str()))
+            })
+            .collect()
+    };
+    eventually("a spare waiting beside the call", || sandbox().len() >= 4);
+    let zygote = sandbox();
     // `kill -9`: skiff's own clean-up never runs.
     child.kill().unwrap();
     child.wait().unwrap();
     eventually("every process of the commands ending", || {
         processes_with(&marker).is_empty()
     });
+    eventually("the zygote and its spare ending", || {
+        zygote
+            .iter()
+            .all(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+    });
+}
+
+/// Every process descended from `pid` (from `/proc`).
+fn descendants(pid: &str) -> Vec<String> {
+    let mut found = vec![pid.to_owned()];
+    let mut i = 0;
+    while i < found.len() {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let child = entry.file_name().to_string_lossy().into_owned();
+            if child.chars().all(|c| c.is_ascii_digit())
+                && !found.contains(&child)
+                && parent_of(&child).as_deref() == Some(found[i].as_str())
+            {
+                found.push(child);
+            }
+        }
+        i += 1;
+    }
+    found.split_off(1)
 }
 
 /// skiff can die between starting a command's sandbox and telling the process guard about it;
