@@ -470,9 +470,9 @@ impl Zygote {
             return true;
         };
         match self.fork_pid1() {
-            Err(_) => {
+            Err((_, back)) => {
                 self.spares = false;
-                true
+                back
             }
             Ok((ForkResult::Child, _)) => {
                 drop((alive, report, mine));
@@ -493,24 +493,22 @@ impl Zygote {
         }
     }
 
-    /// Fork a child that is PID 1 of a new PID namespace, the zygote back in its own after
-    /// the fork (whether that worked: without it no command can be started here any more, and
-    /// skiff falls back to a helper per command); an error when no child was forked.
-    fn fork_pid1(&self) -> Result<(ForkResult, bool), String> {
+    /// Fork a child that is PID 1 of a new PID namespace. Both the result and the error say
+    /// whether the zygote is back in its own PID namespace afterwards: without it no command
+    /// can be started here any more, and skiff falls back to a helper per command.
+    fn fork_pid1(&self) -> Result<(ForkResult, bool), (String, bool)> {
         // The next child is PID 1 of a new PID namespace.
         unshare(CloneFlags::CLONE_NEWPID)
-            .map_err(|e| format!("cannot create namespaces (unshare: {e})"))?;
+            .map_err(|e| (format!("cannot create namespaces (unshare: {e})"), true))?;
         // SAFETY: the zygote is single-threaded (see the module docs).
         let forked = unsafe { fork() };
         if let Ok(ForkResult::Child) = forked {
             return Ok((ForkResult::Child, true));
         }
         let back = nix::sched::setns(&self.own_pid_namespace, CloneFlags::CLONE_NEWPID).is_ok();
-        match forked {
-            Ok(parent) => Ok((parent, back)),
-            Err(e) if back => Err(format!("cannot fork: {e}")),
-            Err(_) => Err(String::new()),
-        }
+        forked
+            .map(|parent| (parent, back))
+            .map_err(|e| (format!("cannot fork: {e}"), back))
     }
 
     /// Fork the command's PID 1, in a PID namespace of its own; false when skiff can no longer
@@ -549,9 +547,8 @@ impl Zygote {
                 self.running.insert(child, started);
                 back
             }
-            // The zygote could not go back to its own PID namespace: nothing more starts here.
-            Err(why) if why.is_empty() => false,
-            Err(why) => refuse(self, run, why),
+            // Not back in its own PID namespace: nothing more starts here.
+            Err((why, back)) => back && refuse(self, run, why),
         }
     }
 
