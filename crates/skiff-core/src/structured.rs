@@ -1,8 +1,9 @@
 //! Structured outputs (`--json-schema`, the Agent SDKs' `output_format`): the `StructuredOutput`
 //! tool whose input schema is the caller's schema, as Claude Code offers it. Its input is
-//! validated with the `jsonschema` crate; a mismatch goes back to the model as a tool error
-//! naming each problem, a valid call ends the run with the input as the result's
-//! `structured_output`. The turn loop bounds the attempts ([`Attempts`]).
+//! validated with the `boon` crate (drafts 4 to 2020-12; a fifth of `jsonschema`'s size in the
+//! binary); a mismatch goes back to the model as a tool error naming each problem, a valid call
+//! ends the run with the input as the result's `structured_output`. The turn loop bounds the
+//! attempts ([`Attempts`]).
 
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ pub enum SchemaError {
 #[derive(Clone)]
 pub struct OutputSchema {
     schema: Value,
-    validator: Arc<jsonschema::Validator>,
+    validator: Arc<Compiled>,
     max_attempts: u32,
 }
 
@@ -81,8 +82,7 @@ impl OutputSchema {
         if schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(SchemaError::NotObject);
         }
-        let validator =
-            jsonschema::validator_for(&schema).map_err(|e| SchemaError::Invalid(e.to_string()))?;
+        let validator = Compiled::new(&schema)?;
         Ok(Self {
             schema,
             validator: Arc::new(validator),
@@ -109,26 +109,76 @@ impl OutputSchema {
     /// `Ok` when `instance` matches; else each problem as `path: message` (`root` for the
     /// whole input), as Claude Code words them, joined with ", ".
     pub fn check(&self, instance: &Value) -> Result<(), String> {
-        let problems: Vec<String> = self
+        let Err(error) = self
             .validator
-            .iter_errors(instance)
-            .take(MAX_MESSAGES)
-            .map(|e| {
-                let path = e.instance_path().as_str();
-                let path = if path.is_empty() { "root" } else { path };
-                let text: String = format!("{path}: {e}")
-                    .chars()
-                    .take(MAX_MESSAGE_CHARS)
-                    .collect();
-                text
-            })
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join(", "))
-        }
+            .schemas
+            .validate(instance, self.validator.index)
+        else {
+            return Ok(());
+        };
+        let mut problems = Vec::new();
+        collect_problems(&error, &mut problems);
+        Err(problems.join(", "))
     }
+}
+
+/// A compiled schema.
+struct Compiled {
+    schemas: boon::Schemas,
+    index: boon::SchemaIndex,
+}
+
+/// Where the caller's schema is filed while it is compiled (it names no file).
+const SCHEMA_URL: &str = "urn:skiff:structured-output";
+
+impl Compiled {
+    fn new(schema: &Value) -> Result<Self, SchemaError> {
+        let mut compiler = boon::Compiler::new();
+        // No `$ref` leaves the schema: a loader without schemes refuses `file:` (boon's default
+        // would read local files) and the network. The drafts' metaschemas are built in.
+        compiler.use_loader(Box::new(boon::SchemeUrlLoader::new()));
+        let invalid = |e: boon::CompileError| SchemaError::Invalid(format!("{e:#}"));
+        compiler
+            .add_resource(SCHEMA_URL, schema.clone())
+            .map_err(invalid)?;
+        let mut schemas = boon::Schemas::new();
+        let index = compiler
+            .compile(SCHEMA_URL, &mut schemas)
+            .map_err(invalid)?;
+        Ok(Self { schemas, index })
+    }
+}
+
+/// Each problem of a failed validation as `path: message` (`root` for the whole input), at
+/// most [`MAX_MESSAGES`] of [`MAX_MESSAGE_CHARS`] each. Errors that only group others
+/// (a `$ref`, an `allOf`) give their causes; the others are reported as they are (an `anyOf`
+/// that nothing matched is one problem, not one per branch).
+fn collect_problems(error: &boon::ValidationError<'_, '_>, out: &mut Vec<String>) {
+    use boon::ErrorKind;
+    if out.len() >= MAX_MESSAGES {
+        return;
+    }
+    let groups = matches!(
+        error.kind,
+        ErrorKind::Group
+            | ErrorKind::Schema { .. }
+            | ErrorKind::Reference { .. }
+            | ErrorKind::AllOf
+    );
+    if groups && !error.causes.is_empty() {
+        for cause in &error.causes {
+            collect_problems(cause, out);
+        }
+        return;
+    }
+    let path = error.instance_location.to_string();
+    let path = if path.is_empty() { "root" } else { &path };
+    out.push(
+        format!("{path}: {}", error.kind)
+            .chars()
+            .take(MAX_MESSAGE_CHARS)
+            .collect(),
+    );
 }
 
 /// The `StructuredOutput` tool.
@@ -305,6 +355,65 @@ mod tests {
         assert!(e.contains("root: "), "{e}");
         let e = s.check(&json!({})).unwrap_err();
         assert!(e.starts_with("root: ") && e.contains("answer"), "{e}");
+    }
+
+    #[test]
+    fn refs_stay_inside_the_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, r#"{"type": "string"}"#).unwrap();
+        let url = format!("file://{}", other.display());
+        let outside = json!({"type": "object", "properties": {"a": {"$ref": url}}});
+        let Err(SchemaError::Invalid(e)) = OutputSchema::new(outside) else {
+            panic!("a file $ref was loaded")
+        };
+        assert!(e.contains("other.json"), "{e}");
+        let web =
+            json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}});
+        assert!(matches!(
+            OutputSchema::new(web),
+            Err(SchemaError::Invalid(_))
+        ));
+        // References inside the schema and the drafts' metaschemas work.
+        let inside = OutputSchema::new(json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "definitions": {"n": {"type": "integer", "minimum": 1}},
+            "properties": {"n": {"$ref": "#/definitions/n"}}
+        }))
+        .unwrap();
+        assert!(inside.check(&json!({"n": 2})).is_ok());
+        let e = inside.check(&json!({"n": 0})).unwrap_err();
+        assert!(e.starts_with("/n: ") && e.contains(">=1"), "{e}");
+    }
+
+    #[test]
+    fn each_problem_is_reported_once_and_bounded() {
+        let s = OutputSchema::new(json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {"type": "object", "required": ["id"]}},
+                "kind": {"anyOf": [{"type": "integer"}, {"enum": ["a", "b"]}]}
+            }
+        }))
+        .unwrap();
+        let e = s
+            .check(&json!({"items": [{"id": 1}, {}, {}], "kind": "c"}))
+            .unwrap_err();
+        let problems: Vec<&str> = e.split(", /").collect();
+        assert_eq!(problems.len(), 3, "{e}");
+        assert!(e.contains("/items/1: ") && e.contains("/items/2: "), "{e}");
+        assert!(e.contains("/kind: anyOf failed"), "{e}");
+        let many: serde_json::Map<String, Value> =
+            (0..50).map(|i| (format!("p{i}"), json!(1))).collect();
+        let strict = OutputSchema::new(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "patternProperties": {"^p": {"type": "string", "maxLength": 1}}
+        }))
+        .unwrap();
+        let e = strict.check(&Value::Object(many)).unwrap_err();
+        assert_eq!(e.matches(": want string").count(), MAX_MESSAGES, "{e}");
     }
 
     #[tokio::test]
