@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::{MockServer, RecordedRequest};
 
+#[path = "support/pty.rs"]
+mod pty;
+
 /// The test MCP server (node), or `None` (test skipped) where node is missing.
 fn rich_server() -> Option<String> {
     let ok = Command::new("node")
@@ -363,24 +366,25 @@ async fn the_repl_lists_the_prompts_and_resources_and_runs_a_prompt() {
         let mut s = expectrl::Session::spawn(cmd).unwrap();
         s.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
         let prompt = |s: &mut expectrl::Session| {
-            s.expect("\x1b[6n").unwrap();
-            s.send("\x1b[1;1R").unwrap();
-            s.expect("you> ").unwrap();
+            pty::expect(s, "you> ").unwrap();
         };
         prompt(&mut s);
         s.send_line("/help").unwrap();
-        s.expect("MCP prompts:").unwrap();
-        s.expect("/mcp__rich__review <name> [focus]").unwrap();
-        s.expect("Review someone's work (MCP)").unwrap();
+        pty::expect(&mut s, "MCP prompts:").unwrap();
+        pty::expect(&mut s, "/mcp__rich__review <name> [focus]").unwrap();
+        pty::expect(&mut s, "Review someone's work (MCP)").unwrap();
         prompt(&mut s);
         s.send_line("/mcp").unwrap();
-        s.expect("6 tool(s), 3 prompt(s), 4 resource(s), instructions")
-            .unwrap();
-        s.expect("/mcp__rich__review").unwrap();
-        s.expect("@rich:memo://notes").unwrap();
+        pty::expect(
+            &mut s,
+            "6 tool(s), 3 prompt(s), 4 resource(s), instructions",
+        )
+        .unwrap();
+        pty::expect(&mut s, "/mcp__rich__review").unwrap();
+        pty::expect(&mut s, "@rich:memo://notes").unwrap();
         prompt(&mut s);
         s.send_line("/mcp__rich__review Ada").unwrap();
-        s.expect("Reviewed Ada.").unwrap();
+        pty::expect(&mut s, "Reviewed Ada.").unwrap();
         prompt(&mut s);
         s.send(expectrl::ControlCode::EndOfTransmission).unwrap();
         s.get_process_mut().wait().unwrap()

@@ -10,6 +10,9 @@ use serde_json::json;
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
+#[path = "support/pty.rs"]
+mod pty;
+
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
     let mut cmd = skiff_testkit::skiff_command!(home);
     cmd.env("TERM", "xterm")
@@ -29,9 +32,7 @@ fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Sessio
 
 /// Wait for the prompt, answering the line editor's cursor-position query as a terminal would.
 fn prompt(s: &mut Session) {
-    s.expect("\x1b[6n").unwrap();
-    s.send("\x1b[1;1R").unwrap();
-    s.expect("you> ").unwrap();
+    pty::expect(s, "you> ").unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -50,20 +51,20 @@ async fn repl_streams_answers_and_runs_slash_commands() {
         let mut s = spawn_repl(&url, &home_p, &ws_p);
         prompt(&mut s);
         s.send_line("hi").unwrap();
-        s.expect("Hello from the REPL mock").unwrap();
-        s.expect("session").unwrap();
+        pty::expect(&mut s, "Hello from the REPL mock").unwrap();
+        pty::expect(&mut s, "session").unwrap();
         prompt(&mut s);
         s.send_line("/cost").unwrap();
-        s.expect("Session cost: $").unwrap();
+        pty::expect(&mut s, "Session cost: $").unwrap();
         prompt(&mut s);
         s.send_line("/nosuch").unwrap();
-        s.expect("Unknown command /nosuch").unwrap();
+        pty::expect(&mut s, "Unknown command /nosuch").unwrap();
         prompt(&mut s);
         s.send_line("/clear").unwrap();
-        s.expect("Started a new conversation.").unwrap();
+        pty::expect(&mut s, "Started a new conversation.").unwrap();
         prompt(&mut s);
         s.send_line("again").unwrap();
-        s.expect("Second answer").unwrap();
+        pty::expect(&mut s, "Second answer").unwrap();
         prompt(&mut s);
         s.send(ControlCode::EndOfTransmission).unwrap();
         s.get_process_mut().wait().unwrap()
@@ -103,19 +104,19 @@ async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
         let mut s = spawn_repl(&url, &home_p, &ws_p);
         prompt(&mut s);
         s.send_line("sleep a while").unwrap();
-        s.expect("Bash(sleep 30)").unwrap();
+        pty::expect(&mut s, "Bash(sleep 30)").unwrap();
         std::thread::sleep(Duration::from_millis(500));
         let t = Instant::now();
         s.send(ControlCode::EndOfText).unwrap();
-        s.expect("Interrupted").unwrap();
+        pty::expect(&mut s, "Interrupted").unwrap();
         let interrupted_after = t.elapsed();
         prompt(&mut s);
         s.send_line("go on").unwrap();
-        s.expect("answer after the interrupt").unwrap();
+        pty::expect(&mut s, "answer after the interrupt").unwrap();
         prompt(&mut s);
         // Ctrl-C twice at an empty prompt exits.
         s.send(ControlCode::EndOfText).unwrap();
-        s.expect("Ctrl-C again").unwrap();
+        pty::expect(&mut s, "Ctrl-C again").unwrap();
         prompt(&mut s);
         s.send(ControlCode::EndOfText).unwrap();
         (s.get_process_mut().wait().unwrap(), interrupted_after)
@@ -140,10 +141,8 @@ async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
 
 /// Wait for an approval question (read by the line editor too, after the call is shown).
 fn question(s: &mut Session, text: &str) {
-    s.expect("needs your approval.").unwrap();
-    s.expect("\x1b[6n").unwrap();
-    s.send("\x1b[1;1R").unwrap();
-    s.expect(text).unwrap();
+    pty::expect(s, "needs your approval.").unwrap();
+    pty::expect(s, text).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,22 +180,20 @@ async fn approvals_yes_always_and_no_with_feedback() {
         s.send_line("y").unwrap();
         question(&mut s, "[a]lways: allow Bash(touch two:*)");
         s.send_line("a").unwrap();
-        s.expect("Added Bash(touch two:*)").unwrap();
+        pty::expect(&mut s, "Added Bash(touch two:*)").unwrap();
         // The third call runs the same command after a `cd`: the rule covers it, it is not
         // asked again. The Write shows its diff.
-        s.expect("Write(w.txt) needs your approval.").unwrap();
-        s.expect("+new line").unwrap();
-        s.expect("\x1b[6n").unwrap();
-        s.send("\x1b[1;1R").unwrap();
-        s.expect("Allow it?").unwrap();
+        pty::expect(&mut s, "Write(w.txt) needs your approval.").unwrap();
+        pty::expect(&mut s, "+new line").unwrap();
+        pty::expect(&mut s, "Allow it?").unwrap();
         s.send_line("put it in other.txt instead").unwrap();
-        s.expect("all done").unwrap();
+        pty::expect(&mut s, "all done").unwrap();
         prompt(&mut s);
         s.send_line("/permissions").unwrap();
-        s.expect("Bash(touch two:*)").unwrap();
+        pty::expect(&mut s, "Bash(touch two:*)").unwrap();
         prompt(&mut s);
         s.send_line("/mode plan").unwrap();
-        s.expect("Permission mode set to plan").unwrap();
+        pty::expect(&mut s, "Permission mode set to plan").unwrap();
         prompt(&mut s);
         s.send(ControlCode::EndOfTransmission).unwrap();
         s.get_process_mut().wait().unwrap()
@@ -245,9 +242,9 @@ async fn repl_shows_todos_and_lists_and_stops_background_commands() {
         let mut s = spawn_repl(&url, &home_p, &ws_p);
         prompt(&mut s);
         s.send_line("start the server").unwrap();
-        s.expect("◐ Starting the server").unwrap();
-        s.expect("☐ Check it").unwrap();
-        s.expect("Server started.").unwrap();
+        pty::expect(&mut s, "◐ Starting the server").unwrap();
+        pty::expect(&mut s, "☐ Check it").unwrap();
+        pty::expect(&mut s, "Server started.").unwrap();
         prompt(&mut s);
         s.send_line("/bashes").unwrap();
         let found = s
@@ -256,8 +253,7 @@ async fn repl_shows_todos_and_lists_and_stops_background_commands() {
         let id = String::from_utf8_lossy(found.get(1).unwrap()).into_owned();
         prompt(&mut s);
         s.send_line(format!("/bashes stop {id}")).unwrap();
-        s.expect(format!("Stopped {id} (sleep 300).").as_str())
-            .unwrap();
+        pty::expect(&mut s, format!("Stopped {id} (sleep 300).").as_str()).unwrap();
         prompt(&mut s);
         s.send(ControlCode::EndOfTransmission).unwrap();
         s.get_process_mut().wait().unwrap()

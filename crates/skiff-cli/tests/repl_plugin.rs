@@ -10,11 +10,12 @@ use expectrl::{ControlCode, Session};
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
+#[path = "support/pty.rs"]
+mod pty;
+
 /// Wait for a line editor prompt, answering its cursor-position query as a terminal would.
 fn prompt(s: &mut Session, text: &str) {
-    s.expect("\x1b[6n").unwrap();
-    s.send("\x1b[1;1R").unwrap();
-    s.expect(text).unwrap();
+    pty::expect(s, text).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -63,23 +64,23 @@ async fn plugins_are_managed_from_the_repl() {
         s.set_expect_timeout(Some(Duration::from_secs(20)));
         prompt(&mut s, "you> ");
         s.send_line("/plugin").unwrap();
-        s.expect("No plugins installed.").unwrap();
+        pty::expect(&mut s, "No plugins installed.").unwrap();
         prompt(&mut s, "you> ");
         s.send_line(format!("/plugin marketplace add {}", mkt_p.display()))
             .unwrap();
-        s.expect("Added marketplace \"m\" (1 plugin)").unwrap();
+        pty::expect(&mut s, "Added marketplace \"m\" (1 plugin)").unwrap();
         prompt(&mut s, "you> ");
         s.send_line("/plugin install demo@m").unwrap();
-        s.expect("commands     /demo:hello").unwrap();
+        pty::expect(&mut s, "commands     /demo:hello").unwrap();
         prompt(&mut s, "[y/N] ");
         s.send_line("y").unwrap();
-        s.expect("Installed demo@m 0.1.0").unwrap();
+        pty::expect(&mut s, "Installed demo@m 0.1.0").unwrap();
         prompt(&mut s, "you> ");
         s.send_line("/plugin list").unwrap();
-        s.expect("demo@m  0.1.0  local copy  enabled").unwrap();
+        pty::expect(&mut s, "demo@m  0.1.0  local copy  enabled").unwrap();
         prompt(&mut s, "you> ");
         s.send_line("/plugin frobnicate").unwrap();
-        s.expect("unrecognized subcommand").unwrap();
+        pty::expect(&mut s, "unrecognized subcommand").unwrap();
         prompt(&mut s, "you> ");
         s.send(ControlCode::EndOfTransmission).unwrap();
         s.get_process_mut().wait().unwrap()

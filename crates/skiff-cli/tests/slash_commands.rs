@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_testkit::MockServer;
 
+#[path = "support/pty.rs"]
+mod pty;
+
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -312,9 +315,7 @@ async fn the_sdk_protocol_lists_commands_and_expands_slash_messages() {
 
 /// Wait for the REPL's prompt (or question), answering the line editor's cursor query.
 fn repl_prompt(s: &mut expectrl::Session, text: &str) {
-    s.expect("\x1b[6n").unwrap();
-    s.send("\x1b[1;1R").unwrap();
-    s.expect(text).unwrap();
+    pty::expect(s, text).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -338,15 +339,15 @@ async fn the_repl_lists_custom_commands_and_asks_before_their_commands_run() {
         s.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
         repl_prompt(&mut s, "you> ");
         s.send_line("/help").unwrap();
-        s.expect("Custom commands and skills:").unwrap();
-        s.expect("/hello [name]").unwrap();
-        s.expect("Greet someone (user)").unwrap();
+        pty::expect(&mut s, "Custom commands and skills:").unwrap();
+        pty::expect(&mut s, "/hello [name]").unwrap();
+        pty::expect(&mut s, "Greet someone (user)").unwrap();
         repl_prompt(&mut s, "you> ");
         s.send_line("/hello Bob").unwrap();
-        s.expect("needs your approval").unwrap();
+        pty::expect(&mut s, "needs your approval").unwrap();
         repl_prompt(&mut s, "Allow it?");
         s.send_line("y").unwrap();
-        s.expect("Hello, Bob!").unwrap();
+        pty::expect(&mut s, "Hello, Bob!").unwrap();
         assert!(ws_p.join("marker.txt").exists());
         repl_prompt(&mut s, "you> ");
         s.send(expectrl::ControlCode::EndOfTransmission).unwrap();
