@@ -28,6 +28,25 @@ stale name is skipped by the linker, so a stale file costs memory, never correct
 
     python3 scripts/hot-symbols.py            # from scratch
     python3 scripts/hot-symbols.py --refine   # only more rounds of page faults
+    python3 scripts/hot-symbols.py --rename [--old-map MAP]
+                                              # the list's names as this build spells them,
+                                              # then the rounds of page faults
+
+`--rename` is for a dependency update (or another toolchain): the functions are the same, but
+the crates' hashes in their names changed (a new dependency of skiff-core renames every
+function of skiff-core and of the crates above it). It builds once with a map, keeps each
+listed name the build has, and replaces each one it lacks by the build's functions of the same
+name without the hash (`17h…E`) and LTO's copy number (`.1234`). A generic function's
+instances share that name: all of them are taken when the build has at most RENAME_SPREAD times
+as many as the list named (a few small functions too many cost less than one missing: each
+function run outside the list maps 64 KiB around it). The rounds of page faults alone do not
+make up for a list that lost names: each round finds only the first function run in each
+64 KiB, and after `jsonschema` gave way to `boon` four rounds added 90, 93, 88 and 78 functions
+while 20 Bash turns still peaked at 11.8 MiB. So give it the linker map of a build of the
+commit the list was made for (`--old-map`): an instance whose size is the same as the listed
+one's is taken alone. That map comes from a release build there:
+
+    cargo rustc --release --locked -p skiff-cli --bin skiff -- -C link-arg=-Wl,-Map=/tmp/old.map
 """
 
 import bisect
@@ -42,7 +61,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crates", "skiff-cli", "hot-symbols.txt")
 TARGET = os.path.join(ROOT, "target", "hot-symbols")
-REFINE = 4
+REFINE = int(os.environ.get("HOT_SYMBOLS_ROUNDS", "4"))
+RENAME_MAX = 4
+RENAME_SPREAD = 8
 
 
 MAP = os.path.join(TARGET, "skiff.map")
@@ -155,9 +176,22 @@ def scenarios(work):
     ]
 
 
+def position_dependent(binary):
+    """Whether `binary` is a position-dependent executable (ELF type EXEC): its addresses at
+    run time are those of its linker map."""
+    with open(binary, "rb") as f:
+        header = f.read(18)
+    return len(header) == 18 and int.from_bytes(header[16:18], "little") == 2
+
+
 def faulted(perf_data, binary):
-    """Addresses (in the binary's own layout) at which skiff's first process took a page
-    fault."""
+    """Addresses (in the binary's own layout, as its linker map gives them) at which skiff's
+    first process took a page fault."""
+    # A position-independent binary's map starts at 0 and it runs wherever it was loaded; a
+    # position-dependent one (the release link's -no-pie) runs at its map's addresses. Taking
+    # the load address off those too put every fault 2 MiB (0x200000) early, on functions that
+    # had not run, and the rounds of faults stopped converging.
+    fixed = position_dependent(binary)
     out = subprocess.run(["perf", "script", "-i", perf_data, "--show-mmap-events", "-F",
                           "pid,addr,event"], capture_output=True, text=True, check=True).stdout
     base, main, addrs = None, None, set()
@@ -172,7 +206,7 @@ def faulted(perf_data, binary):
         parts = line.split()
         if base is not None and len(parts) >= 3 and parts[1].startswith("page-faults"):
             if int(parts[0].split("/")[0]) == main:
-                addrs.add(int(parts[2], 16) - base)
+                addrs.add(int(parts[2], 16) - (0 if fixed else base))
     return addrs
 
 
@@ -239,6 +273,51 @@ def run_all(skiff, mock, tool, sections, names, seen, past=None):
     return added
 
 
+HASH = re.compile(r"17h[0-9a-f]{16}E(\.[0-9A-Za-z_.]+)?$")
+COPY = re.compile(r"(\.llvm)?\.[0-9]+$")
+
+
+def unhashed(name):
+    """A name without its hash (legacy mangling) and LTO's copy number (`.1234`)."""
+    return COPY.sub("", HASH.sub("E", name))
+
+
+def rename(names, sections, old_sections=()):
+    """`names` as the build with `sections` spells them (see --rename); `old_sections`, the
+    sections of the build the names came from, tell a generic function's instances apart by
+    their size."""
+    old_size = {s[2]: s[1] - s[0] for s in old_sections}
+    present = {s[2] for s in sections}
+    spellings = {}
+    for s in sections:
+        spellings.setdefault(unhashed(s[2]), []).append(s[2])
+    listed = {}
+    for name in names:
+        listed[unhashed(name)] = listed.get(unhashed(name), 0) + 1
+    sizes = {s[2]: s[1] - s[0] for s in sections}
+    out, seen, kept, renamed, dropped = [], set(), 0, 0, 0
+    for name in names:
+        if name in present:
+            found, kept = [name], kept + 1
+        else:
+            key = unhashed(name)
+            found = spellings.get(key, [])
+            size = old_size.get(name)
+            same = [f for f in found if size is not None and sizes[f] == size]
+            if same:
+                found = same
+            if 0 < len(found) <= max(RENAME_MAX, RENAME_SPREAD * listed[key]):
+                renamed += 1
+            else:
+                found, dropped = [], dropped + 1
+        for f in found:
+            if f not in seen:
+                seen.add(f)
+                out.append(f)
+    print(f"  {kept} names kept, {renamed} renamed, {dropped} not found", file=sys.stderr)
+    return out
+
+
 def write(names, sections):
     size = {s[2]: s[1] - s[0] for s in sections}
     hot = sum(size.get(n, 0) for n in names)
@@ -254,10 +333,20 @@ def main():
             sys.exit(f"{tool} is needed: apt-get install {package}")
     mock = build_helpers()
     names = []
-    if "--refine" in sys.argv[1:] and os.path.exists(OUT):
-        # Only the rounds of page faults, over the list as it is.
+    args = sys.argv[1:]
+    if ("--refine" in args or "--rename" in args) and os.path.exists(OUT):
+        # Only the rounds of page faults, over the list as it is (renamed first).
         with open(OUT) as f:
             names = [line.strip() for line in f if line.strip()]
+        if "--rename" in args:
+            old_map = args[args.index("--old-map") + 1] if "--old-map" in args[:-1] else None
+            old_sections = text_sections(old_map) if old_map else []
+            build_skiff()
+            sections = text_sections(MAP)
+            if not sections:
+                sys.exit(f"no function sections in {MAP}")
+            names = rename(names, sections, old_sections)
+            write(names, sections)
     else:
         # A list from another build names other functions: start from none.
         if os.path.exists(OUT):

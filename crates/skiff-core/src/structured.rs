@@ -107,7 +107,7 @@ impl OutputSchema {
     }
 
     /// `Ok` when `instance` matches; else each problem as `path: message` (`root` for the
-    /// whole input), as Claude Code words them, joined with ", ".
+    /// whole input), joined with ", " (the messages are boon's words).
     pub fn check(&self, instance: &Value) -> Result<(), String> {
         let Err(error) = self
             .validator
