@@ -1,8 +1,8 @@
 //! Driving skiff's line REPL in a pseudo-terminal as a terminal would: the line editor asks for
 //! the cursor position (`ESC [ 6 n`) when it paints a prompt and after each line, and waits up
 //! to two seconds for each answer. [`expect`] answers every query it reads on the way to the
-//! text it waits for, so a test waits for skiff, not for those timeouts (7 REPL tests took 69 s
-//! answering only the first query of each prompt).
+//! text it waits for, so a test waits for skiff, not for those timeouts (repl.rs's 4 tests
+//! took 69 s answering only the first query of each prompt).
 
 use expectrl::{Regex, Session};
 
