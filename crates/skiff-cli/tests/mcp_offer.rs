@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::{MockServer, RecordedRequest};
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::pty;
 
 /// The test MCP server (node), or `None` (test skipped) where node is missing.
 fn rich_server() -> Option<String> {

@@ -10,8 +10,7 @@ use serde_json::json;
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::pty;
 
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
     let mut cmd = skiff_testkit::skiff_command!(home);

@@ -10,8 +10,7 @@ use expectrl::{ControlCode, Session};
 use skiff_protocol::script::ScriptTurn;
 use skiff_testkit::MockServer;
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::pty;
 
 /// Wait for a line editor prompt, answering its cursor-position query as a terminal would.
 fn prompt(s: &mut Session, text: &str) {

@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 use skiff_protocol::script::{Script, ScriptTurn};
 use skiff_testkit::MockServer;
 
-#[path = "support/pty.rs"]
-mod pty;
+use crate::pty;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);

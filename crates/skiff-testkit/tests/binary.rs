@@ -1,7 +1,7 @@
 //! The `skiff-mock` binary: serves a script file, prints its URL first, rejects bad scripts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

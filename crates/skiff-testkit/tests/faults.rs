@@ -1,7 +1,7 @@
 //! Fault injection: statuses with retry headers, mid-stream faults, exhaustion and repeat.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

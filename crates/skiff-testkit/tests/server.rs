@@ -1,7 +1,7 @@
 //! Routes other than the script, request recording, and the server's lifecycle.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

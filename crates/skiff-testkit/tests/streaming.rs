@@ -1,7 +1,7 @@
 //! Successful responses: SSE streams, non-streaming JSON, delays and client hang-ups.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

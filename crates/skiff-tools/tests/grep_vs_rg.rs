@@ -110,7 +110,7 @@ fn fixture_path() -> std::path::PathBuf {
 fn recorded() -> BTreeMap<String, Vec<String>> {
     let text = std::fs::read_to_string(fixture_path()).unwrap_or_else(|e| {
         panic!(
-            "cannot read {} ({e}); record it with ripgrep installed: SKIFF_RECORD_RG=1 cargo test --test grep_vs_rg",
+            "cannot read {} ({e}); record it with ripgrep installed: SKIFF_RECORD_RG=1 cargo test -p skiff-tools --test it grep_vs_rg::",
             fixture_path().display()
         )
     });
