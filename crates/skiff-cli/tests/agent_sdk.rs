@@ -19,6 +19,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -51,9 +52,29 @@ fn install(sdk: Sdk) -> PathBuf {
 }
 
 /// Whether the SDK is installed; a missing one fails the test (it runs only when asked for).
+/// Checked once per test run: importing the Python SDK takes about 2 s (its `mcp` and pydantic
+/// models), which each flow pays again anyway.
 fn installed(sdk: Sdk) -> bool {
+    static PYTHON: OnceLock<bool> = OnceLock::new();
+    static TS: OnceLock<bool> = OnceLock::new();
+    let checked = match sdk {
+        Sdk::Python => &PYTHON,
+        Sdk::Ts => &TS,
+    };
+    let ok = *checked.get_or_init(|| check_installed(sdk));
+    if !ok {
+        let what = format!(
+            "the {sdk:?} Agent SDK is not installed at {} (.ci/run installs it)",
+            install(sdk).display()
+        );
+        panic!("{what}");
+    }
+    ok
+}
+
+fn check_installed(sdk: Sdk) -> bool {
     let path = install(sdk);
-    let ok = match sdk {
+    match sdk {
         Sdk::Python => Command::new(&path)
             .args(["-c", "import claude_agent_sdk"])
             .stdout(Stdio::null())
@@ -68,15 +89,7 @@ fn installed(sdk: Sdk) -> bool {
                     .output()
                     .is_ok_and(|o| o.status.success())
         }
-    };
-    if !ok {
-        let what = format!(
-            "the {sdk:?} Agent SDK is not installed at {} (.ci/run installs it)",
-            path.display()
-        );
-        panic!("{what}");
     }
-    ok
 }
 
 /// Run one flow with skiff as the CLI and the scripted provider, in a temp workspace with a
