@@ -16,27 +16,11 @@ mod scripted;
 /// binary: with `autotests = false` nothing else would build it.
 #[test]
 fn every_test_file_is_a_module() {
-    let root = include_str!("it.rs");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut missing = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            continue;
-        };
-        let module = if path.is_dir() && path.join("main.rs").is_file() {
-            format!("#[path = \"{name}/main.rs\"]\nmod {name};")
-        } else if let Some(stem) = name.strip_suffix(".rs").filter(|s| *s != "it") {
-            format!("mod {stem};")
-        } else {
-            continue;
-        };
-        if !root.contains(&format!("\n{module}\n")) {
-            missing.push(name.to_owned());
-        }
-    }
+    let missing = skiff_testkit::test_layout::missing_test_modules(
+        env!("CARGO_MANIFEST_DIR"),
+        include_str!("it.rs"),
+    )
+    .unwrap();
     assert!(
         missing.is_empty(),
         "tests/it.rs does not build {missing:?}: add them as modules"

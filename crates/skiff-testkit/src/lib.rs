@@ -40,6 +40,7 @@ mod server;
 mod shared;
 pub mod sse;
 mod streaming;
+pub mod test_layout;
 
 pub use canned::{Canned, CannedServer};
 pub use recording::RecordedRequest;
