@@ -570,6 +570,15 @@ async fn an_oversized_tool_result_is_saved_and_readable() {
             .await,
     );
     assert!(saved.is_file());
+    // The session's directory was created by the first result saved there, private.
+    for dir in [
+        saved.parent().unwrap(),
+        saved.parent().unwrap().parent().unwrap(),
+    ] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+    }
     let reqs = requests(&server);
     let result_text = |req: &MessagesRequest| -> (bool, String) {
         let MessageContent::Blocks(b) = &req.messages.last().unwrap().content else {
@@ -589,6 +598,20 @@ async fn an_oversized_tool_result_is_saved_and_readable() {
     let (is_error, more) = result_text(&reqs[2]);
     assert!(!is_error, "{more}");
     assert!(more.contains("line 1995"), "{more}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_saves_no_result_makes_no_directory_of_its_own() {
+    // Two new directories per run cost a millisecond before the first request on a well-used
+    // ext4: the session's directory waits for the first result saved in it.
+    let env = Env::new();
+    let sid = "7a7a7a7a-0000-4000-8000-000000000008";
+    let server = text_server("hi").await;
+    result_of(&env.run(&server, &["--session-id", sid, "hello"]).await);
+    let path = session_path(&env.skiff_home(), &env.ws(), sid);
+    assert!(path.is_file(), "{}", path.display());
+    let own = path.with_extension("");
+    assert!(!own.exists(), "{} was created", own.display());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -377,8 +377,6 @@ pub(crate) fn tool_context(
     files: Option<Arc<dyn skiff_tools::FileAccess>>,
     env: &Environment,
 ) -> Result<(ToolContext, Arc<PermissionEngine>, Vec<PathBuf>)> {
-    // The model may Read/Grep the oversized tool results saved there.
-    add_dirs.extend(tool_results_dir);
     let tool_config = ToolConfig {
         sandbox: sandbox.config.clone(),
         web_fetch: crate::rules::web_fetch_config(settings, &rules),
@@ -387,6 +385,12 @@ pub(crate) fn tool_context(
     };
     let mut ctx = ToolContext::with_dirs(cwd, &add_dirs, tool_config)
         .map_err(|e| ConfigError::io("cannot open an --add-dir directory", e))?;
+    // The model may Read/Grep the oversized tool results saved there (created at the first).
+    if let Some(dir) = tool_results_dir {
+        let mut guard = (*ctx.guard).clone();
+        add_dirs.extend(guard.allow_dir_created_later(&dir));
+        ctx.guard = Arc::new(guard);
+    }
     let engine = Arc::new(PermissionEngine::new(rules, Workspace::new(cwd, &add_dirs)));
     // Grep, Glob and LS walks leave out what Read deny rules cover.
     let hidden = {

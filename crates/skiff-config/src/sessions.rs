@@ -144,15 +144,19 @@ pub fn plan_session(
         (Some(l), None) => store.with_initial_history(l.messages.clone()),
         (None, _) => store,
     };
-    // Created now: the tools' path guard only accepts existing directories.
-    let results_dir = transcript::tool_results_dir(&home, cwd, &session_id);
-    if let Err(e) = transcript::create_private_dir(&results_dir) {
+    // The session's own directory and its tool-results directory are created when something
+    // is first saved there, not now: two new directories cost about a millisecond before the
+    // first request on a well-used ext4 (`mkdir` searches for a free inode). What is checked
+    // now: the project directory, where the transcript goes, exists and can be written.
+    let project = transcript::project_dir(&home, cwd);
+    if let Err(e) = transcript::create_private_dir(&project).and_then(|()| writable(&project)) {
         warnings.push(format!(
             "Warning: cannot create the session directory {}: {e}; this session is not saved",
-            results_dir.display()
+            project.display()
         ));
         return Ok(unsaved(session_id, history));
     }
+    let results_dir = transcript::tool_results_dir(&home, cwd, &session_id);
     Ok(SessionPlan {
         session_id,
         store: Arc::new(store),
@@ -237,6 +241,15 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
     let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
     format!("{cut}…")
+}
+
+/// Whether this process may create files in `dir`.
+fn writable(dir: &Path) -> std::io::Result<()> {
+    nix::unistd::access(
+        dir,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .map_err(std::io::Error::from)
 }
 
 #[cfg(test)]

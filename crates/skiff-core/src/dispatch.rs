@@ -583,7 +583,9 @@ fn save_whole(dir: &Path, tool_use_id: &str, text: &str) -> Option<std::path::Pa
         })
         .collect();
     let path = dir.join(format!("{name}.txt"));
-    let written = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text));
+    // The session's directory is created by the first result saved there (mode 0700).
+    let written =
+        crate::transcript::create_private_dir(dir).and_then(|()| std::fs::write(&path, text));
     match written {
         Ok(()) => Some(path),
         Err(e) => {

@@ -96,6 +96,17 @@ impl PathGuard {
         self
     }
 
+    /// Also allow `dir`, a directory skiff creates itself when it first writes there (the
+    /// session's tool-results directory): the symlinks of its existing part are resolved now,
+    /// the rest is taken as given. The resolved directory, or `None` when `dir` is not an
+    /// absolute path without `..` or its existing part loops.
+    pub fn allow_dir_created_later(&mut self, dir: &Path) -> Option<PathBuf> {
+        let lexical = normalize(dir).filter(|p| p.is_absolute())?;
+        let real = resolve_links(&lexical, 0).ok()?;
+        self.allowed.push(real.clone());
+        Some(real)
+    }
+
     /// Leave the paths `hidden` covers out of the search tools' walks.
     pub fn with_hidden(mut self, hidden: HiddenPaths) -> Self {
         self.hidden = Some(hidden);
