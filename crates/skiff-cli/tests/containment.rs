@@ -889,6 +889,57 @@ fn killing_skiff_kills_every_process_of_its_commands() {
     });
 }
 
+#[test]
+fn what_a_command_planted_before_skiff_was_killed_is_put_away_by_the_next_session() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let journal = env.home.join(".skiff/sandbox");
+    let records = || -> Vec<String> {
+        std::fs::read_dir(&journal)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("pending-"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let script = env.script(&[json!({"command": "echo evil > .envrc; sleep 300"})]);
+    let mut child = env
+        .skiff()
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .arg("--script")
+        .arg(&script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the command planting .envrc", || {
+        env.ws.join(".envrc").exists()
+    });
+    assert_eq!(records().len(), 1, "{:?}", records());
+    // `kill -9`: the check after the command never runs in this session.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(env.ws.join(".envrc").exists());
+    // The next session (one that lives for a second) runs the dead one's checks.
+    let (out, frames) = env.run(&["sleep 1; echo next"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(results(&frames)[0].1.contains("next"), "{frames:?}");
+    eventually("the planted .envrc put away", || {
+        !env.ws.join(".envrc").exists()
+    });
+    assert!(env.home.join(".skiff/quarantine").is_dir());
+    // Neither the dead session's record nor the one that ended normally is left.
+    eventually("no record left", || records().is_empty());
+}
+
 /// Every process descended from `pid` (from `/proc`).
 fn descendants(pid: &str) -> Vec<String> {
     let mut found = vec![pid.to_owned()];
