@@ -180,6 +180,9 @@ pub struct RequestTemplate {
     fixed_tokens: u64,
     /// The serialized size of each of `tools`, in bytes (computed with `fixed_tokens`).
     tool_bytes: Vec<usize>,
+    /// `tools` serialized as a JSON array (computed with `fixed_tokens`; `None` when there
+    /// are no tools or one could not be serialized): each request copies it.
+    tools_json: Option<Box<serde_json::value::RawValue>>,
     /// The system prompt's own parts (the MCP servers' instructions go after them).
     base_system: Vec<SystemBlock>,
     /// The MCP servers' instructions section, when there is one.
@@ -223,6 +226,7 @@ impl RequestTemplate {
             caching,
             fixed_tokens: 0,
             tool_bytes: Vec::new(),
+            tools_json: None,
             base_system,
             extra_system: None,
             reasoning: crate::reasoning::RequestReasoning::default(),
@@ -325,9 +329,21 @@ impl RequestTemplate {
         &self.tool_bytes
     }
 
-    /// Measure the system prompt and tools again, after either changed.
+    /// Measure the system prompt and tools again, after either changed, and serialize the
+    /// tools for the requests to come (each one once: its size is its serialized length).
     fn measure(&mut self) {
-        self.tool_bytes = self.tools.iter().map(crate::tokens::json_size).collect();
+        use serde_json::value::{RawValue, to_raw_value};
+        let each: Vec<Option<Box<RawValue>>> =
+            self.tools.iter().map(|t| to_raw_value(t).ok()).collect();
+        self.tool_bytes = each
+            .iter()
+            .map(|t| t.as_ref().map_or(0, |t| t.get().len()))
+            .collect();
+        self.tools_json = each
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .filter(|all| !all.is_empty())
+            .and_then(|all| to_raw_value(&all).ok());
         self.fixed_tokens =
             crate::tokens::estimate_fixed_sized(self.system_blocks(), self.tool_bytes.iter().sum());
     }
@@ -355,6 +371,7 @@ impl RequestTemplate {
         let mut req = RequestView::new(&self.model, max_tokens, history);
         req.system = self.system.as_ref();
         req.tools = &self.tools;
+        req.tools_json = self.tools_json.as_deref();
         req.thinking = self.thinking.as_ref();
         req.temperature = if self.thinking.is_some() {
             None
@@ -468,5 +485,60 @@ mod tests {
             d.chars().count() <= TOOL_LINE + 1 && d.ends_with("word…"),
             "{d}"
         );
+    }
+
+    #[test]
+    fn the_tools_serialized_ahead_follow_every_change_of_the_tools() {
+        let schema = || serde_json::json!({"type": "object"});
+        let defs = |names: &[&str]| -> Vec<ToolDefinition> {
+            names
+                .iter()
+                .map(|n| definition(n, format!("{n} does \"things\""), schema()))
+                .collect()
+        };
+        let history = [skiff_protocol::Message::user_text("hi")];
+        // The body built with the serialized tools is the body built from the definitions.
+        let check = |t: &mut RequestTemplate, names: &[&str]| {
+            let sizes: usize = t.tool_bytes().iter().sum();
+            let view = t.build(&history, None, 100);
+            let sent: Vec<&str> = view.tools.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(sent, names);
+            let mut plain = view;
+            plain.tools_json = None;
+            assert_eq!(view.body_chunks().unwrap(), plain.body_chunks().unwrap());
+            let body = String::from_utf8(view.body_chunks().unwrap().concat()).unwrap();
+            assert_eq!(body.contains("\"tools\":"), !names.is_empty());
+            let commas = names.len().saturating_sub(1);
+            let array = if names.is_empty() {
+                0
+            } else {
+                sizes + commas + 2
+            };
+            assert_eq!(
+                t.tools_json.as_ref().map_or(0, |j| j.get().len()),
+                array,
+                "{body}"
+            );
+        };
+        for caching in [false, true] {
+            let mut t = RequestTemplate::new(
+                "m".into(),
+                100,
+                None,
+                &["sys".into()],
+                defs(&["Bash", "Read"]),
+                caching,
+            );
+            check(&mut t, &["Bash", "Read"]);
+            assert!(t.set_loaded(defs(&["NotebookEdit"])));
+            check(&mut t, &["Bash", "Read", "NotebookEdit"]);
+            assert!(t.set_tools(defs(&["Bash", "Read", "mcp__s__a"])));
+            check(&mut t, &["Bash", "Read", "mcp__s__a", "NotebookEdit"]);
+            assert!(t.set_extra_system(Some("server says".into())));
+            check(&mut t, &["Bash", "Read", "mcp__s__a", "NotebookEdit"]);
+            assert!(t.set_loaded(Vec::new()));
+            assert!(t.set_tools(Vec::new()));
+            check(&mut t, &[]);
+        }
     }
 }

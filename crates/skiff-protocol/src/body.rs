@@ -33,6 +33,10 @@ pub struct RequestView<'a> {
     pub system: Option<&'a SystemPrompt>,
     /// Tool definitions.
     pub tools: &'a [ToolDefinition],
+    /// `tools` already serialized as a JSON array (a session's tools stay the same from one
+    /// request to the next): written in the Messages API's body instead of serializing `tools`
+    /// again. Must hold exactly `tools`; providers that translate the tools read `tools`.
+    pub tools_json: Option<&'a serde_json::value::RawValue>,
     /// How the model may choose tools.
     pub tool_choice: Option<&'a ToolChoice>,
     /// When `tool_choice` forces a call of any tool: the tools it should be a call of, where a
@@ -71,6 +75,7 @@ impl<'a> RequestView<'a> {
             messages,
             system: None,
             tools: &[],
+            tools_json: None,
             tool_choice: None,
             forced_among: &[],
             forced_input: None,
@@ -163,7 +168,12 @@ impl<'a> RequestView<'a> {
             model: (!cloud.omit_model).then_some(self.model),
             max_tokens: self.max_tokens,
             system: self.system,
-            tools: self.tools,
+            tools: if self.tools_json.is_some() {
+                &[]
+            } else {
+                self.tools
+            },
+            tools_json: self.tools_json.filter(|_| !self.tools.is_empty()),
             tool_choice: self.tool_choice,
             temperature: self.temperature,
             stop_sequences: self.stop_sequences,
@@ -200,6 +210,7 @@ impl MessagesRequest {
             messages: &self.messages,
             system: self.system.as_ref(),
             tools: &self.tools,
+            tools_json: None,
             tool_choice: self.tool_choice.as_ref(),
             forced_among: &[],
             forced_input: None,
@@ -229,6 +240,9 @@ struct Head<'a> {
     system: Option<&'a SystemPrompt>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tools: &'a [ToolDefinition],
+    /// The same, serialized already (`tools` is then empty).
+    #[serde(rename = "tools", skip_serializing_if = "Option::is_none")]
+    tools_json: Option<&'a serde_json::value::RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'a ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -580,6 +594,56 @@ mod tests {
         // Few segments for many messages, and each byte copied only a few times.
         assert!(prefix.segments().len() <= 16, "{}", prefix.segments().len());
         assert!(prefix.len_bytes() > SINGLE_CHUNK_BYTES);
+    }
+
+    #[test]
+    fn tools_serialized_ahead_give_the_same_bytes() {
+        let tools = vec![
+            ToolDefinition {
+                name: "Bash".into(),
+                description: Some("run \"it\"".into()),
+                input_schema: json!({"type": "object", "properties": {"c": {"type": "string"}}}),
+                cache_control: None,
+                extra: JsonMap::new(),
+            },
+            ToolDefinition {
+                name: "Read".into(),
+                description: None,
+                input_schema: json!({"type": "object"}),
+                cache_control: Some(CacheControl::ephemeral()),
+                extra: JsonMap::new(),
+            },
+        ];
+        let raw = serde_json::value::to_raw_value(&tools).unwrap();
+        let h = history(3);
+        let mut plain = RequestView::new("m", 100, &h);
+        plain.tools = &tools;
+        let mut ahead = plain;
+        ahead.tools_json = Some(&raw);
+        let bedrock = CloudBody {
+            anthropic_version: Some("bedrock-2023-05-31"),
+            omit_model: true,
+            omit_stream: true,
+            ..CloudBody::default()
+        };
+        for cloud in [CloudBody::default(), bedrock] {
+            assert_eq!(
+                ahead.body_chunks_for(&cloud).unwrap(),
+                plain.body_chunks_for(&cloud).unwrap()
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&ahead).unwrap(),
+            serde_json::to_string(&plain).unwrap()
+        );
+        assert_eq!(
+            joined(&ahead.body_chunks().unwrap()),
+            serde_json::to_value(plain.to_request()).unwrap()
+        );
+        // No tools offered: the field stays out, whatever was serialized.
+        let mut none = RequestView::new("m", 100, &h);
+        none.tools_json = Some(&raw);
+        assert!(joined(&none.body_chunks().unwrap()).get("tools").is_none());
     }
 
     #[test]
