@@ -161,6 +161,15 @@ impl Env {
             .spawn()
             .unwrap()
     }
+
+    /// The session started with its output thrown away (to be killed).
+    fn start_quiet(&self, calls: &[Value]) -> std::process::Child {
+        self.session(calls)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
 }
 
 /// The stream-json frames of an output.
@@ -845,19 +854,10 @@ fn killing_skiff_kills_every_process_of_its_commands() {
     }
     let env = Env::new();
     let marker = format!("orphan-{}", std::process::id());
-    let script = env.script(&[
+    let mut child = env.start_quiet(&[
         json!({"command": format!("sh -c 'sleep 300; : {marker}-bg'"), "run_in_background": true}),
         json!({"command": format!("setsid sh -c 'sleep 300; : {marker}-setsid' & sh -c 'sleep 300; : {marker}-fg'")}),
     ]);
-    let mut child = env
-        .skiff()
-        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-        .arg("--script")
-        .arg(&script)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     eventually("the commands starting", || {
         processes_with(&marker).len() >= 3
     });
@@ -906,16 +906,7 @@ fn what_a_command_planted_before_skiff_was_killed_is_put_away_by_the_next_sessio
             })
             .unwrap_or_default()
     };
-    let script = env.script(&[json!({"command": "echo evil > .envrc; sleep 300"})]);
-    let mut child = env
-        .skiff()
-        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
-        .arg("--script")
-        .arg(&script)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = env.start_quiet(&[json!({"command": "echo evil > .envrc; sleep 300"})]);
     eventually("the command planting .envrc", || {
         env.ws.join(".envrc").exists()
     });
