@@ -1033,6 +1033,46 @@ fn a_command_cannot_kill_skiff_to_skip_the_checks() {
 }
 
 #[test]
+fn a_socket_made_later_in_a_directory_of_tmp_is_hidden_from_the_next_command() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    // A directory directly in /tmp, unchanged for over a second when the first command's scan
+    // reads it (so its answer, no socket, is remembered).
+    let dir = tempfile::Builder::new()
+        .prefix("skiff-sockdir-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(dir.path().join("marker"), "x").unwrap();
+    std::thread::sleep(Duration::from_millis(1300));
+    let d = dir.path().display().to_string();
+    let bind = format!(
+        "sleep 2.2; python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('{d}/agent')\"; echo bound=$?"
+    );
+    let (out, frames) = env.run(
+        &[&format!("ls {d}"), &bind, &format!("ls -a {d}; echo end")],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res = results(&frames);
+    assert!(res[0].1.contains("marker"), "{res:?}");
+    assert!(res[1].1.contains("bound=0"), "{res:?}");
+    assert!(dir.path().join("agent").exists());
+    // The scan after the socket appeared (two seconds later) read the directory again: it is
+    // covered whole.
+    assert!(res[2].1.contains("end"), "{res:?}");
+    assert!(
+        !res[2].1.contains("agent") && !res[2].1.contains("marker"),
+        "{res:?}"
+    );
+}
+
+#[test]
 fn sockets_and_devices_outside_are_out_of_reach() {
     if !sandbox_runs() {
         return;

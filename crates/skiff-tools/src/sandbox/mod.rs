@@ -38,6 +38,7 @@ pub mod proxy;
 mod relay;
 mod request;
 mod runtime;
+pub mod socket_dirs;
 mod status;
 #[cfg(target_os = "linux")]
 mod zygote;

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::socket_dirs::SocketDirs;
+
 /// `/proc/self/fd/N`: a mount source or socket address for an fd opened before the mounts.
 pub(super) fn fd_path(fd: &std::os::fd::OwnedFd) -> PathBuf {
     PathBuf::from(format!(
@@ -137,8 +139,16 @@ pub fn socket_of(var: &str, value: &str) -> Option<PathBuf> {
 /// Sockets that lead out of the sandbox, outside `/run` (which is emptied as a whole): those
 /// the environment names, those tools keep under the home directory, and the sockets (and
 /// directories of sockets) directly in the temp directories. Bounded: at most `max` entries
-/// of each temp directory are looked at.
-pub fn outside_sockets(home: Option<&Path>, temp_dirs: &[PathBuf], max: usize) -> Vec<PathBuf> {
+/// of each temp directory are looked at. `dirs` remembers which directories hold sockets from
+/// one scan to the next (see [`SocketDirs`]); `settled`: directories changed after it are not
+/// remembered (now less [`super::socket_dirs::SETTLED`]).
+pub fn outside_sockets(
+    home: Option<&Path>,
+    temp_dirs: &[PathBuf],
+    max: usize,
+    dirs: &mut SocketDirs,
+    settled: std::time::SystemTime,
+) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
     let mut out = Vec::new();
     for var in SOCKET_VARS {
@@ -157,6 +167,9 @@ pub fn outside_sockets(home: Option<&Path>, temp_dirs: &[PathBuf], max: usize) -
             }
         }
     }
+    // The temp directories themselves are listed every time (their entries come and go); a
+    // directory in them is looked into only when what was read for it last time changed.
+    let mut subdirs = Vec::new();
     for dir in temp_dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -165,39 +178,18 @@ pub fn outside_sockets(home: Option<&Path>, temp_dirs: &[PathBuf], max: usize) -
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let path = entry.path();
             if kind.is_socket() {
-                out.push(path);
-            } else if kind.is_dir() && holds_socket(&path, 64) {
+                out.push(entry.path());
+            } else if kind.is_dir() {
                 // A directory of sockets (ssh-XXXX, tmux-UID, .X11-unix): covered whole.
-                out.push(path);
+                subdirs.push(entry.path());
             }
         }
     }
+    out.extend(dirs.holding_sockets(&subdirs, 64, settled));
     out.sort();
     out.dedup();
     out
-}
-
-/// Whether one of the first `max` entries of `dir` (or of its subdirectories, one level
-/// down) is a socket.
-fn holds_socket(dir: &Path, max: usize) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().take(max).any(|e| {
-        e.file_type().is_ok_and(|t| {
-            t.is_socket()
-                || (t.is_dir()
-                    && std::fs::read_dir(e.path()).is_ok_and(|inner| {
-                        inner
-                            .flatten()
-                            .take(16)
-                            .any(|i| i.file_type().is_ok_and(|t| t.is_socket()))
-                    }))
-        })
-    })
 }
 
 #[cfg(test)]
@@ -234,7 +226,13 @@ mod tests {
         let _top = std::os::unix::net::UnixListener::bind(dir.path().join("top.sock")).unwrap();
         std::fs::create_dir(dir.path().join("plain")).unwrap();
         std::fs::write(dir.path().join("plain/file"), "x").unwrap();
-        let found = outside_sockets(None, &[dir.path().to_path_buf()], 100);
+        let found = outside_sockets(
+            None,
+            &[dir.path().to_path_buf()],
+            100,
+            &mut SocketDirs::default(),
+            std::time::SystemTime::now(),
+        );
         assert!(found.contains(&agent_dir), "{found:?}");
         assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
         assert!(!found.contains(&dir.path().join("plain")), "{found:?}");

@@ -22,6 +22,15 @@ const SOCKET_SCAN_MAX: usize = 4096;
 /// How many entries a `**` deny pattern's walk looks at.
 const DENY_WALK_MAX: usize = 20_000;
 
+/// The last scan for sockets outside the sandbox.
+#[derive(Debug, Default)]
+struct SocketScan {
+    /// When, and what it found.
+    last: Option<(Instant, Vec<PathBuf>)>,
+    /// Which directories in the temp directories hold sockets.
+    dirs: super::socket_dirs::SocketDirs,
+}
+
 /// What the configuration says about the sandbox beyond its modes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxSettings {
@@ -51,7 +60,8 @@ pub struct SandboxRuntime {
     problems: Vec<String>,
     probe: Arc<Probe>,
     proxy: tokio::sync::OnceCell<Result<Arc<Proxy>, String>>,
-    sockets: Mutex<Option<(Instant, Vec<PathBuf>)>>,
+    /// The last scan for sockets: when, what it found, and which directories hold them.
+    sockets: Mutex<SocketScan>,
     deny_walked: Mutex<Option<Vec<PathBuf>>>,
     journal: Option<Journal>,
     noted_fallback: AtomicBool,
@@ -117,7 +127,7 @@ impl SandboxRuntime {
             problems,
             probe,
             proxy: tokio::sync::OnceCell::new(),
-            sockets: Mutex::new(None),
+            sockets: Mutex::default(),
             deny_walked: Mutex::new(None),
             journal,
             noted_fallback: AtomicBool::new(false),
@@ -308,7 +318,8 @@ impl SandboxRuntime {
         let Ok(mut cache) = self.sockets.lock() else {
             return Vec::new();
         };
-        if let Some((at, list)) = cache.as_ref()
+        let SocketScan { last, dirs } = &mut *cache;
+        if let Some((at, list)) = last.as_ref()
             && at.elapsed() < SOCKET_SCAN_TTL
         {
             return list.clone();
@@ -320,14 +331,20 @@ impl SandboxRuntime {
             temps.push(t);
         }
         let own = proxy_dir().ok();
-        let list: Vec<PathBuf> =
-            paths::outside_sockets(self.settings.home.as_deref(), &temps, SOCKET_SCAN_MAX)
-                .into_iter()
-                // skiff's own directory (the proxy's socket, the sandbox's caches) stays: its
-                // socket leads to the proxy, which is the sandbox's way out anyway.
-                .filter(|p| own.as_ref().is_none_or(|own| !p.starts_with(own)))
-                .collect();
-        *cache = Some((Instant::now(), list.clone()));
+        let settled = std::time::SystemTime::now() - super::socket_dirs::SETTLED;
+        let list: Vec<PathBuf> = paths::outside_sockets(
+            self.settings.home.as_deref(),
+            &temps,
+            SOCKET_SCAN_MAX,
+            dirs,
+            settled,
+        )
+        .into_iter()
+        // skiff's own directory (the proxy's socket, the sandbox's caches) stays: its
+        // socket leads to the proxy, which is the sandbox's way out anyway.
+        .filter(|p| own.as_ref().is_none_or(|own| !p.starts_with(own)))
+        .collect();
+        *last = Some((Instant::now(), list.clone()));
         list
     }
 
