@@ -55,7 +55,7 @@ pub use runtime::{CallRequest, PreparedCall, SandboxRuntime, SandboxSettings};
 pub use status::{SandboxPolicy, SandboxStatus};
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -341,19 +341,64 @@ pub fn writable_paths(mode: SandboxMode, roots: &[PathBuf]) -> Vec<PathBuf> {
     out.extend(DEVICE_FILES.iter().map(PathBuf::from));
     if mode == SandboxMode::WorkspaceWrite {
         out.extend(roots.iter().cloned());
-        out.extend(TEMP_DIRS.iter().map(PathBuf::from));
-        if let Some(tmp) = std::env::var_os("TMPDIR").map(PathBuf::from)
-            && tmp.is_absolute()
-        {
-            out.push(tmp);
-        }
+        out.extend(temp_dirs());
     }
+    out
+}
+
+/// The temp directories: [`TEMP_DIRS`] and `$TMPDIR` (when absolute and not one of them).
+pub fn temp_dirs() -> Vec<PathBuf> {
+    temp_dirs_with(std::env::var_os("TMPDIR"))
+}
+
+/// [`temp_dirs`] for a given `$TMPDIR`. A `$TMPDIR` that names one of [`TEMP_DIRS`] (`/tmp/`,
+/// or a link to it) is not listed twice: each would otherwise be scanned and granted twice.
+fn temp_dirs_with(tmpdir: Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = TEMP_DIRS.iter().map(PathBuf::from).collect();
+    let Some(tmp) = tmpdir.map(PathBuf::from).filter(|t| t.is_absolute()) else {
+        return out;
+    };
+    // `Path`'s equality compares components: `/tmp/` and `//tmp` are `/tmp`.
+    if out.contains(&tmp) {
+        return out;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    if let Some(this) = id(&tmp)
+        && out.iter().any(|known| id(known) == Some(this))
+    {
+        return out;
+    }
+    out.push(tmp);
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tmpdir_naming_a_temp_directory_is_listed_once() {
+        let base: Vec<PathBuf> = TEMP_DIRS.iter().map(PathBuf::from).collect();
+        assert_eq!(temp_dirs_with(None), base);
+        assert_eq!(temp_dirs_with(Some("/tmp/".into())), base);
+        assert_eq!(temp_dirs_with(Some("//var/tmp".into())), base);
+        assert_eq!(temp_dirs_with(Some("relative/tmp".into())), base);
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("tmp-link");
+        std::os::unix::fs::symlink("/tmp", &link).unwrap();
+        assert_eq!(temp_dirs_with(Some(link.clone().into())), base);
+        let own = dir.path().join("own");
+        std::fs::create_dir(&own).unwrap();
+        let mut with_own = base.clone();
+        with_own.push(own.clone());
+        assert_eq!(temp_dirs_with(Some(own.into())), with_own);
+        // A `$TMPDIR` that does not exist (yet) is still listed.
+        let missing = dir.path().join("missing");
+        let mut with_missing = base;
+        with_missing.push(missing.clone());
+        assert_eq!(temp_dirs_with(Some(missing.into())), with_missing);
+    }
 
     #[test]
     fn names_round_trip() {

@@ -13,7 +13,7 @@ use super::journal::{Journal, Sweep, quarantine_dir};
 use super::plan::{Forward, Mounts, Plan, ProxyPlan};
 use super::probe::{NamespaceSupport, Probe, ProbeCache};
 use super::proxy::{CallGuard, Proxy};
-use super::{HELPER_ARG, NetworkPolicy, SandboxMode, SandboxStatus, TEMP_DIRS, paths};
+use super::{HELPER_ARG, NetworkPolicy, SandboxMode, SandboxStatus, paths};
 
 /// How long a scan of the temp directories for sockets is reused.
 const SOCKET_SCAN_TTL: Duration = Duration::from_secs(2);
@@ -324,12 +324,7 @@ impl SandboxRuntime {
         {
             return list.clone();
         }
-        let mut temps: Vec<PathBuf> = TEMP_DIRS.iter().map(PathBuf::from).collect();
-        if let Some(t) = std::env::var_os("TMPDIR").map(PathBuf::from)
-            && t.is_absolute()
-        {
-            temps.push(t);
-        }
+        let temps = super::temp_dirs();
         let own = proxy_dir().ok();
         let settled = std::time::SystemTime::now() - super::socket_dirs::SETTLED;
         let list: Vec<PathBuf> = paths::outside_sockets(
