@@ -740,6 +740,25 @@ fn existing_agent_settings_are_read_only_inside() {
 }
 
 #[test]
+fn a_tmpdir_that_does_not_exist_or_names_tmp_leaves_commands_running() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    for tmpdir in [env.marks.join("no-such-dir"), PathBuf::from("/tmp/")] {
+        let calls = [json!({ "command": "echo ran-with-tmpdir" })];
+        let out = env.session(&calls).env("TMPDIR", &tmpdir).output().unwrap();
+        let res = results(&parse_frames(&out.stdout));
+        assert_ran(&res);
+        assert_eq!(res.len(), 1, "{tmpdir:?}: {res:?}");
+        assert!(
+            !res[0].0 && res[0].1.contains("ran-with-tmpdir"),
+            "{tmpdir:?}: {res:?}"
+        );
+    }
+}
+
+#[test]
 fn processes_do_not_outlive_their_call() {
     if !sandbox_runs() {
         return;

@@ -477,16 +477,12 @@ fn private_dir(name: &str) -> std::io::Result<PathBuf> {
     }
 }
 
-/// A private directory for the proxy's socket: `$TMPDIR/skiff-UID` (or `/tmp/…` when that
-/// path is too long for a socket address), mode 0700, owned by this user.
+/// A private directory for the proxy's socket: `$TMPDIR/skiff-UID` (or `/tmp/…`, see
+/// [`proxy_base`]), mode 0700, owned by this user.
 fn proxy_dir() -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     let uid = nix::unistd::getuid().as_raw();
-    let mut base = std::env::temp_dir();
-    if base.as_os_str().len() > 60 {
-        base = PathBuf::from("/tmp");
-    }
-    let dir = base.join(format!("skiff-{uid}"));
+    let dir = proxy_base(std::env::temp_dir()).join(format!("skiff-{uid}"));
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -503,6 +499,17 @@ fn proxy_dir() -> std::io::Result<PathBuf> {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(dir)
+}
+
+/// Where [`proxy_dir`] goes: the temp directory (`$TMPDIR`), or `/tmp` when that one is not
+/// an absolute path to a directory (a `$TMPDIR` that does not exist would fail every sandboxed
+/// command) or is too long for a socket's address.
+fn proxy_base(tmp: PathBuf) -> PathBuf {
+    if tmp.is_absolute() && tmp.as_os_str().len() <= 60 && tmp.is_dir() {
+        tmp
+    } else {
+        PathBuf::from("/tmp")
+    }
 }
 
 /// Who runs a command, as the sandbox needs to know it.
@@ -645,5 +652,25 @@ impl SandboxRuntime {
     /// Where moved-away files go: `SKIFF_HOME/quarantine/<time>`.
     fn quarantine_dir(&self) -> PathBuf {
         quarantine_dir(self.settings.skiff_home.as_deref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proxys_directory_goes_under_tmp_when_tmpdir_is_unusable() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = PathBuf::from("/tmp");
+        assert_eq!(proxy_base(dir.path().to_path_buf()), dir.path());
+        assert_eq!(proxy_base(dir.path().join("missing")), tmp);
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(proxy_base(file), tmp);
+        assert_eq!(proxy_base(PathBuf::from("relative")), tmp);
+        let long = dir.path().join("d".repeat(70));
+        std::fs::create_dir(&long).unwrap();
+        assert_eq!(proxy_base(long), tmp);
     }
 }
