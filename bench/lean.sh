@@ -19,8 +19,15 @@ if [ -n "${BUILD_TIME:-}" ]; then
   trap 'rm -rf "$tmp_target"' EXIT
   load_before=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
   start=$(date +%s)
-  CARGO_TARGET_DIR=$tmp_target cargo build --release --locked -q -p skiff-cli --bin skiff
+  CARGO_TARGET_DIR=$tmp_target cargo build --release --locked -q -p skiff-cli --bin skiff \
+    --timings
   export LEAN_BUILD_SECS=$(($(date +%s) - start))
+  # The build's timings report (the dependencies against skiff's own final step), kept past
+  # the target directory's removal.
+  timings=$(mktemp "${TMPDIR:-/tmp}/skiff-lean-timings.XXXXXX")
+  cp "$tmp_target/cargo-timings/cargo-timing.html" "$timings" 2>/dev/null || true
+  export LEAN_BUILD_TIMINGS=$timings
+  trap 'rm -rf "$tmp_target" "$timings"' EXIT
   export LEAN_BUILD_LOAD="$load_before → $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
   export LEAN_BUILD_CORES=$(nproc 2>/dev/null || echo '?')
   rm -rf "$tmp_target"
@@ -31,5 +38,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     --bin skiff-mock
 fi
 python3 bench/lean.py
+# (`exec` below runs no EXIT trap.)
+if [ -n "${LEAN_BUILD_TIMINGS:-}" ]; then rm -f "$LEAN_BUILD_TIMINGS"; fi
 # The simulated 30-turn session's cost against Claude Code's (the table's cost row).
 SKIFF_BIN=${SKIFF_BIN:-target/release/skiff} exec python3 bench/cost.py
