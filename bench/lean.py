@@ -253,11 +253,11 @@ def timings(home, cwd):
         new_ws = median_ms(run, {**env, "ANTHROPIC_BASE_URL": one.url},
                            lambda: tempfile.mkdtemp(dir=os.path.dirname(cwd)), RUNS,
                            warm_up=False)
-        long_run = median_ms(run, {**env, "ANTHROPIC_BASE_URL": many.url}, cwd,
-                             max(3, RUNS // 3))
+        many_env = {**env, "ANTHROPIC_BASE_URL": many.url}
+        long_run = median_ms(run, many_env, cwd, max(3, RUNS // 3))
         # The same turns with the Bash sandbox off: how much of a turn the sandbox is.
         unsandboxed = median_ms(run + ["--settings", '{"sandbox":{"enabled":false}}'],
-                                {**env, "ANTHROPIC_BASE_URL": many.url}, cwd, max(3, RUNS // 3))
+                                many_env, cwd, max(3, RUNS // 3))
     finally:
         one.close()
         many.close()

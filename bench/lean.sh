@@ -38,7 +38,6 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     --bin skiff-mock
 fi
 python3 bench/lean.py
-# (`exec` below runs no EXIT trap.)
-if [ -n "${LEAN_BUILD_TIMINGS:-}" ]; then rm -f "$LEAN_BUILD_TIMINGS"; fi
 # The simulated 30-turn session's cost against Claude Code's (the table's cost row).
-SKIFF_BIN=${SKIFF_BIN:-target/release/skiff} exec python3 bench/cost.py
+# (Not `exec`: the EXIT trap removes the build's timings report.)
+SKIFF_BIN=${SKIFF_BIN:-target/release/skiff} python3 bench/cost.py
