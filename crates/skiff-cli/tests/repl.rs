@@ -29,7 +29,7 @@ fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Sessio
     s
 }
 
-/// Wait for the prompt, answering the line editor's cursor-position query as a terminal would.
+/// Wait for the prompt.
 fn prompt(s: &mut Session) {
     pty::expect(s, "you> ").unwrap();
 }
@@ -87,6 +87,80 @@ async fn repl_streams_answers_and_runs_slash_commands() {
     );
 }
 
+/// The text of a request's last user message (its last text block).
+fn last_user_text(body: &serde_json::Value) -> String {
+    let content = &body["messages"].as_array().unwrap().last().unwrap()["content"];
+    match content.as_str() {
+        Some(text) => text.to_owned(),
+        None => content
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find_map(|b| b["text"].as_str())
+            .unwrap()
+            .to_owned(),
+    }
+}
+
+/// On a dumb terminal (an editor's shell buffer) the REPL writes no escape sequences and asks
+/// nothing (`pty::expect` fails on a query); the terminal edits the line, Ctrl-C drops what was
+/// typed, a trailing `\` continues the entry on the next line, and the history keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dumb_terminal_gets_plain_lines_with_continuations() {
+    let server = MockServer::builder()
+        .turn(ScriptTurn::text("Answer to two lines"))
+        .start()
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
+    let (status, seen) = tokio::task::spawn_blocking(move || {
+        let mut cmd = skiff_testkit::skiff_command!(&home_p);
+        cmd.env("TERM", "dumb")
+            .env_remove("SKIFF_TUI")
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &url)
+            .current_dir(&ws_p);
+        let mut s = Session::spawn(cmd).unwrap();
+        s.set_expect_timeout(Some(Duration::from_secs(20)));
+        prompt(&mut s);
+        // Typed, then dropped by Ctrl-C: the terminal discards the line.
+        s.send("never sent").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        s.send(ControlCode::EndOfText).unwrap();
+        pty::expect(&mut s, "Ctrl-C again").unwrap();
+        prompt(&mut s);
+        s.send_line("two \\").unwrap();
+        pty::expect(&mut s, "... ").unwrap();
+        s.send_line("lines").unwrap();
+        pty::expect(&mut s, "Answer to two lines").unwrap();
+        prompt(&mut s);
+        s.send(ControlCode::EndOfTransmission).unwrap();
+        let mut rest = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut s, &mut rest);
+        (s.get_process_mut().wait().unwrap(), rest)
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(status, expectrl::WaitStatus::Exited(_, 0)),
+        "{status:?}"
+    );
+    assert!(
+        !seen.contains(&0x1b),
+        "escape sequences on a dumb terminal: {:?}",
+        String::from_utf8_lossy(&seen)
+    );
+    let reqs = server.messages_requests();
+    assert_eq!(reqs.len(), 1, "the dropped line was not sent");
+    assert_eq!(last_user_text(&reqs[0].body), "two \nlines");
+    let history = std::fs::read_to_string(home.path().join(".skiff/history")).unwrap();
+    assert_eq!(history, "two <\\n>lines\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
     let server = MockServer::builder()
@@ -138,7 +212,7 @@ async fn ctrl_c_interrupts_a_long_tool_and_the_next_prompt_works() {
     skiff_protocol::validate_history(&req.messages).unwrap();
 }
 
-/// Wait for an approval question (read by the line editor too, after the call is shown).
+/// Wait for an approval question (after the call is shown).
 fn question(s: &mut Session, text: &str) {
     pty::expect(s, "needs your approval.").unwrap();
     pty::expect(s, text).unwrap();

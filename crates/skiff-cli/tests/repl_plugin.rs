@@ -12,7 +12,7 @@ use skiff_testkit::MockServer;
 
 use crate::pty;
 
-/// Wait for a line editor prompt, answering its cursor-position query as a terminal would.
+/// Wait for a prompt of the line REPL.
 fn prompt(s: &mut Session, text: &str) {
     pty::expect(s, text).unwrap();
 }

@@ -312,7 +312,7 @@ async fn the_sdk_protocol_lists_commands_and_expands_slash_messages() {
     );
 }
 
-/// Wait for the REPL's prompt (or question), answering the line editor's cursor query.
+/// Wait for the REPL's prompt (or question).
 fn repl_prompt(s: &mut expectrl::Session, text: &str) {
     pty::expect(s, text).unwrap();
 }

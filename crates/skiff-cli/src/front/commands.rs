@@ -268,7 +268,7 @@ fn list(custom: &CommandSet) -> String {
         }
     }
     s.push_str(
-        "Alt-Enter or a trailing \\ continues a line; Ctrl-C interrupts a turn; Ctrl-D exits.",
+        "A trailing \\ (or Alt-Enter in the terminal UI) continues a line; Ctrl-C interrupts a turn; Ctrl-D exits.",
     );
     s
 }

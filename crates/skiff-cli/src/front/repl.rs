@@ -1,19 +1,15 @@
-//! The interactive REPL: reedline input (history file, multi-line), streamed rendering, slash
-//! commands. Ctrl-C interrupts the running turn; at the prompt a second Ctrl-C (or Ctrl-D) exits.
-//! An API error ends the turn, prints the error and keeps the conversation.
+//! The line REPL, for dumb terminals and `SKIFF_TUI=off`: lines in ([`LineInput`]: the
+//! terminal's own line editing, a trailing `\` to continue, history kept with the terminal
+//! UI's), streamed rendering, slash commands. Ctrl-C interrupts the running turn; at the prompt
+//! a second Ctrl-C (or Ctrl-D) exits. An API error ends the turn, prints the error and keeps
+//! the conversation.
 
-use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reedline::{
-    DefaultHinter, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, Prompt,
-    PromptEditMode, PromptHistorySearch, Reedline, ReedlineEvent, Signal, ValidationResult,
-    Validator, default_emacs_keybindings,
-};
 use skiff_core::PermissionMode;
 use skiff_core::permissions::{AskClient, PermissionEngine, PermissionUpdate};
 use skiff_core::{
@@ -23,115 +19,33 @@ use skiff_protocol::sdk::SdkMessage;
 
 use crate::front::approval::{self, Choice};
 use crate::front::commands::{self, Action};
+use crate::front::history::History;
+use crate::front::line_input::{Line, LineInput};
 use crate::term::render::Renderer;
 
-/// The prompt: `you> ` for messages, a question for approvals.
-struct SkiffPrompt(&'static str);
-
-/// A question's prompt.
-struct Question(String);
-
-impl Prompt for Question {
-    fn render_prompt_left(&self) -> Cow<'_, str> {
-        Cow::Borrowed(&self.0)
-    }
-    fn render_prompt_right(&self) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-    fn render_prompt_indicator(&self, _: PromptEditMode) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-    fn render_prompt_history_search_indicator(&self, _: PromptHistorySearch) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-}
-
-/// Where lines come from: the line editor, or plain stdin when the terminal cannot do
-/// line editing.
+/// Where lines come from, and what answers change.
 struct Input {
-    editor: Reedline,
-    plain: bool,
+    lines: LineInput,
+    /// The prompts sent, shared with the terminal UI.
+    history: History,
     /// The rules "always" adds to, and the workspace whose local settings keep them.
     engine: Arc<PermissionEngine>,
     cwd: PathBuf,
 }
 
 impl Input {
-    fn read(&mut self, prompt: &dyn Prompt, plain_prompt: &str) -> std::io::Result<Signal> {
-        if self.plain {
-            read_plain(plain_prompt)
-        } else {
-            self.editor.read_line(prompt)
-        }
+    /// A one-line answer to `question`.
+    async fn answer(&mut self, question: &str) -> std::io::Result<Line> {
+        self.lines.line(question).await
     }
 }
 
-impl Prompt for SkiffPrompt {
-    fn render_prompt_left(&self) -> Cow<'_, str> {
-        Cow::Borrowed(self.0)
-    }
-    fn render_prompt_right(&self) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-    fn render_prompt_indicator(&self, _: PromptEditMode) -> Cow<'_, str> {
-        Cow::Borrowed("")
-    }
-    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
-        Cow::Borrowed(" ... ")
-    }
-    fn render_prompt_history_search_indicator(&self, search: PromptHistorySearch) -> Cow<'_, str> {
-        Cow::Owned(format!("(search: {}) ", search.term))
-    }
-}
-
-/// A line ending in `\` continues on the next line.
-struct Continuation;
-
-impl Validator for Continuation {
-    fn validate(&self, line: &str) -> ValidationResult {
-        if line.ends_with('\\') {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Complete
-        }
-    }
-}
-
-/// Whether to use colors: a terminal on stdout and no NO_COLOR.
-pub fn use_color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-fn editor(history: Option<PathBuf>) -> Reedline {
-    let mut keys = default_emacs_keybindings();
-    keys.add_binding(
-        KeyModifiers::ALT,
-        KeyCode::Enter,
-        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
-    );
-    keys.add_binding(
-        KeyModifiers::SHIFT,
-        KeyCode::Enter,
-        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
-    );
-    let mut editor = Reedline::create()
-        .with_edit_mode(Box::new(Emacs::new(keys)))
-        .with_validator(Box::new(Continuation))
-        .with_hinter(Box::new(DefaultHinter::default()))
-        .with_ansi_colors(use_color());
-    if let Some(path) = history {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        match FileBackedHistory::with_file(1000, path) {
-            Ok(h) => editor = editor.with_history(Box::new(h)),
-            Err(e) => tracing::warn!(error = %e, "no REPL history file"),
-        }
-    }
-    editor
+/// Whether to use colors (and the spinner): a terminal on stdout that is not a dumb one, and no
+/// NO_COLOR.
+fn use_color() -> bool {
+    std::io::stdout().is_terminal()
+        && std::env::var("TERM").is_ok_and(|t| !t.is_empty() && t != "dumb")
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// Run the REPL until the user exits.
@@ -155,7 +69,7 @@ pub fn run_repl(
     let mut renderer = Renderer::new(std::io::stdout(), color);
     renderer.set_local(local);
     let banner = format!(
-        "skiff {} · {} · {}\n/help for commands · Alt-Enter for a new line · Ctrl-C interrupts · Ctrl-D exits",
+        "skiff {} · {} · {}\n/help for commands · end a line with \\ to go on to the next · Ctrl-C interrupts · Ctrl-D exits",
         env!("CARGO_PKG_VERSION"),
         agent.config().model,
         agent.config().cwd.display()
@@ -173,8 +87,8 @@ pub fn run_repl(
         agent.spawn()
     };
     let mut input = Input {
-        editor: editor(history),
-        plain: false,
+        lines: LineInput::new(rt),
+        history: History::load(history),
         engine,
         cwd: cwd.clone(),
     };
@@ -184,10 +98,9 @@ pub fn run_repl(
     }
     let mut ctrl_c_once = false;
     loop {
-        let read = input.read(&SkiffPrompt("you> "), "you> ");
-        let line = match read {
-            Ok(Signal::Success(line)) => line,
-            Ok(Signal::CtrlC) => {
+        let line = match rt.block_on(input.lines.entry("you> ")) {
+            Ok(Line::Text(line)) => line,
+            Ok(Line::Interrupted) => {
                 if ctrl_c_once {
                     break;
                 }
@@ -195,17 +108,7 @@ pub fn run_repl(
                 renderer.say("(Ctrl-C again or Ctrl-D to exit)");
                 continue;
             }
-            Ok(Signal::CtrlD) => break,
-            Err(e) if !input.plain => {
-                // Terminals that cannot answer cursor queries (dumb terminals, editor shells):
-                // fall back to plain line input instead of giving up.
-                tracing::warn!(error = %e, "line editor unavailable; using plain input");
-                renderer.say(&format!(
-                    "(line editing unavailable: {e}; using plain input)"
-                ));
-                input.plain = true;
-                continue;
-            }
+            Ok(Line::End) => break,
             Err(e) => {
                 renderer.say(&format!("Error: reading input failed: {e}"));
                 rt.block_on(session.shutdown());
@@ -213,11 +116,11 @@ pub fn run_repl(
             }
         };
         ctrl_c_once = false;
-        let prompt = line.replace("\\\n", "\n");
-        let prompt = prompt.trim();
+        let prompt = line.trim();
         if prompt.is_empty() {
             continue;
         }
+        input.history.add(prompt);
         if !commands::is_command(prompt) {
             run_turn(
                 rt,
@@ -273,8 +176,8 @@ pub fn run_repl(
                 let mut confirm = |question: &str| {
                     renderer.say(question);
                     Ok(matches!(
-                        input.read(&SkiffPrompt("[y/N] "), "[y/N] "),
-                        Ok(Signal::Success(a)) if matches!(a.trim(), "y" | "Y" | "yes")
+                        rt.block_on(input.answer("[y/N] ")),
+                        Ok(Line::Text(a)) if matches!(a.trim(), "y" | "Y" | "yes")
                     ))
                 };
                 let text = crate::cmd::plugin::repl_command(args, &cwd, &words, &mut confirm);
@@ -323,21 +226,6 @@ pub(crate) fn permissions_text(
     }
     out.push_str("Read-only tools and read-only commands (ls, cat, git status, …) inside the workspace run without asking.");
     out
-}
-
-/// Plain line input: prompt, read one line from stdin; end of input is Ctrl-D.
-fn read_plain(prompt: &str) -> std::io::Result<Signal> {
-    use std::io::{BufRead, Write};
-    let mut out = std::io::stdout();
-    out.write_all(prompt.as_bytes())?;
-    out.flush()?;
-    let mut line = String::new();
-    if std::io::stdin().lock().read_line(&mut line)? == 0 {
-        return Ok(Signal::CtrlD);
-    }
-    Ok(Signal::Success(
-        line.trim_end_matches(['\n', '\r']).to_owned(),
-    ))
 }
 
 /// A SIGINT listener for the duration of a turn (None, with a log line, if it cannot be set).
@@ -487,7 +375,7 @@ fn run_turn(
             tokio::select! {
                 ev = session.next_event() => match ev {
                     Some(Event::Request(request)) => {
-                        let (answer, updates) = ask(renderer, input, &request);
+                        let (answer, updates) = ask(renderer, input, &request).await;
                         // The changes first: the session applies them before the call runs.
                         if !updates.is_empty() {
                             let _ = handle.update_permissions(updates);
@@ -513,7 +401,7 @@ fn run_turn(
 /// Ask the user about a request on the terminal (the session waits meanwhile): the call, a
 /// diff for edits, then yes / always (adds an allow rule to `.skiff/settings.local.json`) / no
 /// (anything else typed is feedback for the model). Ctrl-C or Ctrl-D denies and interrupts.
-fn ask(
+async fn ask(
     renderer: &mut Renderer<std::io::Stdout>,
     input: &mut Input,
     request: &Request,
@@ -522,10 +410,10 @@ fn ask(
         return (Answer::Json(serde_json::json!({})), Vec::new());
     };
     if a.tool_name == "ExitPlanMode" {
-        return plan_approval(renderer, input, a);
+        return plan_approval(renderer, input, a).await;
     }
     if a.tool_name == skiff_core::permissions::network::NETWORK_TOOL {
-        return (network_approval(renderer, input, a), Vec::new());
+        return (network_approval(renderer, input, a).await, Vec::new());
     }
     let call = format!(
         "{}({})",
@@ -548,9 +436,8 @@ fn ask(
     };
     let question =
         format!("Allow it? [y]es{always} / [n]o, or tell the model what to do instead: ");
-    let answer = input.read(&Question(question.clone()), &question);
-    let answer = match answer {
-        Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
+    let answer = match input.answer(&question).await {
+        Ok(Line::Text(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
             // Added and saved by the session (it reports where).
             Choice::Always if !rules.is_empty() => {
@@ -573,7 +460,7 @@ fn ask(
 /// A sandboxed command wants a host that is not allowed: yes (for this session), always
 /// (saved in `sandbox.network.allowedDomains` of `.claude/settings.local.json`) or no (the
 /// command's connection fails; the turn goes on).
-fn network_approval(
+async fn network_approval(
     renderer: &mut Renderer<std::io::Stdout>,
     input: &mut Input,
     a: &skiff_core::ApprovalRequest,
@@ -599,8 +486,8 @@ fn network_approval(
             interrupt: false,
         })
     };
-    match input.read(&Question(question.clone()), &question) {
-        Ok(Signal::Success(line)) => match approval::parse_choice(&line) {
+    match input.answer(&question).await {
+        Ok(Line::Text(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
             Choice::Always => {
                 match approval::persist_allowed_domain(&input.cwd, &entry) {
@@ -619,7 +506,7 @@ fn network_approval(
 
 /// The model asks to leave plan mode with a plan: show it; yes switches the session to
 /// `acceptEdits` (or `default` with `d`), anything else keeps planning.
-fn plan_approval(
+async fn plan_approval(
     renderer: &mut Renderer<std::io::Stdout>,
     input: &mut Input,
     a: &skiff_core::ApprovalRequest,
@@ -631,7 +518,7 @@ fn plan_approval(
         .unwrap_or("(no plan given)");
     renderer.say(&format!("The model's plan:\n{plan}"));
     let question = "Start on it? [y]es, accepting edits / [d]efault: ask before edits / [n]o, keep planning (or say what to change): ";
-    let answer = input.read(&Question(question.to_owned()), question);
+    let answer = input.answer(question).await;
     // The next mode goes to the session before the answer.
     let allow_with = |mode: PermissionMode| {
         (
@@ -640,7 +527,7 @@ fn plan_approval(
         )
     };
     let answer = match answer {
-        Ok(Signal::Success(line)) => match line.trim().to_ascii_lowercase().as_str() {
+        Ok(Line::Text(line)) => match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => return allow_with(PermissionMode::AcceptEdits),
             "d" | "default" => return allow_with(PermissionMode::Default),
             "" | "n" | "no" => Answer::Approval(ApprovalAnswer::Deny {

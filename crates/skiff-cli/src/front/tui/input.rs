@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::history::Search;
 use super::keys::{edit, is_newline};
 use super::picker::{Picked, PickerKind};
 use super::ui::{Menu, MenuKind, Overlay, Ui};
+use crate::front::history::Search;
 
 /// How soon a second Esc or Ctrl-C counts as a double press.
 const DOUBLE_PRESS: Duration = Duration::from_millis(1500);

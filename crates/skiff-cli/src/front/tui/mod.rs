@@ -10,7 +10,6 @@ mod app;
 mod approve;
 mod composer;
 mod files;
-mod history;
 mod input;
 mod keys;
 mod layout;
@@ -37,9 +36,9 @@ use crossterm::{execute, terminal};
 use tokio::sync::mpsc;
 
 use self::app::{App, Parts};
-use self::history::History;
 use self::screen::Screen;
 use self::ui::Ui;
+use crate::front::history::History;
 
 /// What the terminal sends the app.
 pub enum Input {

@@ -16,9 +16,9 @@ use skiff_protocol::{
 };
 
 use super::approve::ApprovalMenu;
-use super::history::History;
 use super::input::Intent;
 use super::ui::{Overlay, Ui};
+use crate::front::history::History;
 
 struct Rig {
     ui: Ui,

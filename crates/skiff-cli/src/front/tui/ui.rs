@@ -15,9 +15,9 @@ use skiff_protocol::sdk::{ResultMessage, SdkMessage};
 
 use super::approve::ApprovalMenu;
 use super::composer::Composer;
-use super::history::{History, Search};
 use super::picker::Picker;
 use super::status::StatusInfo;
+use crate::front::history::{History, Search};
 use crate::term::diff::diff_lines;
 use crate::term::live::LiveText;
 use crate::term::stream::AnswerStream;

@@ -1,6 +1,7 @@
-//! Prompt history: Up and Down walk it, Ctrl-R searches it. Kept in `SKIFF_HOME/history`, one
-//! entry per line with newlines written as `<\n>` (the line editor's format, so the history of
-//! earlier versions carries over); at most [`MAX_ENTRIES`] are kept.
+//! Prompt history, shared by the terminal UI (Up and Down walk it, Ctrl-R searches it) and the
+//! line REPL (which adds to it). Kept in `SKIFF_HOME/history`, one entry per line with newlines
+//! written as `<\n>` (reedline's format, which earlier versions' line REPL wrote, so that
+//! history carries over); at most [`MAX_ENTRIES`] are kept.
 
 use std::path::PathBuf;
 
