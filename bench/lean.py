@@ -6,7 +6,9 @@ skiff is what each sandboxed Bash call runs, skiff itself without it):
 
 - size of the (stripped) `skiff` binary;
 - peak RSS of `skiff --version`;
-- peak RSS of `skiff -p` running 20 Bash tool turns against a zero-delay `skiff-mock`;
+- peak RSS of `skiff -p` running 20 Bash tool turns against a zero-delay `skiff-mock` (and
+  whether crates/skiff-cli/hot-symbols.txt fits this toolchain and these dependencies, which
+  that figure depends on);
 - the first answer's time over `skiff --version`'s (a one-text-turn `skiff -p` run, median);
 - the time per Bash tool turn over one `bash -c true` spawn (TIMED_TURNS turns of
   `true`, minus the one-turn run, per turn, minus the spawn), and the same with the Bash
@@ -24,6 +26,7 @@ itself is broken.
 """
 
 import http.server
+import importlib.util
 import json
 import os
 import resource
@@ -285,6 +288,26 @@ def build_split(timings_html):
         return None
 
 
+def hot_symbols_note():
+    """A line when crates/skiff-cli/hot-symbols.txt was made for another toolchain or other
+    dependencies than this tree's (its functions then spread over the binary again: more peak
+    RSS), else None."""
+    path = os.path.join(ROOT, "scripts", "hot-symbols.py")
+    spec = importlib.util.spec_from_file_location("hot_symbols", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        with open(module.STAMP) as f:
+            made_for = f.read()
+        now = module.stamp()
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f"hot-symbols.txt's stamp cannot be checked: {e}"
+    if made_for == now:
+        return None
+    return ("hot-symbols.txt was made for another toolchain or other dependencies: "
+            "run python3 scripts/hot-symbols.py --rename (see there)")
+
+
 def row(figure, value, target, ok):
     print(f"{figure:<48} {value:>14}   target {target:<10} {'ok' if ok else 'OVER'}")
 
@@ -317,6 +340,9 @@ def main():
         version_rss <= 4 * MIB)
     row(f"peak RSS, {BASH_TURNS} Bash turns (skiff-mock)", f"{turns_rss / MIB:.1f} MiB",
         "≤ 10 MiB", turns_rss <= 10 * MIB)
+    stale = hot_symbols_note()
+    if stale:
+        print(f"    ({stale})")
     row("first answer, over `skiff --version`", f"+{t['first']:.1f} ms", "≤ +2 ms",
         t["first"] <= 2)
     print(f"    ({t['one_turn']:.1f} ms one-turn run, {t['version']:.1f} ms --version; "

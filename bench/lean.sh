@@ -4,7 +4,9 @@
 # `skiff --version`, the time per Bash turn over one bash spawn, the fixed prompt prefix
 # (system + tools) with and without --compact-prompt, the simulated 30-turn session's cost against
 # Claude Code's (bench/cost.py), and (with BUILD_TIME=1) a clean release build's wall time in a
-# temporary target directory, with the load average beside it.
+# temporary target directory, with the load average beside it. It says when
+# crates/skiff-cli/hot-symbols.txt was made for another toolchain or other dependencies (the
+# peak RSS rises until scripts/hot-symbols.py --rename is run).
 #
 #   ./bench/lean.sh                  # builds target/release's skiff and skiff-mock first
 #   SKIP_BUILD=1 ./bench/lean.sh     # measures what target/release holds

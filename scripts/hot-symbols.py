@@ -24,7 +24,9 @@ The names carry each crate's features too: scripts/feature-parity.py (run by .ci
 that a build of the whole workspace gives skiff's dependencies the features `-p skiff-cli` does,
 so the list built here fits both.
 Run it again after a toolchain or dependency update (symbol names carry a hash of both; a
-stale name is skipped by the linker, so a stale file costs memory, never correctness):
+stale name is skipped by the linker, so a stale file costs memory, never correctness: 20 Bash
+turns peaked at 12 MiB instead of 7.5 when reedline left). hot-symbols.stamp records what the
+list was made for; bench/lean.sh says when the tree no longer matches it:
 
     python3 scripts/hot-symbols.py            # from scratch
     python3 scripts/hot-symbols.py --refine   # only more rounds of page faults
@@ -50,6 +52,7 @@ one's is taken alone. That map comes from a release build there:
 """
 
 import bisect
+import hashlib
 import json
 import os
 import re
@@ -60,6 +63,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "crates", "skiff-cli", "hot-symbols.txt")
+# What the list was made for (see stamp()); bench/lean.py compares it with the tree's.
+STAMP = os.path.join(ROOT, "crates", "skiff-cli", "hot-symbols.stamp")
 TARGET = os.path.join(ROOT, "target", "hot-symbols")
 REFINE = int(os.environ.get("HOT_SYMBOLS_ROUNDS", "4"))
 RENAME_MAX = 4
@@ -318,11 +323,28 @@ def rename(names, sections, old_sections=()):
     return out
 
 
+def stamp():
+    """What the symbol names depend on: the toolchain, and skiff's dependencies with their
+    versions and features (paths left out: the names do not depend on where the checkout is).
+    One line each: `rustc -V`, then a digest of `cargo tree`'s packages and features."""
+    rustc = subprocess.run(["rustc", "-V"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    tree = subprocess.run(["cargo", "tree", "--locked", "-q", "-p", "skiff-cli", "-e", "normal",
+                           "--prefix", "none", "-f", "{p} {f}"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    lines = sorted({re.sub(r" \((/|proc-macro|\*).*?\)", "", line).strip()
+                    for line in tree.splitlines() if line.strip()})
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    return f"{rustc}\ndependencies {digest} ({len(lines)} packages)\n"
+
+
 def write(names, sections):
     size = {s[2]: s[1] - s[0] for s in sections}
     hot = sum(size.get(n, 0) for n in names)
     with open(OUT, "w") as f:
         f.write("\n".join(names) + "\n")
+    with open(STAMP, "w") as f:
+        f.write(stamp())
     print(f"{len(names)} functions, {hot / 1e6:.2f} MB of {sum(size.values()) / 1e6:.2f} MB "
           f"of code: {os.path.relpath(OUT, ROOT)}", file=sys.stderr)
 
