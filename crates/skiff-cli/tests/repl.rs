@@ -13,17 +13,27 @@ use skiff_testkit::MockServer;
 use crate::pty;
 
 fn spawn_repl(url: &str, home: &std::path::Path, ws: &std::path::Path) -> Session {
-    let mut cmd = skiff_testkit::skiff_command!(home);
+    let mut cmd = repl_command(url, home, ws);
     cmd.env("TERM", "xterm")
         // The line REPL (the terminal UI has its own tests, in tmux: tui_tmux.rs).
         .env("SKIFF_TUI", "off")
         .env("NO_COLOR", "1")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", url)
         // The approval prompts are under test; sandboxed Bash would need none (the sandbox has
         // its own tests).
-        .env("SKIFF_SANDBOX", "off")
+        .env("SKIFF_SANDBOX", "off");
+    spawn(cmd)
+}
+
+/// skiff in `ws` against the mock at `url`, before the terminal's settings.
+fn repl_command(url: &str, home: &std::path::Path, ws: &std::path::Path) -> std::process::Command {
+    let mut cmd = skiff_testkit::skiff_command!(home);
+    cmd.env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", url)
         .current_dir(ws);
+    cmd
+}
+
+fn spawn(cmd: std::process::Command) -> Session {
     let mut s = Session::spawn(cmd).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(20)));
     s
@@ -87,22 +97,6 @@ async fn repl_streams_answers_and_runs_slash_commands() {
     );
 }
 
-/// The text of a request's last user message (its last text block).
-fn last_user_text(body: &serde_json::Value) -> String {
-    let content = &body["messages"].as_array().unwrap().last().unwrap()["content"];
-    match content.as_str() {
-        Some(text) => text.to_owned(),
-        None => content
-            .as_array()
-            .unwrap()
-            .iter()
-            .rev()
-            .find_map(|b| b["text"].as_str())
-            .unwrap()
-            .to_owned(),
-    }
-}
-
 /// On a dumb terminal (an editor's shell buffer) the REPL writes no escape sequences and asks
 /// nothing (`pty::expect` fails on a query); the terminal edits the line, Ctrl-C drops what was
 /// typed, a trailing `\` continues the entry on the next line, and the history keeps it.
@@ -118,14 +112,10 @@ async fn a_dumb_terminal_gets_plain_lines_with_continuations() {
     let url = server.url();
     let (home_p, ws_p) = (home.path().to_path_buf(), ws.path().to_path_buf());
     let (status, seen) = tokio::task::spawn_blocking(move || {
-        let mut cmd = skiff_testkit::skiff_command!(&home_p);
-        cmd.env("TERM", "dumb")
-            .env_remove("SKIFF_TUI")
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("ANTHROPIC_BASE_URL", &url)
-            .current_dir(&ws_p);
-        let mut s = Session::spawn(cmd).unwrap();
-        s.set_expect_timeout(Some(Duration::from_secs(20)));
+        // Colours left on (no NO_COLOR): the dumb terminal alone turns them off.
+        let mut cmd = repl_command(&url, &home_p, &ws_p);
+        cmd.env("TERM", "dumb");
+        let mut s = spawn(cmd);
         prompt(&mut s);
         // Typed, then dropped by Ctrl-C: the terminal discards the line.
         s.send("never sent").unwrap();
@@ -156,7 +146,8 @@ async fn a_dumb_terminal_gets_plain_lines_with_continuations() {
     );
     let reqs = server.messages_requests();
     assert_eq!(reqs.len(), 1, "the dropped line was not sent");
-    assert_eq!(last_user_text(&reqs[0].body), "two \nlines");
+    let texts = crate::slash_commands::user_texts(&server, 0);
+    assert_eq!(texts.last().map(String::as_str), Some("two \nlines"));
     let history = std::fs::read_to_string(home.path().join(".skiff/history")).unwrap();
     assert_eq!(history, "two <\\n>lines\n");
 }

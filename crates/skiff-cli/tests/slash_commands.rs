@@ -47,8 +47,8 @@ fn frames(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// The text blocks of the last user message of the `n`th request.
-fn user_texts(server: &MockServer, n: usize) -> Vec<String> {
+/// The text blocks of the last user message of the `n`th request (repl.rs uses it too).
+pub(crate) fn user_texts(server: &MockServer, n: usize) -> Vec<String> {
     let reqs = server.messages_requests();
     let msgs = reqs[n].body["messages"].as_array().unwrap();
     let last = msgs.last().unwrap();

@@ -33,13 +33,6 @@ struct Input {
     cwd: PathBuf,
 }
 
-impl Input {
-    /// A one-line answer to `question`.
-    async fn answer(&mut self, question: &str) -> std::io::Result<Line> {
-        self.lines.line(question).await
-    }
-}
-
 /// Whether to use colors (and the spinner): a terminal on stdout that is not a dumb one, and no
 /// NO_COLOR.
 fn use_color() -> bool {
@@ -176,7 +169,7 @@ pub fn run_repl(
                 let mut confirm = |question: &str| {
                     renderer.say(question);
                     Ok(matches!(
-                        rt.block_on(input.answer("[y/N] ")),
+                        rt.block_on(input.lines.line("[y/N] ")),
                         Ok(Line::Text(a)) if matches!(a.trim(), "y" | "Y" | "yes")
                     ))
                 };
@@ -436,7 +429,7 @@ async fn ask(
     };
     let question =
         format!("Allow it? [y]es{always} / [n]o, or tell the model what to do instead: ");
-    let answer = match input.answer(&question).await {
+    let answer = match input.lines.line(&question).await {
         Ok(Line::Text(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
             // Added and saved by the session (it reports where).
@@ -486,7 +479,7 @@ async fn network_approval(
             interrupt: false,
         })
     };
-    match input.answer(&question).await {
+    match input.lines.line(&question).await {
         Ok(Line::Text(line)) => match approval::parse_choice(&line) {
             Choice::Yes => Answer::Approval(ApprovalAnswer::allow()),
             Choice::Always => {
@@ -518,7 +511,7 @@ async fn plan_approval(
         .unwrap_or("(no plan given)");
     renderer.say(&format!("The model's plan:\n{plan}"));
     let question = "Start on it? [y]es, accepting edits / [d]efault: ask before edits / [n]o, keep planning (or say what to change): ";
-    let answer = input.answer(question).await;
+    let answer = input.lines.line(question).await;
     // The next mode goes to the session before the answer.
     let allow_with = |mode: PermissionMode| {
         (
