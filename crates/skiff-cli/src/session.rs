@@ -134,6 +134,7 @@ pub fn assemble_overrides(
 ) -> Result<Assembled, skiff_config::ConfigError> {
     let mut warnings = Vec::new();
     let assembled = builder_for(overrides)
+        .late_warnings(Arc::new(|warning: &str| eprintln!("{warning}")))
         .deltas(deltas)
         .sdk_channel(sdk)
         .file_access(files)

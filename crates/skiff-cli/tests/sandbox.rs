@@ -728,3 +728,65 @@ fn an_untrusted_workspace_cannot_weaken_the_sandbox() {
             .starts_with("sandbox.autoAllowBashIfSandboxed = true  (default)")
     );
 }
+
+/// The first request does not wait for the namespace probe (held here until the model has
+/// been asked, through `SKIFF_SANDBOX_PROBE_AFTER`, in a home where no earlier probe's answer
+/// is remembered): the `system/init` frame waits for the answer instead, and still comes
+/// first, with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_request_does_not_wait_for_the_namespace_probe() {
+    use std::time::{Duration, Instant};
+    let env = Env::new();
+    let server = skiff_testkit::MockServer::builder()
+        .turn(skiff_protocol::script::ScriptTurn::text("hello"))
+        .start()
+        .await
+        .unwrap();
+    let gate = env.home.path().join("probe-may-start");
+    let mut child = env
+        .skiff()
+        .args(["-p", "go", "--output-format", "stream-json", "--verbose"])
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env(skiff_tools::sandbox::PROBE_AFTER_VAR, &gate)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.request_count() == 0 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("skiff ended before asking the model: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no request while the probe was held"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    std::fs::write(&gate, "").unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let frames: Vec<Value> = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(frames[0]["subtype"], "init", "{frames:?}");
+    let namespaces = &frames[0]["sandbox"]["namespaces"];
+    if std::env::var("SKIFF_REQUIRE_SANDBOX").as_deref() == Ok("1") {
+        assert_eq!(namespaces, "available", "the probe's answer: {}", frames[0]);
+    } else {
+        assert!(
+            namespaces == "available" || namespaces == "unavailable",
+            "the probe's answer, not unknown: {}",
+            frames[0]
+        );
+    }
+    let result = frames.last().unwrap();
+    assert_eq!(result["type"], "result", "{frames:?}");
+    assert_eq!(result["result"], "hello");
+    assert_eq!(frames.iter().filter(|f| f["subtype"] == "init").count(), 1);
+}

@@ -60,6 +60,7 @@ pub struct SessionBuilder {
     helper: Option<PathBuf>,
     builtins: Vec<String>,
     checkpoints: bool,
+    late_warnings: Option<crate::sandbox_setup::LateWarnings>,
 }
 
 impl SessionBuilder {
@@ -74,7 +75,18 @@ impl SessionBuilder {
             helper: None,
             builtins: Vec::new(),
             checkpoints: false,
+            late_warnings: None,
         }
+    }
+
+    /// Do not wait for the sandbox's namespace probe while building: the session's first
+    /// request goes out while it runs, and the `system/init` frame waits for its answer
+    /// instead. A warning the answer brings goes to `warn` then (not to the build's warnings).
+    /// A front end that shows the build's warnings before the user's first prompt (the
+    /// terminal UI) has no need for this.
+    pub fn late_warnings(mut self, warn: crate::sandbox_setup::LateWarnings) -> Self {
+        self.late_warnings = Some(warn);
+        self
     }
 
     /// Keep a journal of what Write and Edit change, so that the files can be rewound to a
@@ -240,9 +252,18 @@ impl SessionBuilder {
         config.defer_tools = crate::deferral::defer_policy(o, search_removed, &self.env);
         config.commands = commands;
         config.agents = agents;
-        // As probed (the status alone does not know yet whether namespaces are available).
-        let probed = sandbox.probed_status(warnings);
+        // As probed (the status alone does not know yet whether namespaces are available), or
+        // once probed when the probe is still running and the front end does not wait for it.
+        let late = self
+            .late_warnings
+            .clone()
+            .and_then(|warn| sandbox.late_status(warn));
+        let probed = match &late {
+            Some(_) => sandbox.status.clone(),
+            None => sandbox.probed_status(warnings),
+        };
         config.init_extra.insert("sandbox".into(), probed.to_json());
+        config.late_init = late;
         plugins.describe_in(&mut config.init_extra);
         tracing::info!(
             model = %config.model,

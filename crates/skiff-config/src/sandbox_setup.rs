@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use skiff_core::frames::{LateInit, LateInitFields};
 use skiff_core::permissions::{Rule, RuleKind, RuleOrigin, RuleSet};
 use skiff_tools::SandboxStatus;
 use skiff_tools::sandbox::{SandboxConfig, SandboxRuntime};
@@ -83,23 +84,27 @@ impl SessionSandbox {
     /// The status with the probe's answer (waited for: it started with the session's set-up
     /// and has usually come by now); a warning when namespaces are missing.
     pub fn probed_status(&self, warnings: &mut Vec<String>) -> SandboxStatus {
-        let shown = match &self.runtime {
-            Some((_, runtime)) => self
-                .status
-                .clone()
-                .with_namespaces(runtime.probe().wait_blocking()),
+        match &self.runtime {
+            Some((_, runtime)) => with_probe(&self.status, runtime.probe(), warnings),
             None => self.status.clone(),
-        };
-        if let Some(skiff_tools::sandbox::NamespaceSupport::Unavailable(why)) = &shown.namespaces
-            && shown.enforced()
-        {
-            warnings.push(format!(
-                "Warning: the Bash sandbox cannot give commands namespaces of their own here \
-                 ({why}); they run under Landlock only, which does not contain them, so Bash \
-                 commands ask for approval."
-            ));
         }
-        shown
+    }
+
+    /// While the probe has not answered: the `sandbox` field of `system/init` as it will be
+    /// once it has, for the frame to wait for instead of the session's set-up (the first
+    /// request goes out meanwhile); the probe's warning goes to `warn` then. `None` when
+    /// the answer is known (or no probe runs): [`SessionSandbox::probed_status`] has it at once.
+    pub fn late_status(&self, warn: LateWarnings) -> Option<LateInitFields> {
+        let (_, runtime) = self.runtime.as_ref()?;
+        if runtime.probe().get().is_some() {
+            return None;
+        }
+        Some(LateInitFields(Arc::new(LateSandboxStatus {
+            status: self.status.clone(),
+            probe: Arc::clone(runtime.probe()),
+            warn,
+            warned: std::sync::Once::new(),
+        })))
     }
 
     /// What `/sandbox` shows.
@@ -116,6 +121,55 @@ impl SessionSandbox {
                 .map(|d| d.value.clone())
                 .collect(),
         }
+    }
+}
+
+/// Where warnings that come after the session's set-up go (see [`SessionSandbox::late_status`]).
+pub type LateWarnings = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// `status` with `probe`'s answer (waited for); a warning when namespaces are missing where
+/// the sandbox is enforced.
+fn with_probe(
+    status: &SandboxStatus,
+    probe: &skiff_tools::sandbox::Probe,
+    warnings: &mut Vec<String>,
+) -> SandboxStatus {
+    let shown = status.clone().with_namespaces(probe.wait_blocking());
+    if let Some(skiff_tools::sandbox::NamespaceSupport::Unavailable(why)) = &shown.namespaces
+        && shown.enforced()
+    {
+        warnings.push(format!(
+            "Warning: the Bash sandbox cannot give commands namespaces of their own here \
+             ({why}); they run under Landlock only, which does not contain them, so Bash \
+             commands ask for approval."
+        ));
+    }
+    shown
+}
+
+/// The `sandbox` field of `system/init` once the probe has answered.
+struct LateSandboxStatus {
+    status: SandboxStatus,
+    probe: Arc<skiff_tools::sandbox::Probe>,
+    warn: LateWarnings,
+    /// The warning is given once (the frame opens every run).
+    warned: std::sync::Once,
+}
+
+impl LateInit for LateSandboxStatus {
+    fn ready(&self) -> bool {
+        self.probe.get().is_some()
+    }
+
+    fn fill(&self, extra: &mut skiff_protocol::JsonMap) {
+        let mut warnings = Vec::new();
+        let shown = with_probe(&self.status, &self.probe, &mut warnings);
+        self.warned.call_once(|| {
+            for warning in &warnings {
+                (self.warn)(warning);
+            }
+        });
+        extra.insert("sandbox".into(), shown.to_json());
     }
 }
 

@@ -74,6 +74,10 @@ pub struct AgentConfig {
     pub small_model: Option<String>,
     /// Extra fields of the `system/init` frame (the front end's, e.g. `sandbox`).
     pub init_extra: skiff_protocol::JsonMap,
+    /// Extra fields of the `system/init` frame that come later (the sandbox's namespaces, while
+    /// its probe runs): they replace `init_extra`'s, and the frame waits for them without
+    /// holding up the request (see [`crate::frames::LateInit`]).
+    pub late_init: Option<crate::frames::LateInitFields>,
     /// Subagent types the `Task` tool offers (empty: no Task tool).
     pub agents: Vec<crate::subagent::AgentDefinition>,
     /// Set when this session is a subagent run by a parent's `Task` call.
@@ -139,6 +143,7 @@ impl Default for AgentConfig {
             price: None,
             small_model: None,
             init_extra: skiff_protocol::JsonMap::new(),
+            late_init: None,
             agents: Vec::new(),
             subagent: None,
             commands: std::sync::Arc::default(),

@@ -168,6 +168,7 @@ async fn run_subagent(
     config.max_turns = agent.max_turns.or(env.config.max_turns);
     config.deltas = DeltaMode::Off;
     config.init_extra = skiff_protocol::JsonMap::new();
+    config.late_init = None;
     // Structured output is the main conversation's answer, not a subagent's.
     config.json_schema = None;
     config.subagent = Some(SubagentInfo {

@@ -38,7 +38,8 @@ pub(crate) async fn run_turn(core: &mut Core, input: UserInput, io: &TurnIo<'_>)
     let mut before = prompt_hooks(core, &input, io).await;
     core.receive_late_tools().await;
     core.refresh_mcp().await;
-    io.sink.emit(frames::init_frame(core));
+    io.sink
+        .emit_init(frames::init_frame(core), core.config.late_init.as_ref());
     // The user's prompt (not a subagent's): `/mcp__server__prompt args` is the server's prompt.
     let users = before.is_ok() && core.config.subagent.is_none() && !io.verbatim;
     let input = if users {

@@ -68,6 +68,11 @@ pub const SIMULATE_UNSUPPORTED_VAR: &str = "SKIFF_SANDBOX_SIMULATE_UNSUPPORTED";
 /// The variable that makes namespaces look unavailable (a test hook).
 pub const SIMULATE_NO_NAMESPACES_VAR: &str = "SKIFF_SANDBOX_SIMULATE_NO_NAMESPACES";
 
+/// The variable that holds the namespace probe back until the file it names exists (a test
+/// hook: what must not wait for the probe goes on meanwhile; the probe's own time limit still
+/// applies).
+pub const PROBE_AFTER_VAR: &str = "SKIFF_SANDBOX_PROBE_AFTER";
+
 /// The variable that makes every sandboxed command start a helper of its own instead of asking
 /// the session's zygote (for comparison, and a way around a zygote that misbehaves).
 pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";

@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::plan::{Mounts, Plan};
-use super::{HELPER_ARG, NetworkPolicy, SIMULATE_NO_NAMESPACES_VAR, SandboxMode};
+use super::{HELPER_ARG, NetworkPolicy, PROBE_AFTER_VAR, SIMULATE_NO_NAMESPACES_VAR, SandboxMode};
 
 /// How long the probe may take before it counts as a failure.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -132,6 +132,19 @@ fn run_probe(
 ) -> NamespaceSupport {
     if super::flag_var(SIMULATE_NO_NAMESPACES_VAR) {
         return NamespaceSupport::Unavailable(format!("simulated by {SIMULATE_NO_NAMESPACES_VAR}"));
+    }
+    if let Some(gate) = std::env::var_os(PROBE_AFTER_VAR) {
+        let gate = PathBuf::from(gate);
+        let started = std::time::Instant::now();
+        while !gate.exists() {
+            if started.elapsed() > PROBE_TIMEOUT {
+                return NamespaceSupport::Unavailable(format!(
+                    "{} did not appear ({PROBE_AFTER_VAR})",
+                    gate.display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
     if !cfg!(target_os = "linux") {
         return NamespaceSupport::Unavailable("namespaces need Linux".into());
