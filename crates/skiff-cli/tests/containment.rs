@@ -853,9 +853,12 @@ fn the_log_names_the_sandbox_as_probed() {
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
         .collect();
+    // Logged with the session's set-up, or once the probe answered when the first request
+    // did not wait for it.
     let line = log
         .lines()
-        .find(|l| l.contains("agent configured"))
+        .find(|l| l.contains("sandbox probed"))
+        .or_else(|| log.lines().find(|l| l.contains("agent configured")))
         .unwrap_or_else(|| panic!("{log}"));
     assert!(line.contains("namespaces (user, mount"), "{line}");
     assert!(!line.contains("Landlock only"), "{line}");

@@ -270,7 +270,10 @@ impl SessionBuilder {
             provider = %backend.name(),
             key_source = %config.api_key_source,
             cwd = %cwd.display(),
-            sandbox = %probed.summary(),
+            sandbox = %match &config.late_init {
+                Some(_) => "being probed".to_owned(),
+                None => probed.summary(),
+            },
             dirs = workspace_dirs.len(),
             "agent configured"
         );

@@ -152,7 +152,7 @@ struct LateSandboxStatus {
     status: SandboxStatus,
     probe: Arc<skiff_tools::sandbox::Probe>,
     warn: LateWarnings,
-    /// The warning is given once (the frame opens every run).
+    /// The answer is logged and the warning given once (the frame opens every run).
     warned: std::sync::Once,
 }
 
@@ -165,6 +165,7 @@ impl LateInit for LateSandboxStatus {
         let mut warnings = Vec::new();
         let shown = with_probe(&self.status, &self.probe, &mut warnings);
         self.warned.call_once(|| {
+            tracing::info!(sandbox = %shown.summary(), "sandbox probed");
             for warning in &warnings {
                 (self.warn)(warning);
             }
