@@ -290,6 +290,11 @@ impl Loader {
     /// Loads a project or local memory file found in `dir`: in an untrusted workspace it must
     /// really lie inside `dir` or the allowed directories. Returns whether the file exists.
     fn load_found_in(&mut self, dir: &Path, path: &Path, label: MemoryLabel, kind: Kind) -> bool {
+        // Most directories have none of the files looked for: no need to resolve `dir` then.
+        if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return false;
+        }
         let within = self.roots.as_ref().map(|roots| {
             let mut dirs = roots.clone();
             dirs.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
