@@ -259,13 +259,24 @@ mod tests {
         }
     }
 
+    /// A sink, what it sends, and late fields already `known` or not.
+    fn sink_with(
+        known: bool,
+    ) -> (
+        EventSink,
+        tokio::sync::mpsc::UnboundedReceiver<Event>,
+        LateInitFields,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let late = LateInitFields(Arc::new(Probe {
+            known: AtomicBool::new(known),
+        }));
+        (EventSink::new(tx, "s".into()), rx, late)
+    }
+
     #[test]
     fn an_init_frame_waiting_for_late_fields_goes_out_before_the_next_event() {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = EventSink::new(tx, "s".into());
-        let late = LateInitFields(Arc::new(Probe {
-            known: AtomicBool::new(false),
-        }));
+        let (sink, mut rx, late) = sink_with(false);
         sink.emit_init(init_frame(), Some(&late));
         assert!(
             rx.try_recv().is_err(),
@@ -286,11 +297,7 @@ mod tests {
 
     #[test]
     fn an_init_frame_whose_late_fields_are_known_goes_out_at_once() {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = EventSink::new(tx, "s".into());
-        let late = LateInitFields(Arc::new(Probe {
-            known: AtomicBool::new(true),
-        }));
+        let (sink, mut rx, late) = sink_with(true);
         sink.emit_init(init_frame(), Some(&late));
         assert_eq!(
             sandbox_of(&rx.try_recv().unwrap()).as_deref(),
