@@ -683,6 +683,43 @@ fn a_spare_forked_ahead_runs_the_next_call_and_hides_what_appeared_meanwhile() {
     }
 }
 
+/// A command gets no capability and cannot gain one by exec, however its PID 1 was started: a
+/// spare (which empties the bounding set before its command is known), a fresh fork of the
+/// zygote, or a helper of its own. The second call waits for a spare to be ready.
+#[test]
+fn commands_hold_no_capability_however_their_init_was_started() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let caps = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status";
+    let calls = [
+        json!({ "command": format!("{caps}; sleep 0.3") }),
+        json!({ "command": caps }),
+    ];
+    for way in ["spare", "SKIFF_SANDBOX_NO_SPARE", "SKIFF_SANDBOX_NO_ZYGOTE"] {
+        let mut session = env.session(&calls);
+        if way != "spare" {
+            session.env(way, "1");
+        }
+        let out = session.output().unwrap();
+        let res = results(&parse_frames(&out.stdout));
+        assert_eq!(res.len(), 2, "{way}: {res:?}");
+        assert_ran(&res);
+        for (_, text) in &res {
+            let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Cap")).collect();
+            assert_eq!(lines.len(), 5, "{way}: {text}");
+            for line in lines {
+                let value = line.split_whitespace().nth(1).unwrap_or("");
+                assert!(
+                    !value.is_empty() && value.bytes().all(|b| b == b'0'),
+                    "{way}: a capability is left: {line}"
+                );
+            }
+        }
+    }
+}
+
 /// A zygote that dies (killed, out of memory) ends the call it was running with an error, its
 /// processes with it, and the session goes on with a helper per command.
 #[test]
