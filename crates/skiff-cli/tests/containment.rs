@@ -683,6 +683,52 @@ fn a_spare_forked_ahead_runs_the_next_call_and_hides_what_appeared_meanwhile() {
     }
 }
 
+/// The paths looked up around each command are answered from a memo for directories that have
+/// not changed for a while (skiff_tools::presence). A secret put in a home directory that had
+/// settled, and a file planted in a workspace that then settles before the command ends, are
+/// still seen: hidden from the next command, and put away.
+#[test]
+fn what_appears_in_directories_that_had_settled_is_still_hidden_and_put_away() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    env.run_ok(&["true"]);
+    let go = env.marks.join("go-settled");
+    let calls = [
+        json!({ "command": format!("while [ ! -e {} ]; do sleep 0.05; done", go.display()) }),
+        json!({ "command": "cat ~/.kube/config 2>&1; echo planted > .envrc; sleep 1.2; echo two" }),
+        json!({ "command": "ls -A; cat ~/.kube/config 2>&1; echo three" }),
+    ];
+    let settle = || std::thread::sleep(Duration::from_millis(1200));
+    settle();
+    let child = env
+        .session(&calls)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the first call starting", || {
+        !processes_with(&go.display().to_string()).is_empty()
+    });
+    std::fs::create_dir(env.home.join(".kube")).unwrap();
+    std::fs::write(env.home.join(".kube/config"), SECRET).unwrap();
+    settle();
+    std::fs::write(&go, "").unwrap();
+    let res = results(&finish(child));
+    assert_eq!(res.len(), 3, "{res:?}");
+    assert_ran(&res);
+    for (_, text) in &res[1..] {
+        assert!(!text.contains(SECRET), "a secret leaked: {text}");
+    }
+    assert!(res[1].1.contains("two"), "{res:?}");
+    assert!(
+        res[2].1.contains("three") && !res[2].1.contains(".envrc"),
+        "the planted file was put away: {res:?}"
+    );
+    assert!(!env.ws.join(".envrc").exists());
+}
+
 /// A command gets no capability and cannot gain one by exec, however its PID 1 was started: a
 /// spare (which empties the bounding set before its command is known), a fresh fork of the
 /// zygote, or a helper of its own. The second call waits for a spare to be ready.

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::presence::{Kind, Round};
+
 /// Paths (relative to a workspace root) that are read-only inside the sandbox when they exist,
 /// and moved away after the command when it created them. `.git/…` entries are handled with
 /// the `.git` directory (see [`scan`]).
@@ -59,32 +61,37 @@ pub struct Protected {
     pub git_watch: Vec<PathBuf>,
 }
 
-/// The protected paths of one workspace root, as they are now.
-pub fn scan(root: &Path) -> Protected {
+/// The protected paths of one workspace root, as they are now (looked up in `round`).
+pub fn scan(root: &Path, round: &Round<'_>) -> Protected {
     let mut out = Protected::default();
     for rel in PROTECTED {
         let path = root.join(rel);
-        if exists(&path) {
+        if round.exists(&path) {
             out.read_only.push(path);
         } else {
             out.absent.push(path);
         }
     }
     let git = root.join(".git");
-    match std::fs::symlink_metadata(&git) {
-        Ok(m) if m.is_dir() => {
+    match round.kind(&git) {
+        Kind::Dir => {
             out.pin.push(git.clone());
             for rel in GIT_READ_ONLY {
                 let path = git.join(rel);
-                if exists(&path) {
+                if round.exists(&path) {
                     out.read_only.push(path);
                 } else {
                     out.absent.push(path);
                 }
             }
             let mut modules = Vec::new();
-            find_git_dirs(&git.join("modules"), MODULE_DEPTH, &mut modules);
-            if let Ok(entries) = std::fs::read_dir(git.join("worktrees")) {
+            let (submodules, worktrees) = (git.join("modules"), git.join("worktrees"));
+            if round.exists(&submodules) {
+                find_git_dirs(&submodules, MODULE_DEPTH, &mut modules);
+            }
+            if round.exists(&worktrees)
+                && let Ok(entries) = std::fs::read_dir(&worktrees)
+            {
                 modules.extend(entries.flatten().map(|e| e.path()));
             }
             for dir in modules {
@@ -99,8 +106,8 @@ pub fn scan(root: &Path) -> Protected {
             out.git_watch.push(git.join("worktrees"));
         }
         // A worktree's or submodule's `.git` file: it names the git directory.
-        Ok(_) => out.read_only.push(git),
-        Err(_) => out.absent.push(git),
+        Kind::Other => out.read_only.push(git),
+        Kind::Absent => out.absent.push(git),
     }
     out
 }
@@ -154,17 +161,19 @@ fn own_write(path: &Path) -> bool {
 /// After a command: what it created among `absent` paths is moved into `quarantine` (git
 /// directories and configs are kept, without the settings that name programs and without
 /// hooks); new configs under `git_watch` are cleaned the same way. `keep` says which paths
-/// skiff's own tools wrote with the user's approval (left alone). The notes say what was done.
+/// skiff's own tools wrote with the user's approval (left alone). Paths are looked up in
+/// `round`, taken after the command ended. The notes say what was done.
 pub fn sweep(
     absent: &[PathBuf],
     git_watch: &[PathBuf],
     known: &[PathBuf],
     quarantine: &Path,
     keep: &dyn Fn(&Path) -> bool,
+    round: &Round<'_>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
     for path in absent {
-        if !exists(path) || keep(path) || own_write(path) {
+        if !round.exists(path) || keep(path) || own_write(path) {
             continue;
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -186,6 +195,9 @@ pub fn sweep(
         }
     }
     for dir in git_watch {
+        if !round.exists(dir) {
+            continue;
+        }
         let mut found = Vec::new();
         if dir.ends_with("worktrees") {
             if let Ok(entries) = std::fs::read_dir(dir) {
@@ -504,7 +516,10 @@ mod tests {
         std::fs::write(root.join(".git/modules/sub/HEAD"), "ref: x\n").unwrap();
         std::fs::write(root.join(".git/modules/sub/config"), "[core]\n").unwrap();
         std::fs::create_dir(root.join(".claude")).unwrap();
-        let p = scan(root);
+        let p = scan(root, &Round::uncached());
+        let presence = crate::presence::Presence::with_settle(std::time::Duration::ZERO);
+        assert_eq!(scan(root, &presence.round()), p);
+        assert_eq!(scan(root, &presence.round()), p, "answered from the memo");
         assert_eq!(p.pin, vec![root.join(".git")]);
         for path in [
             ".git/config",
@@ -526,7 +541,18 @@ mod tests {
         let root = dir.path().join("ws");
         let q = dir.path().join("quarantine");
         std::fs::create_dir_all(&root).unwrap();
-        let before = scan(&root);
+        // A workspace unchanged for a while: its lookups are answered from the memo, which
+        // must still see what the command created.
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        let presence = crate::presence::Presence::with_settle(std::time::Duration::from_millis(10));
+        let before = scan(&root, &presence.round());
+        let looked = presence.lookups();
+        assert_eq!(scan(&root, &presence.round()), before);
+        assert_eq!(
+            presence.lookups(),
+            looked,
+            "the second scan was answered from the memo"
+        );
         assert!(before.absent.contains(&root.join(".git")));
         // A command creates a repository with a planted fsmonitor and hook, and agent settings.
         std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
@@ -548,6 +574,7 @@ mod tests {
             &before.read_only,
             &q,
             &keep_mcp,
+            &presence.round(),
         );
         assert_eq!(
             std::fs::read_to_string(root.join(".git/config")).unwrap(),

@@ -283,6 +283,7 @@ fn run(calls: &[Call], skiff_home: Option<&Path>) -> Vec<String> {
             &call.known,
             &quarantine,
             &|_| false,
+            &crate::presence::Round::uncached(),
         ));
     }
     notes

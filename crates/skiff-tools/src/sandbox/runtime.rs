@@ -68,6 +68,8 @@ pub struct SandboxRuntime {
     /// Starts the namespaced commands (see [`super::zygote`]).
     #[cfg(target_os = "linux")]
     zygote: super::zygote_client::ZygoteClient,
+    /// What the paths looked up around each command are, for directories that did not change.
+    presence: crate::presence::Presence,
 }
 
 impl SandboxRuntime {
@@ -119,6 +121,7 @@ impl SandboxRuntime {
         Arc::new(Self {
             #[cfg(target_os = "linux")]
             zygote: super::zygote_client::ZygoteClient::new(helper.clone(), status.network),
+            presence: crate::presence::Presence::default(),
             helper,
             fs: status.filesystem,
             network: status.network,
@@ -207,20 +210,23 @@ impl SandboxRuntime {
         }
         let mut mounts = Mounts::default();
         let mut sweep = Sweep::default();
-        for root in &roots {
-            let p = crate::protected::scan(root);
-            mounts.pin.extend(p.pin);
-            mounts.read_only.extend(p.read_only);
-            sweep.absent.extend(p.absent);
-            sweep.git_watch.extend(p.git_watch);
+        {
+            let round = self.presence.round();
+            for root in &roots {
+                let p = crate::protected::scan(root, &round);
+                mounts.pin.extend(p.pin);
+                mounts.read_only.extend(p.read_only);
+                sweep.absent.extend(p.absent);
+                sweep.git_watch.extend(p.git_watch);
+            }
+            sweep.known = mounts.read_only.clone();
+            self.hidden(&roots, &shown_roots, &mut mounts, &round);
+            mounts.empty = paths::EMPTY_DIRS
+                .iter()
+                .map(PathBuf::from)
+                .filter(|d| round.is_dir(d))
+                .collect();
         }
-        sweep.known = mounts.read_only.clone();
-        self.hidden(&roots, &shown_roots, &mut mounts);
-        mounts.empty = paths::EMPTY_DIRS
-            .iter()
-            .map(PathBuf::from)
-            .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
-            .collect();
         let request = call;
         let mut call = None;
         if self.network == NetworkPolicy::Proxy {
@@ -271,7 +277,13 @@ impl SandboxRuntime {
     }
 
     /// Fill in what is hidden and what is shown again inside hidden directories.
-    fn hidden(&self, roots: &[PathBuf], shown_roots: &[PathBuf], mounts: &mut Mounts) {
+    fn hidden(
+        &self,
+        roots: &[PathBuf],
+        shown_roots: &[PathBuf],
+        mounts: &mut Mounts,
+        round: &crate::presence::Round<'_>,
+    ) {
         let home = self.settings.home.as_deref();
         let mut hide = paths::default_deny_read(home);
         hide.extend(self.deny_read_paths());
@@ -294,9 +306,7 @@ impl SandboxRuntime {
             expose.extend(paths::SSH_EXPOSED.iter().map(|p| home.join(p)));
         }
         // Never hide a workspace root (or what holds one), nor anything that does not exist.
-        hide.retain(|h| {
-            !roots.iter().any(|r| r.starts_with(h)) && std::fs::symlink_metadata(h).is_ok()
-        });
+        hide.retain(|h| !roots.iter().any(|r| r.starts_with(h)) && round.exists(h));
         hide.sort();
         hide.dedup();
         // A path inside another hidden one is hidden already.
@@ -306,7 +316,7 @@ impl SandboxRuntime {
                 kept.push(h);
             }
         }
-        expose.retain(|e| std::fs::symlink_metadata(e).is_ok());
+        expose.retain(|e| round.exists(e));
         expose.sort();
         expose.dedup();
         mounts.hide = kept;
@@ -597,6 +607,7 @@ impl PreparedCall {
                 &sweep.known,
                 &quarantine,
                 keep,
+                &runtime.presence.round(),
             );
             if let (Some(journal), Some(id)) = (&runtime.journal, journal_id) {
                 journal.done(id);

@@ -14,54 +14,18 @@
 //! read could leave the time as it was (git's "racy" index entries).
 
 use std::collections::HashMap;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::dir_stamp::Stamp;
+
 /// How long a directory must have been unchanged for its answer to be kept.
-pub(super) const SETTLED: Duration = Duration::from_secs(1);
+pub(super) const SETTLED: Duration = crate::dir_stamp::SETTLED;
 
 /// At most this many stamps are kept (about 100 bytes each); directories past it are read at
 /// every scan, as before.
 const MAX_STAMPS: usize = 16_384;
-
-/// What a directory was when it was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    mode: u32,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(path: &Path) -> Option<Self> {
-        let m = std::fs::symlink_metadata(path).ok()?;
-        Some(Self {
-            dev: m.dev(),
-            ino: m.ino(),
-            mode: m.mode(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        })
-    }
-
-    /// Unchanged since before `settled`.
-    fn settled(&self, settled: SystemTime) -> bool {
-        let Ok(limit) = settled.duration_since(SystemTime::UNIX_EPOCH) else {
-            return false;
-        };
-        let before = |(s, ns): (i64, i64)| {
-            u64::try_from(s).is_ok_and(|s| {
-                let at =
-                    Duration::from_secs(s) + Duration::from_nanos(ns.clamp(0, 999_999_999) as u64);
-                at < limit
-            })
-        };
-        before(self.mtime) && before(self.ctime)
-    }
-}
 
 /// One directory's answer and the stamps it rests on.
 #[derive(Debug)]
