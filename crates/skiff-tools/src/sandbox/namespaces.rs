@@ -398,6 +398,12 @@ fn init(
             };
         }
     };
+    if let Some(report) = &report {
+        use std::io::Write;
+        // The zygote forks the next spare now, beside the command rather than beside its
+        // set-up (see [`super::zygote`]).
+        let _ = (&*report).write_all(&[super::zygote::STARTED]);
+    }
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
     let code = supervise(shell_pid, &watch, &children, relay.as_ref());
     if let Some(report) = report {

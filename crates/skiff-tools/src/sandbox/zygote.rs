@@ -33,7 +33,8 @@
 //! a `NAME=value` of the command's environment. Zygote → skiff: [`READY`] once, then 12 bytes
 //! per ended request: its id and its raw wait status (`i32`).
 //!
-//! A request ends when C says so on a pipe of its own: once the shell has ended, C ends every
+//! C says on a pipe of its own when the command has started ([`STARTED`], one byte), and the
+//! request ends when C says so on the same pipe: once the shell has ended, C ends every
 //! other process of its namespace, waits until none is left and closes its copy of the output,
 //! then writes the shell's exit code (`i32`, [`super::namespaces`]'s `report_end`). C's own
 //! exit (the teardown of its namespaces) then runs beside skiff's next steps instead of before
@@ -50,11 +51,14 @@
 //! while S waits; a command whose directory or plan names a path under `/dev` or `/proc` (which
 //! a fresh C opens before covering them) is started by a fresh fork instead, as is any
 //! request that comes while S is not ready or while S runs another command. The next S is
-//! forked as soon as one is handed a command, so its set-up runs beside that command and while
-//! the model answers, not on the next call's path (`sandbox_bench`, 2 cores: the sandbox's
-//! added cost per call fell from 1.4–1.75 ms to 1.0–1.2 ms). Forking it only once the command
-//! had ended was no quicker in a 50-turn session (3.26 against 3.22 ms a Bash turn) and slower
-//! for calls back to back (1.4–1.5 ms). A spare that fails or dies before
+//! forked once the command the last one was handed has started (C's [`STARTED`]; or once that
+//! C has ended without starting it), so its set-up runs beside that command and while the model
+//! answers, not on the next call's path (`sandbox_bench`, 2 cores: the sandbox's added cost per
+//! call fell from 1.4–1.75 ms to 1.0–1.2 ms). Forked at the hand-over instead, it ran beside
+//! the handed spare's own set-up, and both were slower for it (the hand-over to the command's
+//! start took about 0.08 ms longer). Forking it only once the command had ended was no quicker
+//! in a 50-turn session (3.26 against 3.22 ms a Bash turn) and slower for calls back to back
+//! (1.4–1.5 ms). A spare that fails or dies before
 //! it is used ends spares for the session: each command then starts from a fresh fork, as
 //! before.
 //!
@@ -98,6 +102,9 @@ pub(super) const KILL: u32 = 2;
 pub(super) const HEADER: usize = 12;
 /// The largest payload the zygote reads (a command, its environment and plan).
 pub(super) const MAX_PAYLOAD: usize = 64 << 20;
+/// What a command's PID 1 says on its report pipe once the command has started (its exit code
+/// follows when it ends).
+pub(super) const STARTED: u8 = b'S';
 /// What a spare says once its set-up is done: ready, or failed (it then exits).
 const SPARE_READY: u8 = b'R';
 const SPARE_FAILED: u8 = b'F';
@@ -182,6 +189,7 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         running: HashMap::new(),
         spare: None,
         spares: !super::flag_var(super::NO_SPARE_VAR),
+        handed: None,
     };
     if zygote.socket.write_all(&[READY]).is_err() {
         return ExitCode::from(SETUP_FAILED);
@@ -213,6 +221,9 @@ struct Zygote {
     spare: Option<Spare>,
     /// Whether spares are made (not after one failed, nor with [`super::NO_SPARE_VAR`] set).
     spares: bool,
+    /// The spare last handed a command, until that command has started: the next spare is
+    /// forked then (see the module docs).
+    handed: Option<Pid>,
 }
 
 /// A command's PID 1 forked ahead, waiting for its command.
@@ -234,8 +245,11 @@ struct Child {
     id: u64,
     /// The pipe whose end of file tells the child that the zygote is gone.
     alive: std::io::PipeWriter,
-    /// Where the child tells its command's exit code; `None` once read (or ended).
+    /// Where the child says its command started ([`STARTED`]), then its exit code; `None` once
+    /// read (or ended).
     report: Option<std::io::PipeReader>,
+    /// Whether the child said its command started.
+    started: bool,
     /// Whether skiff has been told the request ended.
     told: bool,
 }
@@ -365,12 +379,16 @@ impl Zygote {
             {
                 return false;
             }
+            if !self.handed_started(pid) {
+                return false;
+            }
         }
     }
 
-    /// Read what child `pid` reports: its command's exit code, told to skiff at once; false when
-    /// skiff can no longer be told. End of file (the child ended without a word) leaves the
-    /// request to [`Zygote::reap`].
+    /// Read what child `pid` reports: that its command started (the next spare is forked once
+    /// the one last handed a command says so), then its command's exit code, told to skiff at
+    /// once; false when skiff can no longer be told or no more commands can be started here.
+    /// End of file (the child ended without a word) leaves the request to [`Zygote::reap`].
     fn read_report(&mut self, pid: Pid) -> bool {
         let Some(child) = self.running.get_mut(&pid) else {
             return true;
@@ -378,6 +396,15 @@ impl Zygote {
         let Some(mut report) = child.report.take() else {
             return true;
         };
+        if !child.started {
+            let mut said = [0u8; 1];
+            if !matches!(report.read(&mut said), Ok(1)) || said[0] != STARTED {
+                return true;
+            }
+            child.started = true;
+            child.report = Some(report);
+            return self.handed_started(pid);
+        }
         let mut code = [0u8; 4];
         // Four bytes in one write to a pipe arrive whole (under PIPE_BUF).
         if report.read_exact(&mut code).is_err() {
@@ -386,6 +413,16 @@ impl Zygote {
         child.told = true;
         let id = child.id;
         self.reply(id, (i32::from_le_bytes(code) & 0xff) << 8)
+    }
+
+    /// Child `pid` started its command or ended: when it is the spare last handed a command,
+    /// the next spare is forked now; false when no more commands can be started here.
+    fn handed_started(&mut self, pid: Pid) -> bool {
+        if self.handed != Some(pid) {
+            return true;
+        }
+        self.handed = None;
+        self.make_spare()
     }
 
     /// Tell skiff request `id` ended with the raw wait `status`; false when it cannot be told.
@@ -405,14 +442,18 @@ impl Zygote {
     /// false when skiff can no longer be told or no more commands can be started here.
     fn start(&mut self, run: Run) -> bool {
         let run = match self.hand_over(run) {
-            Ok(()) => return self.make_spare(),
+            Ok(pid) => {
+                self.handed = Some(pid);
+                return true;
+            }
             Err(run) => run,
         };
         self.fork_for(run)
     }
 
-    /// Hand `run` to the ready spare; the request back when there is none or it cannot take it.
-    fn hand_over(&mut self, run: Run) -> Result<(), Run> {
+    /// Hand `run` to the ready spare (its pid); the request back when there is none or it
+    /// cannot take it.
+    fn hand_over(&mut self, run: Run) -> Result<Pid, Run> {
         if !(run.fits_a_spare() && self.spare.as_ref().is_some_and(|s| s.ready)) {
             return Err(run);
         }
@@ -427,16 +468,18 @@ impl Zygote {
             return Err(run);
         }
         // The spare has what it needs: the zygote's copy of the output and its socket go.
+        let pid = spare.pid;
         self.running.insert(
-            spare.pid,
+            pid,
             Child {
                 id: run.id,
                 alive: spare.alive,
                 report: Some(spare.report),
+                started: false,
                 told: false,
             },
         );
-        Ok(())
+        Ok(pid)
     }
 
     /// A spare not ready yet said something: ready, or it failed (no more spares then).
@@ -542,6 +585,7 @@ impl Zygote {
                     id: run.id,
                     alive,
                     report: Some(report),
+                    started: false,
                     told: false,
                 };
                 self.running.insert(child, started);
