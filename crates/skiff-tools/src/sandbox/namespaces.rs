@@ -47,6 +47,10 @@ use super::paths::fd_path;
 use super::plan::{Mounts, Plan};
 use super::{NetworkPolicy, SETUP_FAILED, SandboxMode, writable_paths};
 
+/// What a command's PID 1 started by the zygote says on its report pipe once the command has
+/// started (its exit code follows when it ends; see [`super::zygote`]).
+pub(super) const STARTED: u8 = b'S';
+
 /// Device nodes the sandbox's `/dev` gets from the host's.
 const DEV_NODES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
@@ -402,7 +406,7 @@ fn init(
         use std::io::Write;
         // The zygote forks the next spare now, beside the command rather than beside its
         // set-up (see [`super::zygote`]).
-        let _ = (&*report).write_all(&[super::zygote::STARTED]);
+        let _ = (&*report).write_all(&[STARTED]);
     }
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
     let code = supervise(shell_pid, &watch, &children, relay.as_ref());

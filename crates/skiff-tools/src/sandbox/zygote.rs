@@ -84,7 +84,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getgid, getuid};
 
 use super::namespaces::{
-    Prepared, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
+    Prepared, STARTED, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
 };
 use super::request::HelperRequest;
 use super::{NetworkPolicy, SETUP_FAILED};
@@ -102,9 +102,6 @@ pub(super) const KILL: u32 = 2;
 pub(super) const HEADER: usize = 12;
 /// The largest payload the zygote reads (a command, its environment and plan).
 pub(super) const MAX_PAYLOAD: usize = 64 << 20;
-/// What a command's PID 1 says on its report pipe once the command has started (its exit code
-/// follows when it ends).
-pub(super) const STARTED: u8 = b'S';
 /// What a spare says once its set-up is done: ready, or failed (it then exits).
 const SPARE_READY: u8 = b'R';
 const SPARE_FAILED: u8 = b'F';
