@@ -14,7 +14,8 @@
 //!   times tick coarsely: a name added in the same tick as the stamp could leave it unchanged);
 //! - a directory on a file system not known to keep directory times this way (network and FUSE
 //!   file systems, overlays): only ext4, XFS, Btrfs, F2FS and tmpfs are trusted;
-//! - a path whose directory cannot be told (`..` at the end, a trailing `/`, the root).
+//! - a path whose directory cannot be told (`..` or `.` at the end, a trailing `/`, the root,
+//!   a relative path of one component).
 //!
 //! Answers found during a round are recorded under the stamp the round took before looking:
 //! whatever changes after the stamp was taken changes the stamp the next round sees. A
@@ -156,11 +157,15 @@ impl Round<'_> {
             presence.lookups.fetch_add(1, Ordering::Relaxed);
             Kind::of(path)
         };
-        let trailing_slash = path.as_os_str().as_encoded_bytes().ends_with(b"/");
-        let (Some(dir), Some(name), false) = (path.parent(), path.file_name(), trailing_slash)
-        else {
+        // `a/` and `a/.` follow a symbolic link `a` and `a` has no directory in hand: looked up.
+        let raw = path.as_os_str().as_encoded_bytes();
+        let untellable = raw.ends_with(b"/") || raw.ends_with(b"/.");
+        let (Some(dir), Some(name), false) = (path.parent(), path.file_name(), untellable) else {
             return look();
         };
+        if dir.as_os_str().is_empty() {
+            return look();
+        }
         let stamp = match self.dir(presence, dir) {
             Dir::Missing => return Kind::Absent,
             Dir::Untrusted => return look(),
@@ -338,9 +343,19 @@ mod tests {
         assert!(round.is_dir(Path::new("/")));
         assert!(round.is_dir(&dir.path().join("..")));
         assert_eq!(presence.lookups(), 2);
+        // A name relative to the current directory, and a symbolic link to a directory named
+        // with `/.` (which follows it): looked up as they are.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert_eq!(round.kind(&link), Kind::Other);
+        assert_eq!(round.kind(&link.join(".")), Kind::Dir);
+        let cwd = std::env::current_dir().unwrap();
+        let first = std::fs::read_dir(&cwd).unwrap().flatten().next().unwrap();
+        assert!(round.exists(Path::new(&first.file_name())));
+        let before = presence.lookups();
         // Nothing is in a directory that is not there, or in a file: no lookup needed.
         assert!(!round.exists(&dir.path().join("missing/x")));
         assert!(!round.exists(&file.join("x")));
-        assert_eq!(presence.lookups(), 2);
+        assert_eq!(presence.lookups(), before);
     }
 }
