@@ -683,6 +683,100 @@ fn a_spare_forked_ahead_runs_the_next_call_and_hides_what_appeared_meanwhile() {
     }
 }
 
+/// A spare builds the last command's mounts ahead, while it waits (skiff_tools'
+/// `sandbox::armed`), and the next command uses them only while each is still in place: a
+/// file shown again inside a hidden directory that was replaced meanwhile is shown as it is
+/// now; a hidden secret and a read-only git config replaced by a rename (which takes the
+/// built mounts off them) are hidden and read-only all the same. Calls that change nothing
+/// run in the mounts built ahead (a hidden directory's empty cover is older than the call).
+#[test]
+fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let id = std::process::id();
+    let (go1, go2) = (env.marks.join("go-ahead-1"), env.marks.join("go-ahead-2"));
+    let wait = |go: &Path, marker: &str| {
+        format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; : {marker}",
+            go.display()
+        )
+    };
+    let (m1, m2) = (format!("ahead-1-{id}"), format!("ahead-2-{id}"));
+    // The first call is a fresh fork's or an empty spare's, and so may be the second: the
+    // third and later are each run by a spare that built the call before's mounts.
+    let calls = [
+        json!({ "command": "true" }),
+        json!({ "command": wait(&go1, &m1) }),
+        json!({ "command": format!("cat ~/.ssh/known_hosts; {}", wait(&go2, &m2)) }),
+        json!({ "command": "cat ~/.netrc 2>&1; (echo '[x]' >> .git/config) 2>&1 && echo WROTE-CONFIG; \
+                          grep -c replaced .git/config; sleep 0.6; echo done" }),
+        json!({ "command": "echo cover_age_ms=$(( ($(date +%s%N) - $(stat -c %.9Y ~/.aws | tr -d .)) / 1000000 ))" }),
+    ];
+    let child = env.start(&calls);
+    let replace = |path: &Path, content: &str| {
+        let tmp = path.with_extension("replacing");
+        std::fs::write(&tmp, content).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
+    };
+    // Each time: the call has started, so the next call's spare is forked and builds its
+    // mounts; then a rename while it waits.
+    eventually("the first call starting", || {
+        !processes_with(&m1).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    replace(
+        &env.home.join(".ssh/known_hosts"),
+        "gitlab.example ssh-ed25519 BBBB-now\n",
+    );
+    std::fs::write(&go1, "").unwrap();
+    eventually("the second call starting", || {
+        !processes_with(&m2).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    replace(&env.home.join(".netrc"), &format!("NEW-{SECRET}"));
+    let config = env.ws.join(".git/config");
+    let old = std::fs::read_to_string(&config).unwrap();
+    replace(&config, &format!("{old}# replaced\n"));
+    std::fs::write(&go2, "").unwrap();
+    let res = results(&finish(child));
+    assert_eq!(res.len(), 5, "{res:?}");
+    assert_ran(&res);
+    assert!(
+        res[2].1.contains("BBBB-now") && !res[2].1.contains("AAAA"),
+        "the shown file as it is now: {res:?}"
+    );
+    let third = &res[3].1;
+    assert!(third.contains("done"), "{res:?}");
+    assert!(!third.contains(SECRET), "a secret leaked: {third}");
+    assert!(
+        !third.contains("WROTE-CONFIG"),
+        "the replaced git config was writable: {third}"
+    );
+    assert!(third.contains("Read-only file system"), "{third}");
+    assert!(
+        third.lines().any(|l| l.trim() == "1"),
+        "the config as it is now: {third}"
+    );
+    assert!(
+        !std::fs::read_to_string(&config).unwrap().contains("[x]"),
+        "the host's git config was changed"
+    );
+    let age: i64 = res[4]
+        .1
+        .split("cover_age_ms=")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no age: {res:?}"));
+    // Built while the call before slept (0.6 s), not when this one came.
+    assert!(
+        age >= 300,
+        "the mounts were built for the call: {age} ms; {res:?}"
+    );
+}
+
 /// The paths looked up around each command are answered from a memo for directories that have
 /// not changed for a while (skiff_tools::presence). A secret put in a home directory that had
 /// settled, and a file planted in a workspace that then settles before the command ends, are

@@ -23,6 +23,8 @@
 //! ([`SandboxStatus::contained`]); where namespaces are unavailable, commands still run under
 //! Landlock but are asked about.
 
+#[cfg(target_os = "linux")]
+mod armed;
 mod domains;
 mod helper;
 mod journal;

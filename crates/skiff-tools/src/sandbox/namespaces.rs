@@ -163,13 +163,23 @@ pub(super) fn init_in_zygote_child(
 pub(super) struct Prepared {
     /// The host's `/dev/null`, opened before the private `/dev` covered it (what hides files).
     null: OwnedFd,
+    /// The plan's mounts, made ahead for it ([`super::armed`]): only the rest is set up.
+    pub(super) built: Option<Built>,
+}
+
+/// What [`super::armed`] made ahead in a spare's namespace for the command's plan: its mounts
+/// are in place, and its relay (when the plan has one) is listening.
+pub(super) struct Built {
+    pub(super) relay: Option<super::relay::Relay>,
 }
 
 /// In a spare, before its command is known: die with the zygote, a new session, mount and IPC
 /// namespaces of its own, a private `/proc` and `/dev`, an empty capability bounding set
 /// ([`drop_exec_capabilities`]). Nothing here depends on the command's plan or on the host's
-/// files but the device nodes, so nothing of it can go stale while the spare waits; what the plan names (hidden, read-only and shown paths, the relay, Landlock)
-/// is set up once the command has come, as for a fresh PID 1.
+/// files but the device nodes, so nothing of it can go stale while the spare waits; what the
+/// plan names (hidden, read-only and shown paths, the relay, Landlock) is set up once the
+/// command has come, as for a fresh PID 1, unless [`super::armed`] built the same plan's
+/// mounts and relay ahead ([`Prepared::built`]).
 pub(super) fn prepare() -> Result<Prepared, String> {
     nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
         .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
@@ -179,7 +189,7 @@ pub(super) fn prepare() -> Result<Prepared, String> {
     let (null, dev) = open_devices()?;
     build_static(&dev)?;
     drop_exec_capabilities();
-    Ok(Prepared { null })
+    Ok(Prepared { null, built: None })
 }
 
 /// The command PID 1 starts: its program and arguments, and its whole environment when given
@@ -193,7 +203,7 @@ struct Command<'a> {
 /// The namespaces each command gets of its own: mount and IPC, and network unless the host's
 /// is allowed or the session's (`shared_net`) can be used. Forwarded ports are bound by each
 /// command: two at once cannot share a namespace.
-fn command_namespaces(plan: &Plan, mounts: &Mounts, shared_net: bool) -> CloneFlags {
+pub(super) fn command_namespaces(plan: &Plan, mounts: &Mounts, shared_net: bool) -> CloneFlags {
     let mut flags = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
     let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
     if plan.network != NetworkPolicy::Allow && (!shared_net || forwards) {
@@ -234,7 +244,7 @@ pub(super) fn map_ids(uid: u32, gid: u32) -> std::io::Result<()> {
 /// The host's device nodes the private `/dev` shows ([`DEV_NODES`]).
 type Devices = Vec<(&'static str, OwnedFd)>;
 
-fn path_fd(p: &Path) -> nix::Result<OwnedFd> {
+pub(super) fn path_fd(p: &Path) -> nix::Result<OwnedFd> {
     open(p, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty())
 }
 
@@ -252,14 +262,14 @@ fn open_devices() -> Result<(OwnedFd, Devices), String> {
 /// Files opened before the mounts that cover their paths (in the new mount namespace: a bind
 /// mount's source must be in the caller's): the host's `/dev/null`, what is shown again inside
 /// hidden directories, and skiff's proxy.
-struct Sources {
+pub(super) struct Sources {
     null: OwnedFd,
-    expose: Vec<(PathBuf, OwnedFd, bool)>,
-    proxy: Option<OwnedFd>,
+    pub(super) expose: Vec<(PathBuf, OwnedFd, bool)>,
+    pub(super) proxy: Option<OwnedFd>,
 }
 
 impl Sources {
-    fn open(mounts: &Mounts, null: OwnedFd) -> Result<Self, String> {
+    pub(super) fn open(mounts: &Mounts, null: OwnedFd) -> Result<Self, String> {
         let expose = mounts
             .expose
             .iter()
@@ -335,18 +345,27 @@ fn init(
         // with a new user namespace is less privileged, and the kernel has turned every
         // shared mount in it into a slave (mount_namespaces(7)), so no mount made here
         // propagates back (and making them private would cost a walk of every mount).
-        let mut sources = match prepared {
-            Some(prepared) => Sources::open(mounts, prepared.null)?,
-            None => {
-                setsid().map_err(|e| format!("setsid: {e}"))?;
-                // Every source is opened before a mount can cover its path.
-                let (null, dev) = open_devices()?;
-                let sources = Sources::open(mounts, null)?;
-                build_static(&dev)?;
-                sources
+        // The relay a spare bound ahead, or skiff's proxy to bind one to.
+        let (built_relay, proxy_socket) = match prepared {
+            Some(Prepared {
+                built: Some(built), ..
+            }) => (built.relay, None),
+            prepared => {
+                let mut sources = match prepared {
+                    Some(prepared) => Sources::open(mounts, prepared.null)?,
+                    None => {
+                        setsid().map_err(|e| format!("setsid: {e}"))?;
+                        // Every source is opened before a mount can cover its path.
+                        let (null, dev) = open_devices()?;
+                        let sources = Sources::open(mounts, null)?;
+                        build_static(&dev)?;
+                        sources
+                    }
+                };
+                build_mounts(mounts, &sources)?;
+                (None, sources.proxy.take())
             }
         };
-        build_mounts(mounts, &sources)?;
         let relay = if plan.network == NetworkPolicy::Allow {
             None
         } else {
@@ -354,8 +373,9 @@ fn init(
             if new_net {
                 loopback_up()?;
             }
-            match (&mounts.proxy, sources.proxy.take()) {
-                (Some(proxy), Some(socket)) => {
+            match (&mounts.proxy, built_relay, proxy_socket) {
+                (Some(_), Some(relay), _) => Some(relay),
+                (Some(proxy), None, Some(socket)) => {
                     Some(super::relay::Relay::bind(proxy, socket, mounts.probe)?)
                 }
                 _ => None,
@@ -548,7 +568,7 @@ fn build_static(dev: &Devices) -> Result<(), String> {
 
 /// The rest of the mount namespace, as the plan says (after [`build_static`]): see the module
 /// docs.
-fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
+pub(super) fn build_mounts(mounts: &Mounts, sources: &Sources) -> Result<(), String> {
     let none: Option<&str> = None;
     let mut tmpfs_roots: Vec<PathBuf> = Vec::new();
     for dir in &mounts.empty {

@@ -69,6 +69,12 @@ impl Relay {
         })
     }
 
+    /// Name another command to the proxy: a relay bound ahead for a plan ([`super::armed`])
+    /// takes the token of the command it serves when that command comes.
+    pub(super) fn set_token(&mut self, token: &str) {
+        token.clone_into(&mut self.token);
+    }
+
     /// The variables that point tools at the relay.
     pub(super) fn environment(&self) -> Vec<(String, String)> {
         let http = format!("http://127.0.0.1:{}", self.port);

@@ -48,7 +48,11 @@
 //! same bytes, the output descriptor with them); S then does the rest exactly as a freshly
 //! forked C does: the plan's mounts, the relay, Landlock, the command. What S prepared depends
 //! on nothing the plan names and on no host file but the device nodes, so it cannot go stale
-//! while S waits; a command whose directory or plan names a path under `/dev` or `/proc` (which
+//! while S waits. Once ready, S also builds the plan of the last command a spare could run (its
+//! mounts and relay, in a mount namespace of its own: [`super::armed`]) and uses that build
+//! when the command's plan is the same and every path it mounted on is still in place; else it
+//! goes back to what it prepared and builds the command's plan then. A command whose directory
+//! or plan names a path under `/dev` or `/proc` (which
 //! a fresh C opens before covering them) is started by a fresh fork instead, as is any
 //! request that comes while S is not ready or while S runs another command. The next S is
 //! forked once the command the last one was handed has started (C's [`STARTED`]; or once that
@@ -83,9 +87,11 @@ use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getgid, getuid};
 
+use super::armed::{self, Armed, NotArmed};
 use super::namespaces::{
     Prepared, STARTED, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
 };
+use super::plan::Plan;
 use super::request::HelperRequest;
 use super::{NetworkPolicy, SETUP_FAILED};
 
@@ -187,6 +193,7 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         spare: None,
         spares: !super::flag_var(super::NO_SPARE_VAR),
         handed: None,
+        last_plan: None,
     };
     if zygote.socket.write_all(&[READY]).is_err() {
         return ExitCode::from(SETUP_FAILED);
@@ -221,6 +228,9 @@ struct Zygote {
     /// The spare last handed a command, until that command has started: the next spare is
     /// forked then (see the module docs).
     handed: Option<Pid>,
+    /// The plan of the last command a spare could run: the next spare builds it ahead
+    /// ([`super::armed`]).
+    last_plan: Option<Plan>,
 }
 
 /// A command's PID 1 forked ahead, waiting for its command.
@@ -438,14 +448,26 @@ impl Zygote {
     /// Start `run`: handed to the spare when one is ready and fits, else in a fresh fork;
     /// false when skiff can no longer be told or no more commands can be started here.
     fn start(&mut self, run: Run) -> bool {
+        // Read once the command is on its way: the next spare builds this plan ahead.
+        let plan = run.fits_a_spare().then(|| plan_arg(&run.args)).flatten();
         let run = match self.hand_over(run) {
             Ok(pid) => {
                 self.handed = Some(pid);
+                self.remember(plan);
                 return true;
             }
             Err(run) => run,
         };
-        self.fork_for(run)
+        let started = self.fork_for(run);
+        self.remember(plan);
+        started
+    }
+
+    /// Keep the plan of the command just started for the next spare (see [`super::armed`]).
+    fn remember(&mut self, plan: Option<OsString>) {
+        if let Some(plan) = plan.and_then(|p| p.into_string().ok()) {
+            self.last_plan = Plan::from_arg(&plan).ok();
+        }
     }
 
     /// Hand `run` to the ready spare (its pid); the request back when there is none or it
@@ -573,7 +595,7 @@ impl Zygote {
                 drop((alive, report));
                 let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
                 self.close_inherited();
-                let code = self.run_command(run, watch, told, lifeline, None);
+                let code = self.run_command(run, watch, told, lifeline, None, None);
                 std::process::exit(code);
             }
             Ok((ForkResult::Parent { child }, back)) => {
@@ -642,6 +664,23 @@ impl Zygote {
         if (&socket).write_all(&[SPARE_READY]).is_err() {
             return i32::from(SETUP_FAILED);
         }
+        // The last command's plan, built now (a command that comes meanwhile waits for it).
+        let armed = match self
+            .last_plan
+            .as_ref()
+            .map(|plan| armed::arm(plan, self.shared_net))
+        {
+            Some(Ok(armed)) => armed,
+            None => None,
+            Some(Err(NotArmed::Skipped(why))) => {
+                eprintln!("skiff sandbox: the next command's mounts were not made ahead: {why}");
+                None
+            }
+            Some(Err(NotArmed::Broken(why))) => {
+                eprintln!("skiff sandbox: {why}");
+                return i32::from(SETUP_FAILED);
+            }
+        };
         loop {
             let mut fds = vec![
                 PollFd::new(socket.as_fd(), PollFlags::POLLIN),
@@ -666,7 +705,7 @@ impl Zygote {
         match read_request(&socket) {
             Ok(Some(Request::Run(run))) => {
                 drop(socket);
-                self.run_command(run, watch, report, lifeline, Some(prepared))
+                self.run_command(run, watch, report, lifeline, Some(prepared), armed)
             }
             _ => i32::from(SETUP_FAILED),
         }
@@ -680,7 +719,8 @@ impl Zygote {
         watch: std::io::PipeReader,
         report: std::io::PipeWriter,
         lifeline: Option<OwnedFd>,
-        prepared: Option<Prepared>,
+        mut prepared: Option<Prepared>,
+        armed: Option<Armed>,
     ) -> i32 {
         let Run {
             out,
@@ -710,13 +750,6 @@ impl Zygote {
             return i32::from(SETUP_FAILED);
         }
         drop(out);
-        if let Err(e) = std::env::set_current_dir(&cwd) {
-            eprintln!(
-                "skiff sandbox: cannot enter {}: {e}; the command was not run",
-                std::path::Path::new(&cwd).display()
-            );
-            return i32::from(SETUP_FAILED);
-        }
         let request = match HelperRequest::parse(args) {
             Ok(r) => r,
             Err(e) => {
@@ -724,6 +757,21 @@ impl Zygote {
                 return 2;
             }
         };
+        // The mounts built ahead, when they are this plan's and still in place (else the
+        // prepared namespace again). Before the directory is entered: going back resets it.
+        if let (Some(armed), Some(prepared)) = (armed, prepared.as_mut())
+            && let Err(e) = armed.settle(&request.plan, prepared)
+        {
+            eprintln!("skiff sandbox: {e}; the command was not run");
+            return i32::from(SETUP_FAILED);
+        }
+        if let Err(e) = std::env::set_current_dir(&cwd) {
+            eprintln!(
+                "skiff sandbox: cannot enter {}: {e}; the command was not run",
+                std::path::Path::new(&cwd).display()
+            );
+            return i32::from(SETUP_FAILED);
+        }
         // It dies with the zygote: `PR_SET_PDEATHSIG` and the end of file of `watch`, both
         // checked by PID 1's set-up before anything runs.
         init_in_zygote_child(
@@ -881,6 +929,12 @@ pub(super) fn send(
     socket.write_all(rest)?;
     rest = payload;
     socket.write_all(rest)
+}
+
+/// The `--plan` argument of a request's arguments, as given.
+fn plan_arg(args: &[OsString]) -> Option<OsString> {
+    let at = args.iter().position(|a| a == "--plan")?;
+    args.get(at + 1).cloned()
 }
 
 #[cfg(test)]

@@ -1,0 +1,248 @@
+//! A spare's mounts made ahead (Linux): a zygote's spare ([`super::zygote`]) builds the plan of
+//! the session's last command in a mount namespace of its own while it waits, since the next
+//! command's plan is nearly always the same. When that command comes, its plan is compared
+//! with the one built and each path the plan names is looked up again; only when every one is
+//! still what the build found are the mounts used (the relay bound ahead takes the command's
+//! token). Otherwise the spare goes back to the namespace [`prepare`] made, untouched by the
+//! build, and builds the command's plan there as a fresh PID 1 does.
+//!
+//! What the checks stand for. A mount sits on a path's dentry: when the host renames or
+//! removes what a path named, the kernel detaches the mounts on it in every other namespace,
+//! so the path then leads to another mount (or to nothing); a path that was absent and now
+//! exists leads to something. Each path the plan names is therefore recorded once built (the
+//! mount it leads to, its device and inode, or absent) and must lead to the same at hand-over.
+//! A bind's source is another matter: its mount does not move when the source's path is
+//! replaced, so each source (what is shown again inside hidden directories, skiff's proxy) is
+//! looked up again in the host's view (`/` as opened before the build) and must still be the
+//! file that was bound. What [`prepare`] sets up does not depend on the plan, and Landlock,
+//! the capabilities and the command's directory are still done at hand-over.
+//!
+//! Armed only when the command's namespaces are the spare's: no network namespace of its own
+//! (forwarded ports), not the namespace probe. The build runs after the spare has said it is
+//! ready: a command that comes meanwhile waits for the build (less than a fresh one takes).
+//!
+//! `unsafe` here: `statx` into a zeroed `libc::statx` that lives for the call, with a path
+//! that is a NUL-terminated copy.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{OFlag, open};
+use nix::sched::{CloneFlags, setns, unshare};
+use nix::sys::stat::Mode;
+
+#[cfg(doc)]
+use super::namespaces::prepare;
+use super::namespaces::{Built, Prepared, Sources, build_mounts, command_namespaces, path_fd};
+use super::plan::{Mounts, Plan};
+use super::relay::Relay;
+
+/// The plan's mounts, built ahead in a spare (see the module docs).
+pub(super) struct Armed {
+    /// The plan built, its proxy token blank (each command has its own).
+    plan: Plan,
+    /// The namespace [`prepare`] made, to go back to.
+    prepared_ns: OwnedFd,
+    /// `/` before the build: the host's view of a path.
+    host_root: OwnedFd,
+    /// What each path the plan names led to once built.
+    built: Vec<(PathBuf, Option<Found>)>,
+    /// What each source was when it was opened.
+    sources: Opened,
+    relay: Option<Relay>,
+}
+
+/// What a path leads to: the mount, the device and the inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Found {
+    mount: u64,
+    dev: u64,
+    ino: u64,
+}
+
+/// A file's device and inode.
+type FileId = (u64, u64);
+
+/// What a source path was when opened for a build (`None`: absent).
+type Opened = Vec<(PathBuf, Option<FileId>)>;
+
+/// Why a build ahead was not made.
+pub(super) enum NotArmed {
+    /// The spare is back as [`prepare`] left it: it goes on without.
+    Skipped(String),
+    /// It could not go back: its namespace must not be used.
+    Broken(String),
+}
+
+/// Whether a spare can build `plan` ahead: only when the command needs no namespace but the
+/// spare's own mount and IPC namespaces.
+pub(super) fn armable(plan: &Plan, shared_net: bool) -> bool {
+    let Some(mounts) = &plan.namespaces else {
+        return false;
+    };
+    let own = CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC;
+    !mounts.probe && (command_namespaces(plan, mounts, shared_net) - own).is_empty()
+}
+
+/// Build `plan` in a new mount namespace over the one [`prepare`] made (see the module docs);
+/// `None` when the plan cannot be built ahead ([`armable`]).
+pub(super) fn arm(plan: &Plan, shared_net: bool) -> Result<Option<Armed>, NotArmed> {
+    let skipped = NotArmed::Skipped;
+    let Some(mounts) = plan
+        .namespaces
+        .as_ref()
+        .filter(|_| armable(plan, shared_net))
+    else {
+        return Ok(None);
+    };
+    let prepared_ns = open(
+        "/proc/self/ns/mnt",
+        OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| skipped(format!("/proc/self/ns/mnt: {e}")))?;
+    let host_root = open(
+        "/",
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| skipped(format!("/: {e}")))?;
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|e| skipped(format!("unshare: {e}")))?;
+    let build = || -> Result<(Opened, Option<Relay>), String> {
+        // The private `/dev`'s `/dev/null`, the host's node bound there: a bind's source must
+        // be in this namespace, and the one [`prepare`] opened is in the prepared one.
+        let null = path_fd(Path::new("/dev/null")).map_err(|e| format!("/dev/null: {e}"))?;
+        let mut sources = Sources::open(mounts, null)?;
+        // Each path shown again, as opened (absent: not shown, and must stay absent).
+        let mut opened: Opened = mounts
+            .expose
+            .iter()
+            .map(|path| {
+                let fd = sources.expose.iter().find(|(p, ..)| p == path);
+                (path.clone(), fd.and_then(|(_, fd, _)| identity(fd)))
+            })
+            .collect();
+        if let (Some(proxy), Some(fd)) = (&mounts.proxy, &sources.proxy) {
+            opened.push((proxy.socket.clone(), identity(fd)));
+        }
+        build_mounts(mounts, &sources)?;
+        let relay = match (&mounts.proxy, sources.proxy.take()) {
+            (Some(proxy), Some(socket)) => Some(Relay::bind(proxy, socket, false)?),
+            _ => None,
+        };
+        Ok((opened, relay))
+    };
+    match build() {
+        Ok((sources, relay)) => Ok(Some(Armed {
+            plan: without_token(plan),
+            built: named(mounts)
+                .map(|p| (p.to_path_buf(), lookup(None, p)))
+                .collect(),
+            prepared_ns,
+            host_root,
+            sources,
+            relay,
+        })),
+        Err(why) => match setns(&prepared_ns, CloneFlags::CLONE_NEWNS) {
+            Ok(()) => Err(NotArmed::Skipped(why)),
+            Err(e) => Err(NotArmed::Broken(format!(
+                "{why}; cannot go back to the prepared namespace: {e}"
+            ))),
+        },
+    }
+}
+
+impl Armed {
+    /// The command's plan has come: use the build when it fits ([`Prepared::built`] set), else
+    /// go back to the prepared namespace. An error when the spare cannot go back (the command
+    /// must not run).
+    pub(super) fn settle(mut self, plan: &Plan, prepared: &mut Prepared) -> Result<(), String> {
+        if self.fits(plan) {
+            if let (Some(relay), Some(proxy)) = (
+                self.relay.as_mut(),
+                plan.namespaces.as_ref().and_then(|m| m.proxy.as_ref()),
+            ) {
+                relay.set_token(&proxy.token);
+            }
+            prepared.built = Some(Built { relay: self.relay });
+            return Ok(());
+        }
+        drop(self.relay.take());
+        setns(&self.prepared_ns, CloneFlags::CLONE_NEWNS)
+            .map_err(|e| format!("cannot go back to the prepared mount namespace: {e}"))
+    }
+
+    /// Whether the build is `plan`'s and every path still leads where it did.
+    fn fits(&self, plan: &Plan) -> bool {
+        without_token(plan) == self.plan
+            && self
+                .built
+                .iter()
+                .all(|(p, found)| lookup(None, p) == *found)
+            && self
+                .sources
+                .iter()
+                .all(|(p, id)| lookup(Some(&self.host_root), p).map(|f| (f.dev, f.ino)) == *id)
+    }
+}
+
+/// `plan` with its proxy token blank.
+fn without_token(plan: &Plan) -> Plan {
+    let mut plan = plan.clone();
+    if let Some(proxy) = plan.namespaces.as_mut().and_then(|m| m.proxy.as_mut()) {
+        proxy.token.clear();
+    }
+    plan
+}
+
+/// Every path the plan mounts on.
+fn named(mounts: &Mounts) -> impl Iterator<Item = &Path> {
+    [
+        &mounts.empty,
+        &mounts.pin,
+        &mounts.read_only,
+        &mounts.hide,
+        &mounts.expose,
+    ]
+    .into_iter()
+    .flatten()
+    .map(PathBuf::as_path)
+}
+
+/// The device and inode of an open file.
+fn identity(fd: &OwnedFd) -> Option<FileId> {
+    statx(fd.as_fd().as_raw_fd(), c"", libc::AT_EMPTY_PATH).map(|f| (f.dev, f.ino))
+}
+
+/// What `path` (absolute) leads to, following links as a mount does: in this namespace, or
+/// from `root` (the host's view before the build).
+fn lookup(root: Option<&OwnedFd>, path: &Path) -> Option<Found> {
+    let bytes = path.as_os_str().as_bytes();
+    let (dir, rel) = match root {
+        Some(root) => (root.as_raw_fd(), bytes.strip_prefix(b"/").unwrap_or(bytes)),
+        None => (libc::AT_FDCWD, bytes),
+    };
+    let rel: &[u8] = if rel.is_empty() { b"." } else { rel };
+    let c = CString::new(rel).ok()?;
+    statx(dir, &c, 0)
+}
+
+fn statx(dir: i32, path: &std::ffi::CStr, flags: i32) -> Option<Found> {
+    // SAFETY: a zeroed statx is a valid value of a plain C struct; it and `path` live for
+    // the call.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    let mask = libc::STATX_INO | libc::STATX_MNT_ID;
+    // SAFETY: as above.
+    let r = unsafe { libc::statx(dir, path.as_ptr(), flags, mask, &mut buf) };
+    if r != 0 || buf.stx_mask & libc::STATX_MNT_ID == 0 {
+        return None;
+    }
+    Some(Found {
+        mount: buf.stx_mnt_id,
+        dev: (u64::from(buf.stx_dev_major) << 32) | u64::from(buf.stx_dev_minor),
+        ino: buf.stx_ino,
+    })
+}
