@@ -71,6 +71,8 @@ pub struct Presence {
     trusted: Mutex<HashMap<u64, bool>>,
     settle: Duration,
     lookups: AtomicU64,
+    /// Directories looked up with `stat` (their stamps).
+    dir_lookups: AtomicU64,
 }
 
 impl Default for Presence {
@@ -87,6 +89,7 @@ impl Presence {
             trusted: Mutex::default(),
             settle,
             lookups: AtomicU64::new(0),
+            dir_lookups: AtomicU64::new(0),
         }
     }
 
@@ -197,12 +200,29 @@ impl Round<'_> {
         kind
     }
 
-    /// What `dir` is this round (its stamp is taken once).
+    /// What `dir` is this round (its stamp is taken once). A directory whose own directory this
+    /// round has already found trusted is first asked of the memo: `~/.config/gcloud` needs no
+    /// lookup while `~` has not changed since `.config` was found absent.
     fn dir(&self, presence: &Presence, dir: &Path) -> Dir {
         if let Some(known) = self.dirs.borrow().get(dir) {
             return *known;
         }
-        let state = match std::fs::metadata(dir) {
+        let in_trusted = dir
+            .parent()
+            .is_some_and(|p| matches!(self.dirs.borrow().get(p), Some(Dir::Trusted(_))));
+        let state = if in_trusted && self.kind(dir) == Kind::Absent {
+            Dir::Missing
+        } else {
+            self.look_at_dir(presence, dir)
+        };
+        self.dirs.borrow_mut().insert(dir.to_path_buf(), state);
+        state
+    }
+
+    /// `dir` looked up: its stamp when it can be trusted.
+    fn look_at_dir(&self, presence: &Presence, dir: &Path) -> Dir {
+        presence.dir_lookups.fetch_add(1, Ordering::Relaxed);
+        match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {
                 let stamp = Stamp::from(&m);
                 if stamp.settled(self.settled) && presence.trusts(dir, &stamp) {
@@ -221,9 +241,7 @@ impl Round<'_> {
                 Dir::Missing
             }
             Err(_) => Dir::Untrusted,
-        };
-        self.dirs.borrow_mut().insert(dir.to_path_buf(), state);
-        state
+        }
     }
 }
 
@@ -353,9 +371,44 @@ mod tests {
         let first = std::fs::read_dir(&cwd).unwrap().flatten().next().unwrap();
         assert!(round.exists(Path::new(&first.file_name())));
         let before = presence.lookups();
-        // Nothing is in a directory that is not there, or in a file: no lookup needed.
+        // Nothing is in a directory that is not there, or in a file: only the directory itself
+        // is looked up, once.
         assert!(!round.exists(&dir.path().join("missing/x")));
         assert!(!round.exists(&file.join("x")));
-        assert_eq!(presence.lookups(), before);
+        assert!(!round.exists(&dir.path().join("missing/y")));
+        assert_eq!(presence.lookups(), before + 2);
+    }
+
+    #[test]
+    fn a_missing_directory_is_remembered_by_its_own_until_that_one_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("marker"), "").unwrap();
+        let target = root.join("config/gcloud");
+        tick();
+        let presence = Presence::with_settle(Duration::from_millis(10));
+        // As skiff looks up the secrets of a home: a name in it first, then deeper ones.
+        let exists = || {
+            let round = presence.round();
+            assert_eq!(round.kind(&root.join("marker")), Kind::Other);
+            round.exists(&target)
+        };
+        assert!(!exists());
+        let (first, dirs) = (
+            presence.lookups(),
+            presence.dir_lookups.load(Ordering::Relaxed),
+        );
+        assert!(!exists());
+        assert_eq!(presence.lookups(), first);
+        assert_eq!(
+            presence.dir_lookups.load(Ordering::Relaxed),
+            dirs + 1,
+            "only the home's stamp was taken again: `config` was remembered absent"
+        );
+        tick();
+        std::fs::create_dir_all(&target).unwrap();
+        assert!(exists(), "a directory made since is seen at once");
+        tick();
+        assert!(exists());
     }
 }
