@@ -473,8 +473,6 @@ fn spawn(
         .current_dir(ctx.root())
         .process_group(0)
         .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer.try_clone()?)
         .kill_on_drop(false);
     for name in &ctx.config.bash_env_remove {
         cmd.env_remove(name);
@@ -500,6 +498,8 @@ fn spawn(
     {
         return started.map(Shell::Zygote);
     }
+    // Not for the zygote, which is sent `writer` itself.
+    cmd.stdout(writer.try_clone()?).stderr(writer.try_clone()?);
     // The namespace ends the moment skiff does, even before the process guard knows it.
     #[cfg(target_os = "linux")]
     if sandbox.is_some() {
