@@ -694,6 +694,16 @@ fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
     if !sandbox_runs() {
         return;
     }
+    // Restricted ahead too (the default); mounts only (a stale build is left in the spare);
+    // nothing built ahead.
+    for ahead in ["", "mounts", "off"] {
+        built_ahead_calls(ahead);
+    }
+}
+
+/// [`mounts_built_ahead_are_used_only_while_they_are_still_in_place`] with
+/// `SKIFF_SANDBOX_AHEAD=ahead` (unset when empty).
+fn built_ahead_calls(ahead: &str) {
     let env = Env::new();
     let id = std::process::id();
     let (go1, go2) = (env.marks.join("go-ahead-1"), env.marks.join("go-ahead-2"));
@@ -704,17 +714,26 @@ fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
         )
     };
     let (m1, m2) = (format!("ahead-1-{id}"), format!("ahead-2-{id}"));
-    // The first call is a fresh fork's or an empty spare's, and so may be the second: the
-    // third and later are each run by a spare that built the call before's mounts.
+    // A spare builds a plan once two calls in a row had it: the first two calls are a fresh
+    // fork's or an empty spare's, the third and later each run in a build of the plan before.
     let calls = [
         json!({ "command": "true" }),
         json!({ "command": wait(&go1, &m1) }),
         json!({ "command": format!("cat ~/.ssh/known_hosts; {}", wait(&go2, &m2)) }),
         json!({ "command": "cat ~/.netrc 2>&1; (echo '[x]' >> .git/config) 2>&1 && echo WROTE-CONFIG; \
                           grep -c replaced .git/config; sleep 0.6; echo done" }),
-        json!({ "command": "echo cover_age_ms=$(( ($(date +%s%N) - $(stat -c %.9Y ~/.aws | tr -d .)) / 1000000 ))" }),
+        json!({ "command": "echo cover_age_ms=$(( ($(date +%s%N) - $(stat -c %.9Y ~/.aws | tr -d .)) / 1000000 )); \
+                          echo planted > ~/outside-ahead; grep CapEff /proc/self/status; cat ~/.ssh/id_rsa" }),
     ];
-    let child = env.start(&calls);
+    let mut session = env.session(&calls);
+    if !ahead.is_empty() {
+        session.env("SKIFF_SANDBOX_AHEAD", ahead);
+    }
+    let child = session
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let replace = |path: &Path, content: &str| {
         let tmp = path.with_extension("replacing");
         std::fs::write(&tmp, content).unwrap();
@@ -770,11 +789,20 @@ fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
         .and_then(|t| t.split_whitespace().next())
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("no age: {res:?}"));
-    // Built while the call before slept (0.6 s), not when this one came.
-    assert!(
-        age >= 300,
-        "the mounts were built for the call: {age} ms; {res:?}"
-    );
+    // Built while the call before slept (0.6 s), not when this one came; restricted all the
+    // same (Landlock, no capability, secrets hidden).
+    if ahead == "off" {
+        assert!(age < 300, "nothing is built ahead: {age} ms; {res:?}");
+    } else {
+        assert!(
+            age >= 300,
+            "the mounts were built for the call ({ahead}): {age} ms; {res:?}"
+        );
+    }
+    let last = &res[4].1;
+    assert!(!env.home.join("outside-ahead").exists(), "{last}");
+    assert!(last.contains("CapEff:\t0000000000000000"), "{last}");
+    assert!(!last.contains(SECRET), "{last}");
 }
 
 /// The paths looked up around each command are answered from a memo for directories that have

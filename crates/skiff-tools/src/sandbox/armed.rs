@@ -1,10 +1,16 @@
-//! A spare's mounts made ahead (Linux): a zygote's spare ([`super::zygote`]) builds the plan of
-//! the session's last command in a mount namespace of its own while it waits, since the next
-//! command's plan is nearly always the same. When that command comes, its plan is compared
-//! with the one built and each path the plan names is looked up again; only when every one is
-//! still what the build found are the mounts used (the relay bound ahead takes the command's
-//! token). Otherwise the spare goes back to the namespace [`prepare`] made, untouched by the
-//! build, and builds the command's plan there as a fresh PID 1 does.
+//! A spare's sandbox made ahead (Linux): a zygote's spare ([`super::zygote`]) builds the plan of
+//! the session's last command while it waits, when the two commands before had the same plan
+//! (the proxy token aside): the plan's mounts, in a mount namespace of its own, and the relay.
+//! When no command is waiting by then, it also restricts itself for that plan (Landlock, every
+//! capability dropped: it is *sealed*) and says so to the zygote, which then hands it only a
+//! command with that plan; any other starts from a fresh fork.
+//!
+//! When the command comes, its plan is compared with the one built and each path the plan
+//! names is looked up again; only when every one is still what the build found does the
+//! command run in the build (the relay takes its token). Otherwise an unsealed spare goes back
+//! to the namespace [`prepare`] made, untouched by the build, and sets the command up as a
+//! fresh PID 1 does; a sealed one, which can no longer change its mounts, tells the zygote the
+//! build is stale and exits, and the zygote starts the command from a fresh fork.
 //!
 //! What the checks stand for. A mount sits on a path's dentry: when the host renames or
 //! removes what a path named, the kernel detaches the mounts on it in every other namespace,
@@ -14,12 +20,13 @@
 //! A bind's source is another matter: its mount does not move when the source's path is
 //! replaced, so each source (what is shown again inside hidden directories, skiff's proxy) is
 //! looked up again in the host's view (`/` as opened before the build) and must still be the
-//! file that was bound. What [`prepare`] sets up does not depend on the plan, and Landlock,
-//! the capabilities and the command's directory are still done at hand-over.
+//! file that was bound. Landlock's rules hold the inodes of the writable paths as opened, so
+//! each of those must still be the directory it was. What [`prepare`] sets up does not depend
+//! on the plan, and the command's directory is entered at hand-over.
 //!
 //! Armed only when the command's namespaces are the spare's: no network namespace of its own
-//! (forwarded ports), not the namespace probe. The build runs after the spare has said it is
-//! ready: a command that comes meanwhile waits for the build (less than a fresh one takes).
+//! (forwarded ports), not the namespace probe. The spare says it is ready before the build (a
+//! command that comes meanwhile waits for the build, which is shorter than a fresh set-up).
 //!
 //! `unsafe` here: `statx` into a zeroed `libc::statx` that lives for the call, with a path
 //! that is a NUL-terminated copy.
@@ -36,24 +43,34 @@ use nix::sys::stat::Mode;
 
 #[cfg(doc)]
 use super::namespaces::prepare;
-use super::namespaces::{Built, Prepared, Sources, build_mounts, command_namespaces, path_fd};
+use super::namespaces::{
+    Built, Prepared, Sources, build_mounts, command_namespaces, path_fd, restrict,
+};
 use super::plan::{Mounts, Plan};
 use super::relay::Relay;
+use super::writable_paths;
 
-/// The plan's mounts, built ahead in a spare (see the module docs).
+/// The plan's sandbox, built ahead in a spare (see the module docs).
 pub(super) struct Armed {
     /// The plan built, its proxy token blank (each command has its own).
     plan: Plan,
-    /// The namespace [`prepare`] made, to go back to.
-    prepared_ns: OwnedFd,
+    /// The namespace [`prepare`] made, to go back to until [`Armed::seal`].
+    prepared_ns: Option<OwnedFd>,
     /// `/` before the build: the host's view of a path.
     host_root: OwnedFd,
     /// What each path the plan names led to once built.
     built: Vec<(PathBuf, Option<Found>)>,
     /// What each source was when it was opened.
     sources: Opened,
+    /// What each path Landlock lets the command write was when its rule was made.
+    writable: Vec<(PathBuf, Option<Found>)>,
     relay: Option<Relay>,
 }
+
+/// The build is not the command's plan's, or no longer in place: the command must start
+/// elsewhere (the spare cannot change its mounts any more).
+#[derive(Debug)]
+pub(super) struct Stale;
 
 /// What a path leads to: the mount, the device and the inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +90,7 @@ type Opened = Vec<(PathBuf, Option<FileId>)>;
 pub(super) enum NotArmed {
     /// The spare is back as [`prepare`] left it: it goes on without.
     Skipped(String),
-    /// It could not go back: its namespace must not be used.
+    /// It could not go back, or is half restricted: it must not run a command.
     Broken(String),
 }
 
@@ -135,57 +152,92 @@ pub(super) fn arm(plan: &Plan, shared_net: bool) -> Result<Option<Armed>, NotArm
         };
         Ok((opened, relay))
     };
-    match build() {
-        Ok((sources, relay)) => Ok(Some(Armed {
-            plan: without_token(plan),
-            built: named(mounts)
-                .map(|p| (p.to_path_buf(), lookup(None, p)))
-                .collect(),
-            prepared_ns,
-            host_root,
-            sources,
-            relay,
-        })),
-        Err(why) => match setns(&prepared_ns, CloneFlags::CLONE_NEWNS) {
-            Ok(()) => Err(NotArmed::Skipped(why)),
-            Err(e) => Err(NotArmed::Broken(format!(
-                "{why}; cannot go back to the prepared namespace: {e}"
-            ))),
-        },
-    }
+    let (sources, relay) = match build() {
+        Ok(built) => built,
+        Err(why) => {
+            return match setns(&prepared_ns, CloneFlags::CLONE_NEWNS) {
+                Ok(()) => Err(NotArmed::Skipped(why)),
+                Err(e) => Err(NotArmed::Broken(format!(
+                    "{why}; cannot go back to the prepared namespace: {e}"
+                ))),
+            };
+        }
+    };
+    Ok(Some(Armed {
+        plan: without_token(plan),
+        prepared_ns: Some(prepared_ns),
+        built: named(mounts)
+            .map(|p| (p.to_path_buf(), lookup(None, p)))
+            .collect(),
+        writable: writable_paths(plan.fs, &plan.write)
+            .into_iter()
+            .map(|p| {
+                let found = lookup(None, &p);
+                (p, found)
+            })
+            .collect(),
+        host_root,
+        sources,
+        relay,
+    }))
 }
 
 impl Armed {
-    /// The command's plan has come: use the build when it fits ([`Prepared::built`] set), else
-    /// go back to the prepared namespace. An error when the spare cannot go back (the command
-    /// must not run).
-    pub(super) fn settle(mut self, plan: &Plan, prepared: &mut Prepared) -> Result<(), String> {
-        if self.fits(plan) {
-            if let (Some(relay), Some(proxy)) = (
-                self.relay.as_mut(),
-                plan.namespaces.as_ref().and_then(|m| m.proxy.as_ref()),
-            ) {
-                relay.set_token(&proxy.token);
-            }
-            prepared.built = Some(Built { relay: self.relay });
-            return Ok(());
+    /// Restrict the spare for good (Landlock, every capability dropped): from here on it can
+    /// only run this plan. An error leaves it unfit to run any command.
+    pub(super) fn seal(&mut self) -> Result<(), String> {
+        restrict(&self.plan)?;
+        self.prepared_ns = None;
+        Ok(())
+    }
+
+    /// The command's plan has come: use the build ([`Prepared::built`] set) when it is this
+    /// plan's and still in place; else, unless sealed, go back to the prepared namespace.
+    pub(super) fn settle(mut self, plan: &Plan, prepared: &mut Prepared) -> Result<(), Stale> {
+        if !self.fits(plan) {
+            drop(self.relay.take());
+            return match &self.prepared_ns {
+                Some(ns) => setns(ns, CloneFlags::CLONE_NEWNS).map_err(|_| Stale),
+                None => Err(Stale),
+            };
         }
-        drop(self.relay.take());
-        setns(&self.prepared_ns, CloneFlags::CLONE_NEWNS)
-            .map_err(|e| format!("cannot go back to the prepared mount namespace: {e}"))
+        if let (Some(relay), Some(proxy)) = (
+            self.relay.as_mut(),
+            plan.namespaces.as_ref().and_then(|m| m.proxy.as_ref()),
+        ) {
+            relay.set_token(&proxy.token);
+        }
+        prepared.built = Some(Built {
+            relay: self.relay,
+            sealed: self.prepared_ns.is_none(),
+        });
+        Ok(())
     }
 
     /// Whether the build is `plan`'s and every path still leads where it did.
     fn fits(&self, plan: &Plan) -> bool {
         without_token(plan) == self.plan
-            && self
-                .built
-                .iter()
+            && [&self.built, &self.writable]
+                .into_iter()
+                .flatten()
                 .all(|(p, found)| lookup(None, p) == *found)
             && self
                 .sources
                 .iter()
                 .all(|(p, id)| lookup(Some(&self.host_root), p).map(|f| (f.dev, f.ino)) == *id)
+    }
+}
+
+/// A `--plan` argument with its proxy token blank: what the zygote compares with the plan a
+/// spare built (serialised the same way each time; the token is hex).
+pub(super) fn blank_token(arg: &str) -> std::borrow::Cow<'_, str> {
+    const KEY: &str = "\"token\":\"";
+    let Some(start) = arg.find(KEY).map(|i| i + KEY.len()) else {
+        return arg.into();
+    };
+    match arg[start..].find('"') {
+        Some(len) => format!("{}{}", &arg[..start], &arg[start + len..]).into(),
+        None => arg.into(),
     }
 }
 

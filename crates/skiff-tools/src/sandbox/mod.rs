@@ -83,6 +83,12 @@ pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";
 /// from a spare forked ahead (for comparison, and a way around a spare that misbehaves).
 pub const NO_SPARE_VAR: &str = "SKIFF_SANDBOX_NO_SPARE";
 
+/// The variable that keeps a spare from building the last command's plan ahead
+/// (`SKIFF_SANDBOX_AHEAD=off`), or from restricting itself for it (`mounts`: the build is
+/// used, or left, when the command comes). For comparison, and a way around a build that
+/// misbehaves.
+pub const AHEAD_VAR: &str = "SKIFF_SANDBOX_AHEAD";
+
 /// Device files a sandboxed command may always write (shells redirect to them).
 pub const DEVICE_FILES: &[&str] = &[
     "/dev/null",

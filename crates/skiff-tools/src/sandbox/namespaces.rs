@@ -168,9 +168,12 @@ pub(super) struct Prepared {
 }
 
 /// What [`super::armed`] made ahead in a spare's namespace for the command's plan: its mounts
-/// are in place, and its relay (when the plan has one) is listening.
+/// are in place, its relay (when the plan has one) is listening, and (when sealed) Landlock
+/// and the dropped capabilities are in force already.
 pub(super) struct Built {
     pub(super) relay: Option<super::relay::Relay>,
+    /// Whether Landlock and the dropped capabilities are in force already.
+    pub(super) sealed: bool,
 }
 
 /// In a spare, before its command is known: die with the zygote, a new session, mount and IPC
@@ -346,10 +349,10 @@ fn init(
         // shared mount in it into a slave (mount_namespaces(7)), so no mount made here
         // propagates back (and making them private would cost a walk of every mount).
         // The relay a spare bound ahead, or skiff's proxy to bind one to.
-        let (built_relay, proxy_socket) = match prepared {
+        let (built_relay, proxy_socket, sealed) = match prepared {
             Some(Prepared {
                 built: Some(built), ..
-            }) => (built.relay, None),
+            }) => (built.relay, None, built.sealed),
             prepared => {
                 let mut sources = match prepared {
                     Some(prepared) => Sources::open(mounts, prepared.null)?,
@@ -363,7 +366,7 @@ fn init(
                     }
                 };
                 build_mounts(mounts, &sources)?;
-                (None, sources.proxy.take())
+                (None, sources.proxy.take(), false)
             }
         };
         let relay = if plan.network == NetworkPolicy::Allow {
@@ -381,10 +384,9 @@ fn init(
                 _ => None,
             }
         };
-        if plan.fs != SandboxMode::Off {
-            super::landlock::restrict_filesystem(&writable_paths(plan.fs, &plan.write))?;
+        if !sealed {
+            restrict(plan)?;
         }
-        drop_privileges()?;
         Ok(relay)
     };
     let relay = match setup(prepared) {
@@ -739,6 +741,14 @@ fn make_mount_point(path: &Path, is_dir: bool) -> std::io::Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Restrict this process for good: Landlock as `plan` says, every capability dropped.
+pub(super) fn restrict(plan: &Plan) -> Result<(), String> {
+    if plan.fs != SandboxMode::Off {
+        super::landlock::restrict_filesystem(&writable_paths(plan.fs, &plan.write))?;
+    }
+    drop_privileges()
 }
 
 /// Bring up `lo` in the new network namespace (it starts down).

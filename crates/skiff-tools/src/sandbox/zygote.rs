@@ -48,11 +48,12 @@
 //! same bytes, the output descriptor with them); S then does the rest exactly as a freshly
 //! forked C does: the plan's mounts, the relay, Landlock, the command. What S prepared depends
 //! on nothing the plan names and on no host file but the device nodes, so it cannot go stale
-//! while S waits. Once ready, S also builds the plan of the last command a spare could run (its
-//! mounts and relay, in a mount namespace of its own: [`super::armed`]) and uses that build
-//! when the command's plan is the same and every path it mounted on is still in place; else it
-//! goes back to what it prepared and builds the command's plan then. A command whose directory
-//! or plan names a path under `/dev` or `/proc` (which
+//! while S waits. Once ready, S also builds the plan of the last command a spare could run, when
+//! the one before had the same ([`super::armed`]: its mounts and relay, and Landlock and the
+//! capabilities when no command waits yet), and uses that build when the command's plan is the
+//! same and every path it mounted on is still in place; else the command is set up afresh, by
+//! S itself or, once S has restricted itself, by a fresh fork ([`STALE`] on S's report pipe). A
+//! command whose directory or plan names a path under `/dev` or `/proc` (which
 //! a fresh C opens before covering them) is started by a fresh fork instead, as is any
 //! request that comes while S is not ready or while S runs another command. The next S is
 //! forked once the command the last one was handed has started (C's [`STARTED`]; or once that
@@ -87,7 +88,7 @@ use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getgid, getuid};
 
-use super::armed::{self, Armed, NotArmed};
+use super::armed::{self, Armed, NotArmed, blank_token};
 use super::namespaces::{
     Prepared, STARTED, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
 };
@@ -111,6 +112,12 @@ pub(super) const MAX_PAYLOAD: usize = 64 << 20;
 /// What a spare says once its set-up is done: ready, or failed (it then exits).
 const SPARE_READY: u8 = b'R';
 const SPARE_FAILED: u8 = b'F';
+/// After [`SPARE_READY`]: the last command's plan is built ahead and the spare restricted for
+/// it ([`super::armed`]); it can run no other.
+const SPARE_ARMED: u8 = b'A';
+/// What a spare says on its report pipe instead of [`STARTED`] when the plan it built is no
+/// longer in place: the zygote starts the command from a fresh fork.
+const STALE: u8 = b'X';
 
 /// `HELPER __sandbox --zygote --network POLICY`: serve run requests until skiff's end of the
 /// socket closes. Exits [`SETUP_FAILED`] when the namespaces cannot be set up (nothing is run).
@@ -194,6 +201,8 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         spares: !super::flag_var(super::NO_SPARE_VAR),
         handed: None,
         last_plan: None,
+        plan_repeats: false,
+        respare: false,
     };
     if zygote.socket.write_all(&[READY]).is_err() {
         return ExitCode::from(SETUP_FAILED);
@@ -228,9 +237,14 @@ struct Zygote {
     /// The spare last handed a command, until that command has started: the next spare is
     /// forked then (see the module docs).
     handed: Option<Pid>,
-    /// The plan of the last command a spare could run: the next spare builds it ahead
-    /// ([`super::armed`]).
-    last_plan: Option<Plan>,
+    /// The `--plan` of the last command a spare could run, and whether the one before had the
+    /// same (the token aside): the next spare then builds it ahead ([`super::armed`]). Plans
+    /// that keep changing (sockets coming and going in the temp directories) would waste each
+    /// build, and a command whose plan is not the one built starts from a fresh fork.
+    last_plan: Option<String>,
+    plan_repeats: bool,
+    /// The next child forked becomes [`Zygote::handed`]: a spare was given up for its command.
+    respare: bool,
 }
 
 /// A command's PID 1 forked ahead, waiting for its command.
@@ -244,6 +258,10 @@ struct Spare {
     report: std::io::PipeReader,
     /// Whether the spare said it is ready.
     ready: bool,
+    /// The plan the spare builds (its token blank), and whether it said it is sealed for it
+    /// ([`SPARE_ARMED`]).
+    plan: Option<String>,
+    armed: bool,
 }
 
 /// A command's PID 1 the zygote started.
@@ -259,6 +277,9 @@ struct Child {
     started: bool,
     /// Whether skiff has been told the request ended.
     told: bool,
+    /// The request, kept until the spare it was handed to has started it (a spare may say the
+    /// plan it built is stale instead: the request then starts from a fresh fork).
+    run: Option<Run>,
 }
 
 /// One request read from the socket.
@@ -304,7 +325,7 @@ impl Zygote {
                     .filter_map(|(pid, c)| c.report.as_ref().map(|r| (*pid, r.as_fd())))
                     .collect();
                 // A spare not ready yet is heard on its socket.
-                let waiting = self.spare.as_ref().filter(|s| !s.ready);
+                let waiting = self.spare.as_ref().filter(|s| !s.ready || !s.armed);
                 let mut fds = vec![
                     PollFd::new(self.socket.as_fd(), PollFlags::POLLIN),
                     PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
@@ -353,7 +374,7 @@ impl Zygote {
                         }
                     }
                     Ok(Some(Request::Kill { id })) => {
-                        if let Some((pid, _)) = self.running.iter().find(|(_, c)| c.id == id) {
+                        for (pid, _) in self.running.iter().filter(|(_, c)| c.id == id) {
                             let _ = kill(*pid, Signal::SIGKILL);
                         }
                     }
@@ -405,10 +426,26 @@ impl Zygote {
         };
         if !child.started {
             let mut said = [0u8; 1];
-            if !matches!(report.read(&mut said), Ok(1)) || said[0] != STARTED {
+            if !matches!(report.read(&mut said), Ok(1)) {
+                return true;
+            }
+            if said[0] == STALE
+                && let Some(run) = child.run.take()
+            {
+                // The spare's build was stale: it exits; the command starts afresh, and the
+                // next spare once it has started.
+                child.told = true;
+                if self.handed == Some(pid) {
+                    self.handed = None;
+                    self.respare = true;
+                }
+                return self.fork_for(run);
+            }
+            if said[0] != STARTED {
                 return true;
             }
             child.started = true;
+            child.run = None;
             child.report = Some(report);
             return self.handed_started(pid);
         }
@@ -463,10 +500,22 @@ impl Zygote {
         started
     }
 
+    /// The plan the next spare builds ahead, if any (see [`Zygote::last_plan`]).
+    fn plan_to_build(&self) -> Option<&str> {
+        let off = std::env::var_os(super::AHEAD_VAR).is_some_and(|v| v == "off");
+        self.last_plan
+            .as_deref()
+            .filter(|_| self.plan_repeats && !off)
+    }
+
     /// Keep the plan of the command just started for the next spare (see [`super::armed`]).
     fn remember(&mut self, plan: Option<OsString>) {
         if let Some(plan) = plan.and_then(|p| p.into_string().ok()) {
-            self.last_plan = Plan::from_arg(&plan).ok();
+            self.plan_repeats = self
+                .last_plan
+                .as_deref()
+                .is_some_and(|last| blank_token(last) == blank_token(&plan));
+            self.last_plan = Some(plan);
         }
     }
 
@@ -479,6 +528,16 @@ impl Zygote {
         let Some(spare) = self.spare.take() else {
             return Err(run);
         };
+        if spare.armed {
+            let plan = plan_arg(&run.args).and_then(|p| p.into_string().ok());
+            if plan.as_deref().map(blank_token).as_deref() != spare.plan.as_deref() {
+                // Built for another plan, and restricted for it: the next spare is forked once
+                // this command has started.
+                let _ = kill(spare.pid, Signal::SIGKILL);
+                self.respare = true;
+                return Err(run);
+            }
+        }
         let out = run.out.as_ref().map(AsFd::as_fd);
         if send(&spare.socket, RUN, &run.payload, out).is_err() {
             // Gone meanwhile (its end is reaped later): no more spares this session.
@@ -486,7 +545,9 @@ impl Zygote {
             self.spares = false;
             return Err(run);
         }
-        // The spare has what it needs: the zygote's copy of the output and its socket go.
+        // The spare has what it needs: its socket goes. The request (and the zygote's copy of
+        // the output) is kept until the command has started: the spare may find the plan it
+        // built stale instead.
         let pid = spare.pid;
         self.running.insert(
             pid,
@@ -496,6 +557,7 @@ impl Zygote {
                 report: Some(spare.report),
                 started: false,
                 told: false,
+                run: Some(run),
             },
         );
         Ok(pid)
@@ -507,9 +569,16 @@ impl Zygote {
             return;
         };
         let mut said = [0u8; 1];
-        if matches!((&spare.socket).read(&mut said), Ok(1)) && said[0] == SPARE_READY {
-            spare.ready = true;
-            return;
+        match (&spare.socket).read(&mut said) {
+            Ok(1) if said[0] == SPARE_READY => {
+                spare.ready = true;
+                return;
+            }
+            Ok(1) if said[0] == SPARE_ARMED && spare.ready => {
+                spare.armed = true;
+                return;
+            }
+            _ => {}
         }
         // SPARE_FAILED, end of file or an error: it ends (and is reaped) without a command.
         let _ = kill(spare.pid, Signal::SIGKILL);
@@ -549,6 +618,8 @@ impl Zygote {
                     alive,
                     report,
                     ready: false,
+                    plan: self.plan_to_build().map(|p| blank_token(p).into_owned()),
+                    armed: false,
                 });
                 back
             }
@@ -606,8 +677,12 @@ impl Zygote {
                     report: Some(report),
                     started: false,
                     told: false,
+                    run: None,
                 };
                 self.running.insert(child, started);
+                if std::mem::take(&mut self.respare) {
+                    self.handed = Some(child);
+                }
                 back
             }
             // Not back in its own PID namespace: nothing more starts here.
@@ -664,11 +739,11 @@ impl Zygote {
         if (&socket).write_all(&[SPARE_READY]).is_err() {
             return i32::from(SETUP_FAILED);
         }
-        // The last command's plan, built now (a command that comes meanwhile waits for it).
-        let armed = match self
-            .last_plan
-            .as_ref()
-            .map(|plan| armed::arm(plan, self.shared_net))
+        // The last command's plan, built ahead (see [`super::armed`]).
+        let mut armed = match self
+            .plan_to_build()
+            .and_then(|plan| Plan::from_arg(plan).ok())
+            .map(|plan| armed::arm(&plan, self.shared_net))
         {
             Some(Ok(armed)) => armed,
             None => None,
@@ -678,9 +753,29 @@ impl Zygote {
             }
             Some(Err(NotArmed::Broken(why))) => {
                 eprintln!("skiff sandbox: {why}");
+                let _ = (&socket).write_all(&[SPARE_FAILED]);
                 return i32::from(SETUP_FAILED);
             }
         };
+        // Sealed only while no command waits (one that does is run unsealed, sooner); the
+        // zygote then hands over only the plan built.
+        let seal = std::env::var_os(super::AHEAD_VAR).is_none_or(|v| v != "mounts");
+        if let Some(build) = armed.as_mut().filter(|_| seal)
+            && matches!(
+                poll(
+                    &mut [PollFd::new(socket.as_fd(), PollFlags::POLLIN)],
+                    PollTimeout::ZERO
+                ),
+                Ok(0)
+            )
+        {
+            if let Err(why) = build.seal() {
+                eprintln!("skiff sandbox: {why}");
+                let _ = (&report).write_all(&[STALE]);
+                return i32::from(SETUP_FAILED);
+            }
+            let _ = (&socket).write_all(&[SPARE_ARMED]);
+        }
         loop {
             let mut fds = vec![
                 PollFd::new(socket.as_fd(), PollFlags::POLLIN),
@@ -757,12 +852,12 @@ impl Zygote {
                 return 2;
             }
         };
-        // The mounts built ahead, when they are this plan's and still in place (else the
-        // prepared namespace again). Before the directory is entered: going back resets it.
+        // The sandbox built ahead, when it is this plan's and still in place; else the zygote
+        // starts the command afresh.
         if let (Some(armed), Some(prepared)) = (armed, prepared.as_mut())
-            && let Err(e) = armed.settle(&request.plan, prepared)
+            && armed.settle(&request.plan, prepared).is_err()
         {
-            eprintln!("skiff sandbox: {e}; the command was not run");
+            let _ = (&report).write_all(&[STALE]);
             return i32::from(SETUP_FAILED);
         }
         if let Err(e) = std::env::set_current_dir(&cwd) {
