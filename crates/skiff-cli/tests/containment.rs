@@ -694,8 +694,8 @@ fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
     if !sandbox_runs() {
         return;
     }
-    // Restricted ahead too (the default); mounts only (a stale build is left in the spare);
-    // nothing built ahead.
+    // Restricted ahead too (the default); mounts only (Landlock and the capabilities wait for
+    // the command); nothing built ahead.
     for ahead in ["", "mounts", "off"] {
         built_ahead_calls(ahead);
     }

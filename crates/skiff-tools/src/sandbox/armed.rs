@@ -1,16 +1,16 @@
 //! A spare's sandbox made ahead (Linux): a zygote's spare ([`super::zygote`]) builds the plan of
 //! the session's last command while it waits, when the two commands before had the same plan
-//! (the proxy token aside): the plan's mounts, in a mount namespace of its own, and the relay.
+//! (the proxy token aside): the plan's mounts, in the namespace [`prepare`] made, and the relay.
 //! When no command is waiting by then, it also restricts itself for that plan (Landlock, every
 //! capability dropped: it is *sealed*) and says so to the zygote, which then hands it only a
 //! command with that plan; any other starts from a fresh fork.
 //!
 //! When the command comes, its plan is compared with the one built and each path the plan
 //! names is looked up again; only when every one is still what the build found does the
-//! command run in the build (the relay takes its token). Otherwise an unsealed spare goes back
-//! to the namespace [`prepare`] made, untouched by the build, and sets the command up as a
-//! fresh PID 1 does; a sealed one, which can no longer change its mounts, tells the zygote the
-//! build is stale and exits, and the zygote starts the command from a fresh fork.
+//! command run in the build (the relay takes its token). Otherwise the spare, which cannot take
+//! its mounts back, tells the zygote the build is stale and exits, and the zygote starts the
+//! command from a fresh fork. A build that fails half way leaves the spare stale for any
+//! command; one that fails before its first mount leaves it as it was.
 //!
 //! What the checks stand for. A mount sits on a path's dentry: when the host renames or
 //! removes what a path named, the kernel detaches the mounts on it in every other namespace,
@@ -19,7 +19,8 @@
 //! mount it leads to, its device and inode, or absent) and must lead to the same at hand-over.
 //! A bind's source is another matter: its mount does not move when the source's path is
 //! replaced, so each source (what is shown again inside hidden directories, skiff's proxy) is
-//! looked up again in the host's view (`/` as opened before the build) and must still be the
+//! looked up again in the host's view (`/` opened before the spare made its own namespace, so
+//! lookups from it cross the host's mounts, not the spare's) and must still be the
 //! file that was bound. Landlock's rules hold the inodes of the writable paths as opened, so
 //! each of those must still be the directory it was. What [`prepare`] sets up does not depend
 //! on the plan, and the command's directory is entered at hand-over.
@@ -38,14 +39,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{OFlag, open};
-use nix::sched::{CloneFlags, setns, unshare};
+use nix::sched::CloneFlags;
 use nix::sys::stat::Mode;
 
 #[cfg(doc)]
 use super::namespaces::prepare;
-use super::namespaces::{
-    Built, Prepared, Sources, build_mounts, command_namespaces, path_fd, restrict,
-};
+use super::namespaces::{Built, Prepared, Sources, build_mounts, command_namespaces, restrict};
 use super::plan::{Mounts, Plan};
 use super::relay::Relay;
 use super::writable_paths;
@@ -54,8 +53,8 @@ use super::writable_paths;
 pub(super) struct Armed {
     /// The plan built, its proxy token blank (each command has its own).
     plan: Plan,
-    /// The namespace [`prepare`] made, to go back to until [`Armed::seal`].
-    prepared_ns: Option<OwnedFd>,
+    /// Whether Landlock and the dropped capabilities are in force ([`Armed::seal`]).
+    sealed: bool,
     /// `/` before the build: the host's view of a path.
     host_root: OwnedFd,
     /// What each path the plan names led to once built.
@@ -86,12 +85,21 @@ type FileId = (u64, u64);
 /// What a source path was when opened for a build (`None`: absent).
 type Opened = Vec<(PathBuf, Option<FileId>)>;
 
+/// `/`, opened before the spare's namespace is made: the host's view of a path ever after.
+pub(super) fn host_root() -> nix::Result<OwnedFd> {
+    open(
+        "/",
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+}
+
 /// Why a build ahead was not made.
 pub(super) enum NotArmed {
-    /// The spare is back as [`prepare`] left it: it goes on without.
+    /// Nothing was changed: the spare goes on without.
     Skipped(String),
-    /// It could not go back, or is half restricted: it must not run a command.
-    Broken(String),
+    /// Part of the plan was mounted: the spare must run no command (each is stale).
+    Dirty(String),
 }
 
 /// Whether a spare can build `plan` ahead: only when the command needs no namespace but the
@@ -104,10 +112,15 @@ pub(super) fn armable(plan: &Plan, shared_net: bool) -> bool {
     !mounts.probe && (command_namespaces(plan, mounts, shared_net) - own).is_empty()
 }
 
-/// Build `plan` in a new mount namespace over the one [`prepare`] made (see the module docs);
-/// `None` when the plan cannot be built ahead ([`armable`]).
-pub(super) fn arm(plan: &Plan, shared_net: bool) -> Result<Option<Armed>, NotArmed> {
-    let skipped = NotArmed::Skipped;
+/// Build `plan` in the namespace [`prepare`] made (see the module docs); `host_root` is `/`
+/// opened before that (the host's view of a path). `None` when the plan cannot be built ahead
+/// ([`armable`]).
+pub(super) fn arm(
+    plan: &Plan,
+    shared_net: bool,
+    prepared: &Prepared,
+    host_root: OwnedFd,
+) -> Result<Option<Armed>, NotArmed> {
     let Some(mounts) = plan
         .namespaces
         .as_ref()
@@ -115,57 +128,33 @@ pub(super) fn arm(plan: &Plan, shared_net: bool) -> Result<Option<Armed>, NotArm
     else {
         return Ok(None);
     };
-    let prepared_ns = open(
-        "/proc/self/ns/mnt",
-        OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| skipped(format!("/proc/self/ns/mnt: {e}")))?;
-    let host_root = open(
-        "/",
-        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| skipped(format!("/: {e}")))?;
-    unshare(CloneFlags::CLONE_NEWNS).map_err(|e| skipped(format!("unshare: {e}")))?;
-    let build = || -> Result<(Opened, Option<Relay>), String> {
-        // The private `/dev`'s `/dev/null`, the host's node bound there: a bind's source must
-        // be in this namespace, and the one [`prepare`] opened is in the prepared one.
-        let null = path_fd(Path::new("/dev/null")).map_err(|e| format!("/dev/null: {e}"))?;
-        let mut sources = Sources::open(mounts, null)?;
-        // Each path shown again, as opened (absent: not shown, and must stay absent).
-        let mut opened: Opened = mounts
-            .expose
-            .iter()
-            .map(|path| {
-                let fd = sources.expose.iter().find(|(p, ..)| p == path);
-                (path.clone(), fd.and_then(|(_, fd, _)| identity(fd)))
-            })
-            .collect();
-        if let (Some(proxy), Some(fd)) = (&mounts.proxy, &sources.proxy) {
-            opened.push((proxy.socket.clone(), identity(fd)));
+    let null = prepared
+        .null()
+        .try_clone()
+        .map_err(|e| NotArmed::Skipped(format!("/dev/null: {e}")))?;
+    let mut sources = Sources::open(mounts, null).map_err(NotArmed::Skipped)?;
+    // Each path shown again, as opened (absent: not shown, and must stay absent).
+    let mut opened: Opened = mounts
+        .expose
+        .iter()
+        .map(|path| {
+            let fd = sources.expose.iter().find(|(p, ..)| p == path);
+            (path.clone(), fd.and_then(|(_, fd, _)| identity(fd)))
+        })
+        .collect();
+    if let (Some(proxy), Some(fd)) = (&mounts.proxy, &sources.proxy) {
+        opened.push((proxy.socket.clone(), identity(fd)));
+    }
+    build_mounts(mounts, &sources).map_err(NotArmed::Dirty)?;
+    let relay = match (&mounts.proxy, sources.proxy.take()) {
+        (Some(proxy), Some(socket)) => {
+            Some(Relay::bind(proxy, socket, false).map_err(NotArmed::Dirty)?)
         }
-        build_mounts(mounts, &sources)?;
-        let relay = match (&mounts.proxy, sources.proxy.take()) {
-            (Some(proxy), Some(socket)) => Some(Relay::bind(proxy, socket, false)?),
-            _ => None,
-        };
-        Ok((opened, relay))
-    };
-    let (sources, relay) = match build() {
-        Ok(built) => built,
-        Err(why) => {
-            return match setns(&prepared_ns, CloneFlags::CLONE_NEWNS) {
-                Ok(()) => Err(NotArmed::Skipped(why)),
-                Err(e) => Err(NotArmed::Broken(format!(
-                    "{why}; cannot go back to the prepared namespace: {e}"
-                ))),
-            };
-        }
+        _ => None,
     };
     Ok(Some(Armed {
         plan: without_token(plan),
-        prepared_ns: Some(prepared_ns),
+        sealed: false,
         built: named(mounts)
             .map(|p| (p.to_path_buf(), lookup(None, p)))
             .collect(),
@@ -177,7 +166,7 @@ pub(super) fn arm(plan: &Plan, shared_net: bool) -> Result<Option<Armed>, NotArm
             })
             .collect(),
         host_root,
-        sources,
+        sources: opened,
         relay,
     }))
 }
@@ -187,19 +176,15 @@ impl Armed {
     /// only run this plan. An error leaves it unfit to run any command.
     pub(super) fn seal(&mut self) -> Result<(), String> {
         restrict(&self.plan)?;
-        self.prepared_ns = None;
+        self.sealed = true;
         Ok(())
     }
 
     /// The command's plan has come: use the build ([`Prepared::built`] set) when it is this
-    /// plan's and still in place; else, unless sealed, go back to the prepared namespace.
+    /// plan's and still in place.
     pub(super) fn settle(mut self, plan: &Plan, prepared: &mut Prepared) -> Result<(), Stale> {
         if !self.fits(plan) {
-            drop(self.relay.take());
-            return match &self.prepared_ns {
-                Some(ns) => setns(ns, CloneFlags::CLONE_NEWNS).map_err(|_| Stale),
-                None => Err(Stale),
-            };
+            return Err(Stale);
         }
         if let (Some(relay), Some(proxy)) = (
             self.relay.as_mut(),
@@ -209,7 +194,7 @@ impl Armed {
         }
         prepared.built = Some(Built {
             relay: self.relay,
-            sealed: self.prepared_ns.is_none(),
+            sealed: self.sealed,
         });
         Ok(())
     }

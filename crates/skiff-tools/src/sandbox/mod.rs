@@ -84,8 +84,8 @@ pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";
 pub const NO_SPARE_VAR: &str = "SKIFF_SANDBOX_NO_SPARE";
 
 /// The variable that keeps a spare from building the last command's plan ahead
-/// (`SKIFF_SANDBOX_AHEAD=off`), or from restricting itself for it (`mounts`: the build is
-/// used, or left, when the command comes). For comparison, and a way around a build that
+/// (`SKIFF_SANDBOX_AHEAD=off`), or from restricting itself for it ahead (`mounts`: Landlock
+/// and the capabilities wait for the command). For comparison, and a way around a build that
 /// misbehaves.
 pub const AHEAD_VAR: &str = "SKIFF_SANDBOX_AHEAD";
 

@@ -167,6 +167,13 @@ pub(super) struct Prepared {
     pub(super) built: Option<Built>,
 }
 
+impl Prepared {
+    /// The host's `/dev/null`, opened before the private `/dev` covered it.
+    pub(super) fn null(&self) -> &OwnedFd {
+        &self.null
+    }
+}
+
 /// What [`super::armed`] made ahead in a spare's namespace for the command's plan: its mounts
 /// are in place, its relay (when the plan has one) is listening, and (when sealed) Landlock
 /// and the dropped capabilities are in force already.

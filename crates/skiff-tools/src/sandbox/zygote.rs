@@ -51,9 +51,9 @@
 //! while S waits. Once ready, S also builds the plan of the last command a spare could run, when
 //! the one before had the same ([`super::armed`]: its mounts and relay, and Landlock and the
 //! capabilities when no command waits yet), and uses that build when the command's plan is the
-//! same and every path it mounted on is still in place; else the command is set up afresh, by
-//! S itself or, once S has restricted itself, by a fresh fork ([`STALE`] on S's report pipe). A
-//! command whose directory or plan names a path under `/dev` or `/proc` (which
+//! same and every path it mounted on is still in place; else the command starts from a fresh
+//! fork ([`STALE`] on S's report pipe). A command whose directory or plan names a path under
+//! `/dev` or `/proc` (which
 //! a fresh C opens before covering them) is started by a fresh fork instead, as is any
 //! request that comes while S is not ready or while S runs another command. The next S is
 //! forked once the command the last one was handed has started (C's [`STARTED`]; or once that
@@ -280,6 +280,14 @@ struct Child {
     /// The request, kept until the spare it was handed to has started it (a spare may say the
     /// plan it built is stale instead: the request then starts from a fresh fork).
     run: Option<Run>,
+}
+
+/// What a spare built ahead for its command ([`super::armed`]).
+enum Ahead {
+    Nothing,
+    Built(Box<Armed>),
+    /// Half of it: the spare can run no command.
+    Dirty,
 }
 
 /// One request read from the socket.
@@ -666,7 +674,7 @@ impl Zygote {
                 drop((alive, report));
                 let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
                 self.close_inherited();
-                let code = self.run_command(run, watch, told, lifeline, None, None);
+                let code = self.run_command(run, watch, told, lifeline, None, Ahead::Nothing);
                 std::process::exit(code);
             }
             Ok((ForkResult::Parent { child }, back)) => {
@@ -728,6 +736,8 @@ impl Zygote {
     ) -> i32 {
         let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
         self.close_inherited();
+        // The host's view of paths, for a build ahead to be checked against.
+        let host_root = armed::host_root().ok();
         let prepared = match prepare() {
             Ok(p) => p,
             Err(e) => {
@@ -740,27 +750,29 @@ impl Zygote {
             return i32::from(SETUP_FAILED);
         }
         // The last command's plan, built ahead (see [`super::armed`]).
-        let mut armed = match self
+        let plan = self
             .plan_to_build()
-            .and_then(|plan| Plan::from_arg(plan).ok())
-            .map(|plan| armed::arm(&plan, self.shared_net))
+            .and_then(|plan| Plan::from_arg(plan).ok());
+        let mut ahead = match plan
+            .zip(host_root)
+            .map(|(plan, root)| armed::arm(&plan, self.shared_net, &prepared, root))
         {
-            Some(Ok(armed)) => armed,
-            None => None,
+            Some(Ok(Some(armed))) => Ahead::Built(Box::new(armed)),
+            None | Some(Ok(None)) => Ahead::Nothing,
             Some(Err(NotArmed::Skipped(why))) => {
                 eprintln!("skiff sandbox: the next command's mounts were not made ahead: {why}");
-                None
+                Ahead::Nothing
             }
-            Some(Err(NotArmed::Broken(why))) => {
-                eprintln!("skiff sandbox: {why}");
-                let _ = (&socket).write_all(&[SPARE_FAILED]);
-                return i32::from(SETUP_FAILED);
+            Some(Err(NotArmed::Dirty(why))) => {
+                eprintln!("skiff sandbox: the next command's mounts were not made ahead: {why}");
+                Ahead::Dirty
             }
         };
         // Sealed only while no command waits (one that does is run unsealed, sooner); the
         // zygote then hands over only the plan built.
         let seal = std::env::var_os(super::AHEAD_VAR).is_none_or(|v| v != "mounts");
-        if let Some(build) = armed.as_mut().filter(|_| seal)
+        if let Ahead::Built(build) = &mut ahead
+            && seal
             && matches!(
                 poll(
                     &mut [PollFd::new(socket.as_fd(), PollFlags::POLLIN)],
@@ -800,7 +812,7 @@ impl Zygote {
         match read_request(&socket) {
             Ok(Some(Request::Run(run))) => {
                 drop(socket);
-                self.run_command(run, watch, report, lifeline, Some(prepared), armed)
+                self.run_command(run, watch, report, lifeline, Some(prepared), ahead)
             }
             _ => i32::from(SETUP_FAILED),
         }
@@ -815,7 +827,7 @@ impl Zygote {
         report: std::io::PipeWriter,
         lifeline: Option<OwnedFd>,
         mut prepared: Option<Prepared>,
-        armed: Option<Armed>,
+        ahead: Ahead,
     ) -> i32 {
         let Run {
             out,
@@ -854,9 +866,12 @@ impl Zygote {
         };
         // The sandbox built ahead, when it is this plan's and still in place; else the zygote
         // starts the command afresh.
-        if let (Some(armed), Some(prepared)) = (armed, prepared.as_mut())
-            && armed.settle(&request.plan, prepared).is_err()
-        {
+        let stale = match (ahead, prepared.as_mut()) {
+            (Ahead::Built(armed), Some(prepared)) => armed.settle(&request.plan, prepared).is_err(),
+            (Ahead::Dirty, _) => true,
+            _ => false,
+        };
+        if stale {
             let _ = (&report).write_all(&[STALE]);
             return i32::from(SETUP_FAILED);
         }
