@@ -723,7 +723,8 @@ fn built_ahead_calls(ahead: &str) {
         json!({ "command": "cat ~/.netrc 2>&1; (echo '[x]' >> .git/config) 2>&1 && echo WROTE-CONFIG; \
                           grep -c replaced .git/config; sleep 0.6; echo done" }),
         json!({ "command": "echo cover_age_ms=$(( ($(date +%s%N) - $(stat -c %.9Y ~/.aws | tr -d .)) / 1000000 )); \
-                          echo planted > ~/outside-ahead; grep CapEff /proc/self/status; cat ~/.ssh/id_rsa" }),
+                          echo planted > /etc/skiff-ahead-probe; grep CapEff /proc/self/status; \
+                          cat ~/.ssh/id_rsa" }),
     ];
     let mut session = env.session(&calls);
     if !ahead.is_empty() {
@@ -799,8 +800,11 @@ fn built_ahead_calls(ahead: &str) {
             "the mounts were built for the call ({ahead}): {age} ms; {res:?}"
         );
     }
+    // Outside the workspace and the temp directories (the test's home may be in /tmp).
     let last = &res[4].1;
-    assert!(!env.home.join("outside-ahead").exists(), "{last}");
+    let planted = Path::new("/etc/skiff-ahead-probe").exists();
+    let _ = std::fs::remove_file("/etc/skiff-ahead-probe");
+    assert!(!planted && last.contains("Permission denied"), "{last}");
     assert!(last.contains("CapEff:\t0000000000000000"), "{last}");
     assert!(!last.contains(SECRET), "{last}");
 }
