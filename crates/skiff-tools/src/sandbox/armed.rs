@@ -55,7 +55,8 @@ pub(super) struct Armed {
     plan: Plan,
     /// Whether Landlock and the dropped capabilities are in force ([`Armed::seal`]).
     sealed: bool,
-    /// `/` before the build: the host's view of a path.
+    /// `/` opened before the spare made its namespace: the host's view of a path (closed
+    /// with the build, before the command runs).
     host_root: OwnedFd,
     /// What each path the plan names led to once built.
     built: Vec<(PathBuf, Option<Found>)>,
