@@ -202,6 +202,11 @@ pub(super) fn serve(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         handed: None,
         last_plan: None,
         plan_repeats: false,
+        ahead: std::env::var_os(super::AHEAD_VAR).map_or(AheadMode::Sealed, |v| match v.to_str() {
+            Some("off") => AheadMode::Off,
+            Some("mounts") => AheadMode::Mounts,
+            _ => AheadMode::Sealed,
+        }),
         respare: false,
     };
     if zygote.socket.write_all(&[READY]).is_err() {
@@ -241,8 +246,10 @@ struct Zygote {
     /// same (the token aside): the next spare then builds it ahead ([`super::armed`]). Plans
     /// that keep changing (sockets coming and going in the temp directories) would waste each
     /// build, and a command whose plan is not the one built starts from a fresh fork.
-    last_plan: Option<String>,
+    last_plan: Option<LastPlan>,
     plan_repeats: bool,
+    /// How much a spare builds ahead ([`super::AHEAD_VAR`]).
+    ahead: AheadMode,
     /// The next child forked becomes [`Zygote::handed`]: a spare was given up for its command.
     respare: bool,
 }
@@ -280,6 +287,21 @@ struct Child {
     /// The request, kept until the spare it was handed to has started it (a spare may say the
     /// plan it built is stale instead: the request then starts from a fresh fork).
     run: Option<Run>,
+}
+
+/// The `--plan` of the last command a spare could run, as given and with its token blank.
+struct LastPlan {
+    arg: String,
+    blank: String,
+}
+
+/// How much a spare builds ahead ([`super::AHEAD_VAR`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AheadMode {
+    Off,
+    /// The mounts and the relay; Landlock and the capabilities wait for the command.
+    Mounts,
+    Sealed,
 }
 
 /// What a spare built ahead for its command ([`super::armed`]).
@@ -509,21 +531,18 @@ impl Zygote {
     }
 
     /// The plan the next spare builds ahead, if any (see [`Zygote::last_plan`]).
-    fn plan_to_build(&self) -> Option<&str> {
-        let off = std::env::var_os(super::AHEAD_VAR).is_some_and(|v| v == "off");
+    fn plan_to_build(&self) -> Option<&LastPlan> {
         self.last_plan
-            .as_deref()
-            .filter(|_| self.plan_repeats && !off)
+            .as_ref()
+            .filter(|_| self.plan_repeats && self.ahead != AheadMode::Off)
     }
 
     /// Keep the plan of the command just started for the next spare (see [`super::armed`]).
     fn remember(&mut self, plan: Option<OsString>) {
         if let Some(plan) = plan.and_then(|p| p.into_string().ok()) {
-            self.plan_repeats = self
-                .last_plan
-                .as_deref()
-                .is_some_and(|last| blank_token(last) == blank_token(&plan));
-            self.last_plan = Some(plan);
+            let blank = blank_token(&plan).into_owned();
+            self.plan_repeats = self.last_plan.as_ref().is_some_and(|l| l.blank == blank);
+            self.last_plan = Some(LastPlan { arg: plan, blank });
         }
     }
 
@@ -626,7 +645,7 @@ impl Zygote {
                     alive,
                     report,
                     ready: false,
-                    plan: self.plan_to_build().map(|p| blank_token(p).into_owned()),
+                    plan: self.plan_to_build().map(|p| p.blank.clone()),
                     armed: false,
                 });
                 back
@@ -752,7 +771,7 @@ impl Zygote {
         // The last command's plan, built ahead (see [`super::armed`]).
         let plan = self
             .plan_to_build()
-            .and_then(|plan| Plan::from_arg(plan).ok());
+            .and_then(|plan| Plan::from_arg(&plan.arg).ok());
         let mut ahead = match plan
             .zip(host_root)
             .map(|(plan, root)| armed::arm(&plan, self.shared_net, &prepared, root))
@@ -770,7 +789,7 @@ impl Zygote {
         };
         // Sealed only while no command waits (one that does is run unsealed, sooner); the
         // zygote then hands over only the plan built.
-        let seal = std::env::var_os(super::AHEAD_VAR).is_none_or(|v| v != "mounts");
+        let seal = self.ahead == AheadMode::Sealed;
         if let Ahead::Built(build) = &mut ahead
             && seal
             && matches!(
