@@ -560,6 +560,66 @@ fn calls_started_by_the_zygote_hold_nothing_of_it() {
     assert_eq!(zygote_env, own_env);
 }
 
+/// A descriptor skiff was started with (a shell's `exec 7>>file`, a socket of the program that
+/// started it) does not reach a command run without asking: a command started by the zygote,
+/// by a helper of its own, or by a spare built ahead has its three standard streams only, and
+/// cannot write through the descriptor past Landlock to a file outside the workspace.
+#[test]
+fn descriptors_skiff_inherited_do_not_reach_commands() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let outside = env.marks.join("outside.txt");
+    std::fs::write(&outside, "untouched\n").unwrap();
+    let call = json!({"command": "ls -l /proc/self/fd/; echo LEAKED >&7; echo rc=$?"});
+    let calls = [call.clone(), call.clone(), call.clone(), call];
+    for extra in [
+        None,
+        Some("SKIFF_SANDBOX_NO_ZYGOTE"),
+        Some("SKIFF_SANDBOX_NO_SPARE"),
+    ] {
+        let session = env.session(&calls);
+        // Started through bash, which opens descriptor 7 on the outside file and execs skiff.
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(r#"exec 7>>"$0"; exec "$@""#)
+            .arg(&outside)
+            .arg(session.get_program())
+            .args(session.get_args())
+            .env_clear()
+            .current_dir(&env.ws);
+        for (k, v) in session.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        if let Some(var) = extra {
+            cmd.env(var, "1");
+        }
+        let out = cmd.output().unwrap();
+        let res = results(&parse_frames(&out.stdout));
+        assert_ran(&res);
+        assert_eq!(res.len(), 4, "{extra:?}: {res:?}");
+        for (_, text) in &res {
+            let fds: Vec<&str> = text
+                .lines()
+                .filter_map(|l| l.split_once(" -> ").map(|(l, _)| l))
+                .filter_map(|l| l.rsplit(' ').next())
+                .collect();
+            // ls's own listing of /proc/self/fd is the one more.
+            assert_eq!(
+                fds.len(),
+                4,
+                "{extra:?}: only 0, 1, 2 (and ls's own): {text}"
+            );
+            assert!(!fds.contains(&"7"), "{extra:?}: {text}");
+            assert!(text.contains("rc=1"), "{extra:?}: {text}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "untouched\n");
+}
+
 /// The parent pid of `pid` (from `/proc`).
 fn parent_of(pid: &str) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -54,6 +54,12 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         eprintln!("skiff sandbox: {e}; the command was not run");
         return ExitCode::from(SETUP_FAILED);
     }
+    // Its input, output and error only (see `close_inherited_on_exec`).
+    #[cfg(target_os = "linux")]
+    if let Err(e) = super::namespaces::close_inherited_on_exec() {
+        eprintln!("skiff sandbox: {e}; the command was not run");
+        return ExitCode::from(SETUP_FAILED);
+    }
     let error = std::process::Command::new(&request.program)
         .args(&request.args)
         .exec();

@@ -21,8 +21,9 @@
 //! `unsafe` here, and why it is sound:
 //! - `fork`: the helper is single-threaded when it forks (nothing before it starts a thread),
 //!   so the child may go on running Rust code.
-//! - `prctl(PR_CAPBSET_DROP)`, `prctl(PR_CAP_AMBIENT…)`, `capset`, `setpriority`: plain system
-//!   calls on integers and on a header and data array that live on the stack for the call.
+//! - `prctl(PR_CAPBSET_DROP)`, `prctl(PR_CAP_AMBIENT…)`, `capset`, `setpriority`,
+//!   `close_range`, `fcntl(F_GETFD/F_SETFD)`: plain system calls on integers and on a header and
+//!   data array that live on the stack for the call.
 //! - `ioctl(SIOC[GS]IFFLAGS)`: on a socket this function owns, with a zeroed `ifreq` whose
 //!   name is a NUL-terminated copy of `lo`.
 #![allow(unsafe_code)]
@@ -409,6 +410,9 @@ fn init(
         Ok(fd) => fd,
         Err(e) => return i32::from(refused(&e)),
     };
+    if let Err(e) = close_inherited_on_exec() {
+        return i32::from(refused(&e));
+    }
     let mut command = std::process::Command::new(program);
     if let Some(env) = env {
         command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
@@ -478,6 +482,44 @@ fn report_end(report: std::io::PipeWriter, code: i32) {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
+}
+
+/// Mark every descriptor above the standard streams close-on-exec: the command starts with its
+/// input, output and error only. Whatever skiff itself was started with (a shell's `exec
+/// 7>>file`, a socket of the program that started it) would otherwise reach the command, and
+/// Landlock checks paths when they are opened, not descriptors already open. PID 1's own
+/// descriptors stay open for it.
+pub(super) fn close_inherited_on_exec() -> Result<(), String> {
+    // SAFETY: see the module docs (a system call on integers).
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3_u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if done == 0 {
+        return Ok(());
+    }
+    // Before Linux 5.11: one by one, as this PID namespace's `/proc` lists them.
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| format!("cannot list the open descriptors: {e}"))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: see the module docs; a descriptor closed meanwhile (the listing's own) fails
+        // with EBADF, which is fine.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) } < 0 {
+            return Err(format!(
+                "cannot close descriptor {fd} for the command: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Block SIGCHLD and return a descriptor that reads it.
