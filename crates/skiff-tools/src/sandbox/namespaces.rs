@@ -103,12 +103,21 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
     }
 }
 
+/// Where a zygote's command's PID 1 says how its command went.
+pub(super) struct Reports {
+    /// To the zygote: [`STARTED`], then the exit code (`i32`, little endian).
+    pub(super) zygote: std::io::PipeWriter,
+    /// To skiff, when its request came with a pipe: the exit code alone, told first (see
+    /// [`super::zygote`]).
+    pub(super) skiff: Option<OwnedFd>,
+}
+
 /// In a child of the zygote ([`super::zygote`]) that is already PID 1 of a PID namespace of its
 /// own, in the session's user namespace (and, when `shared_net`, its private network
 /// namespace): create the mount and IPC namespaces (and a network namespace when the session's
 /// cannot be shared) and become the command's PID 1, the command getting exactly `env`. `helper`
-/// is the pipe whose end of file means the zygote is gone; `report` the pipe on which the
-/// command's exit code is told the moment it is known (see [`report_end`]); `prepared` what a
+/// is the pipe whose end of file means the zygote is gone; `report` where the command's exit
+/// code is told the moment it is known (see [`report_end`]); `prepared` what a
 /// spare set up before the command was known ([`prepare`]). The exit code.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn init_in_zygote_child(
@@ -119,7 +128,7 @@ pub(super) fn init_in_zygote_child(
     lifeline: Option<OwnedFd>,
     shared_net: bool,
     env: &[(OsString, OsString)],
-    report: std::io::PipeWriter,
+    report: Reports,
     prepared: Option<Prepared>,
 ) -> i32 {
     let fail = |why: &str| i32::from(refused(why));
@@ -342,7 +351,7 @@ fn init(
     watch: Watch,
     command: &Command<'_>,
     new_net: bool,
-    report: Option<std::io::PipeWriter>,
+    report: Option<Reports>,
     prepared: Option<Prepared>,
 ) -> i32 {
     let Command { program, args, env } = *command;
@@ -439,7 +448,7 @@ fn init(
         use std::io::Write;
         // The zygote forks the next spare now, beside the command rather than beside its
         // set-up (see [`super::zygote`]).
-        let _ = (&*report).write_all(&[STARTED]);
+        let _ = (&report.zygote).write_all(&[STARTED]);
     }
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
     let code = supervise(shell_pid, &watch, &children, relay.as_ref());
@@ -461,7 +470,7 @@ fn init(
 /// all of them the same user with no capabilities; a process forking at that moment either is
 /// killed or has its fork fail (the kernel orders the two). Every orphan is re-parented to PID 1,
 /// so once `waitpid` finds no child at all, no process of the command is left.
-fn report_end(report: std::io::PipeWriter, code: i32) {
+fn report_end(report: Reports, code: i32) {
     use std::io::Write;
     let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);
     // Until ECHILD: no child left, alive or not yet reaped.
@@ -472,7 +481,11 @@ fn report_end(report: std::io::PipeWriter, code: i32) {
     for fd in [0, 1, 2] {
         let _ = nix::unistd::close(fd);
     }
-    let _ = (&report).write_all(&code.to_le_bytes());
+    // skiff's first: it is what skiff waits on; the zygote's reply then finds it told.
+    if let Some(skiff) = report.skiff {
+        let _ = std::fs::File::from(skiff).write_all(&code.to_le_bytes());
+    }
+    let _ = (&report.zygote).write_all(&code.to_le_bytes());
     // What is left is this process's own exit (its namespaces' teardown, a few hundred
     // microseconds of CPU): at the lowest priority it runs beside skiff's next steps, not
     // before them (on 2 cores, 0.2-0.3 ms less per sandboxed call in `sandbox_bench` and in

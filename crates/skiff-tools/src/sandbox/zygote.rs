@@ -27,11 +27,15 @@
 //! When Z ends, the kernel ends every process of its PID namespace, the commands' included.
 //!
 //! The socket, skiff → zygote: a header of 12 bytes (kind, payload length, both `u32` little
-//! endian, then 4 zero bytes) sent with the command's output descriptor (`SCM_RIGHTS`) for a
-//! run, then the payload: the request id (`u64`), then for a run NUL-terminated entries, each
-//! tagged by its first byte: `C` the working directory, `A` an argument after `__sandbox`, `E`
-//! a `NAME=value` of the command's environment. Zygote → skiff: [`READY`] once, then 12 bytes
-//! per ended request: its id and its raw wait status (`i32`).
+//! endian, then 4 zero bytes) sent for a run with the command's output descriptor and the write
+//! end of a pipe of skiff's own (`SCM_RIGHTS`), then the payload: the request id (`u64`), then
+//! for a run NUL-terminated entries, each tagged by its first byte: `C` the working directory,
+//! `A` an argument after `__sandbox`, `E` a `NAME=value` of the command's environment. Zygote →
+//! skiff: [`READY`] once, then 12 bytes per ended request: its id and its raw wait status
+//! (`i32`). C writes the command's exit code on skiff's pipe too, first: skiff waits on that
+//! pipe beside the command's output, so the end of a command reaches it with one wake-up
+//! instead of three (the zygote, skiff's reader of the socket, then its runtime); the zygote's
+//! reply stands for a C that ended without a word (killed, or refused the command).
 //!
 //! C says on a pipe of its own when the command has started ([`STARTED`], one byte), and the
 //! request ends when C says so on the same pipe: once the shell has ended, C ends every
@@ -90,7 +94,7 @@ use nix::unistd::{ForkResult, Pid, fork, getgid, getuid};
 
 use super::armed::{self, Armed, NotArmed, blank_token};
 use super::namespaces::{
-    Prepared, STARTED, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
+    Prepared, Reports, STARTED, fail, init_in_zygote_child, loopback_up, map_ids, prepare, wait_for,
 };
 use super::plan::Plan;
 use super::request::HelperRequest;
@@ -323,6 +327,8 @@ enum Request {
 struct Run {
     id: u64,
     out: Option<OwnedFd>,
+    /// skiff's pipe for the exit code (see the module docs).
+    end: Option<OwnedFd>,
     cwd: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
@@ -330,6 +336,15 @@ struct Run {
 }
 
 impl Run {
+    /// The descriptors sent with it: its output, then skiff's pipe for the exit code.
+    fn fds(&self) -> Vec<BorrowedFd<'_>> {
+        self.out
+            .iter()
+            .chain(self.end.iter())
+            .map(AsFd::as_fd)
+            .collect()
+    }
+
     /// Whether a spare may run it: a spare's `/proc` and `/dev` are private already, so a
     /// command whose directory or plan names a path there starts from a fresh fork, which opens
     /// such paths before covering them. (A false alarm only costs the head start.)
@@ -565,8 +580,7 @@ impl Zygote {
                 return Err(run);
             }
         }
-        let out = run.out.as_ref().map(AsFd::as_fd);
-        if send(&spare.socket, RUN, &run.payload, out).is_err() {
+        if send(&spare.socket, RUN, &run.payload, &run.fds()).is_err() {
             // Gone meanwhile (its end is reaped later): no more spares this session.
             let _ = kill(spare.pid, Signal::SIGKILL);
             self.spares = false;
@@ -729,6 +743,13 @@ impl Zygote {
             if let Some(report) = &other.report {
                 let _ = nix::unistd::close(report.as_raw_fd());
             }
+            // A request kept until its spare has started it: its output and pipe are that
+            // command's, and held here they would keep skiff from their end of file.
+            if let Some(run) = &other.run {
+                for fd in run.fds() {
+                    let _ = nix::unistd::close(fd.as_raw_fd());
+                }
+            }
         }
         if let Some(spare) = &self.spare {
             for fd in [
@@ -850,6 +871,7 @@ impl Zygote {
     ) -> i32 {
         let Run {
             out,
+            end,
             cwd,
             args,
             env,
@@ -911,7 +933,10 @@ impl Zygote {
             lifeline,
             self.shared_net,
             &env,
-            report,
+            Reports {
+                zygote: report,
+                skiff: end,
+            },
             prepared,
         )
     }
@@ -921,8 +946,8 @@ impl Zygote {
 fn read_request(socket: &UnixStream) -> std::io::Result<Option<Request>> {
     let mut socket = socket;
     let mut header = [0u8; HEADER];
-    let mut space = nix::cmsg_space!([RawFd; 1]);
-    let (got, out) = {
+    let mut space = nix::cmsg_space!([RawFd; 2]);
+    let (got, mut fds) = {
         let mut iov = [IoSliceMut::new(&mut header)];
         let msg = recvmsg::<()>(
             socket.as_raw_fd(),
@@ -930,18 +955,19 @@ fn read_request(socket: &UnixStream) -> std::io::Result<Option<Request>> {
             Some(&mut space),
             MsgFlags::MSG_CMSG_CLOEXEC,
         )?;
-        let mut out = None;
+        let mut fds = Vec::new();
         for cmsg in msg.cmsgs()? {
-            if let ControlMessageOwned::ScmRights(fds) = cmsg {
-                for fd in fds {
+            if let ControlMessageOwned::ScmRights(raw) = cmsg {
+                for fd in raw {
                     // SAFETY: the kernel just installed this descriptor for us.
-                    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-                    out.get_or_insert(owned);
+                    fds.push(unsafe { OwnedFd::from_raw_fd(fd) });
                 }
             }
         }
-        (msg.bytes, out)
+        (msg.bytes, fds.into_iter())
     };
+    // The output first, then skiff's pipe for the exit code; any more are closed.
+    let (out, end) = (fds.next(), fds.next());
     if got == 0 {
         return Ok(None);
     }
@@ -981,6 +1007,7 @@ fn read_request(socket: &UnixStream) -> std::io::Result<Option<Request>> {
     Ok(Some(Request::Run(Run {
         id,
         out,
+        end,
         cwd,
         args,
         env,
@@ -1024,21 +1051,21 @@ pub(super) fn header(kind: u32, payload_len: usize) -> [u8; HEADER] {
     h
 }
 
-/// Send a request with an optional descriptor.
+/// Send a request with its descriptors (none, or a run's output and pipe for the exit code).
 pub(super) fn send(
     socket: &UnixStream,
     kind: u32,
     payload: &[u8],
-    fd: Option<BorrowedFd<'_>>,
+    fds: &[BorrowedFd<'_>],
 ) -> std::io::Result<()> {
     use nix::sys::socket::{ControlMessage, sendmsg};
     let head = header(kind, payload.len());
-    let raw = fd.map(|f| [f.as_raw_fd()]);
-    let cmsgs: Vec<ControlMessage<'_>> = raw
-        .as_ref()
-        .map(|r| ControlMessage::ScmRights(r))
-        .into_iter()
-        .collect();
+    let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+    let cmsgs: Vec<ControlMessage<'_>> = if raw.is_empty() {
+        Vec::new()
+    } else {
+        vec![ControlMessage::ScmRights(&raw)]
+    };
     let mut sent = 0;
     while sent == 0 {
         match sendmsg::<()>(
@@ -1091,6 +1118,7 @@ mod tests {
         Run {
             id: 1,
             out: out.then(|| OwnedFd::from(std::fs::File::open("/dev/null").unwrap())),
+            end: None,
             cwd: cwd.into(),
             args: vec![plan.into()],
             env: Vec::new(),

@@ -101,12 +101,23 @@ impl ZygoteClient {
         let env = final_env(cmd);
         let id = conn.next.fetch_add(1, Ordering::Relaxed);
         let payload = zygote::run_payload(id, &cwd, &args, &env);
+        // The command's exit code comes on this pipe first (see [`zygote`]'s docs); without it
+        // (no runtime to wait on it here), the zygote's reply alone tells.
+        let (end, end_tx) = match end_pipe() {
+            Some((rx, tx)) => (Some(rx), Some(tx)),
+            None => (None, None),
+        };
         let (tx, rx) = oneshot::channel();
         lock(&conn.pending).insert(id, tx);
         let sent = {
+            let fds: Vec<_> = std::iter::once(out.as_fd())
+                .chain(end_tx.as_ref().map(AsFd::as_fd))
+                .collect();
             let _writing = lock(&conn.writing);
-            zygote::send(&conn.socket, RUN, &payload, Some(out.as_fd()))
+            zygote::send(&conn.socket, RUN, &payload, &fds)
         };
+        // Only the command's PID 1 writes on it: its end of file means that one is gone.
+        drop(end_tx);
         if let Err(e) = sent {
             // Not started (the zygote reads a whole request before it forks).
             lock(&conn.pending).remove(&id);
@@ -119,6 +130,11 @@ impl ZygoteClient {
             id,
             conn,
             exit: Some(rx),
+            end: end.map(|pipe| EndPipe {
+                pipe,
+                code: [0; 4],
+                got: 0,
+            }),
             status: None,
         }))
     }
@@ -222,6 +238,15 @@ fn read_replies(mut socket: UnixStream, conn: &std::sync::Weak<Conn>) {
     }
 }
 
+/// A pipe for a command's exit code: the read end registered with the runtime, the write end
+/// (blocking, as its writer expects) for the command's PID 1. `None` outside a runtime.
+fn end_pipe() -> Option<(tokio::net::unix::pipe::Receiver, OwnedFd)> {
+    tokio::runtime::Handle::try_current().ok()?;
+    let (rx, tx) = std::io::pipe().ok()?;
+    let rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(rx)).ok()?;
+    Some((rx, OwnedFd::from(tx)))
+}
+
 /// skiff's environment as `cmd` changes it: what the command gets.
 fn final_env(cmd: &std::process::Command) -> Vec<(OsString, OsString)> {
     let mut env: std::collections::BTreeMap<OsString, OsString> = std::env::vars_os().collect();
@@ -247,7 +272,33 @@ pub(crate) struct ZygoteChild {
     id: u64,
     conn: Arc<Conn>,
     exit: Option<oneshot::Receiver<io::Result<ExitStatus>>>,
+    /// Where the command's PID 1 writes its exit code; `None` once it said nothing (then the
+    /// zygote's reply tells).
+    end: Option<EndPipe>,
     status: Option<ExitStatus>,
+}
+
+/// The read end of a command's exit-code pipe, and what came on it so far.
+#[derive(Debug)]
+struct EndPipe {
+    pipe: tokio::net::unix::pipe::Receiver,
+    code: [u8; 4],
+    got: usize,
+}
+
+impl EndPipe {
+    /// The exit code, once all of it came; `None` at end of file first (or on an error).
+    /// Cancel-safe: what came is kept.
+    async fn code(&mut self) -> Option<i32> {
+        use tokio::io::AsyncReadExt;
+        while self.got < self.code.len() {
+            match self.pipe.read(&mut self.code[self.got..]).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.got += n,
+            }
+        }
+        Some(i32::from_le_bytes(self.code))
+    }
 }
 
 impl ZygoteChild {
@@ -261,8 +312,28 @@ impl ZygoteChild {
         let Some(exit) = self.exit.as_mut() else {
             return Err(ended());
         };
-        let answer = exit.await;
+        let answer = match self.end.as_mut() {
+            Some(end) => tokio::select! {
+                biased;
+                code = end.code() => match code {
+                    // Told before the zygote's reply (which then finds no waiter): everything
+                    // of the command has ended, so there is nothing left to kill.
+                    Some(code) => {
+                        lock(&self.conn.pending).remove(&self.id);
+                        Ok(Ok(ExitStatus::from_raw((code & 0xff) << 8)))
+                    }
+                    None => {
+                        // It ended without a word: the zygote says how.
+                        self.end = None;
+                        exit.await
+                    }
+                },
+                answer = &mut *exit => answer,
+            },
+            None => exit.await,
+        };
         self.exit = None;
+        self.end = None;
         let status = answer.map_err(|_| ended())??;
         self.status = Some(status);
         Ok(status)
@@ -274,7 +345,7 @@ impl ZygoteChild {
             return;
         }
         let _writing = lock(&self.conn.writing);
-        if zygote::send(&self.conn.socket, KILL, &self.id.to_le_bytes(), None).is_err() {
+        if zygote::send(&self.conn.socket, KILL, &self.id.to_le_bytes(), &[]).is_err() {
             self.conn.broken();
         }
     }
