@@ -423,4 +423,19 @@ mod tests {
         assert!(target("http://intranet/x", &config).is_err());
         assert!(target(&format!("https://e.com/{}", "a".repeat(2_000)), &config).is_err());
     }
+
+    /// Host names in other scripts are mapped as browsers map them (UTS 46, by the Unicode back
+    /// end `idna_adapter` picks), not refused.
+    #[test]
+    fn international_host_names_are_mapped_to_their_ascii_form() {
+        let config = WebFetchConfig::default();
+        let (url, _) = target("https://Bücher.example/ß", &config).unwrap();
+        assert_eq!(url.host_str(), Some("xn--bcher-kva.example"));
+        let (url, _) = target("http://例え.テスト/", &config).unwrap();
+        assert_eq!(url.as_str(), "https://xn--r8jz45g.xn--zckzah/");
+        // Full-width dots and letters fold to ASCII.
+        let (url, _) = target("https://ｅｘａｍｐｌｅ。com/", &config).unwrap();
+        assert_eq!(url.host_str(), Some("example.com"));
+        assert!(target("https://a\u{200b}\u{0}b.example/", &config).is_err());
+    }
 }
