@@ -239,12 +239,15 @@ fn read_replies(mut socket: UnixStream, conn: &std::sync::Weak<Conn>) {
 }
 
 /// A pipe for a command's exit code: the read end registered with the runtime, the write end
-/// (blocking, as its writer expects) for the command's PID 1. `None` outside a runtime.
+/// for the command's PID 1 (non-blocking too: four bytes into an empty pipe never wait). Made
+/// with its flags in one call, not checked and set afterwards. `None` outside a runtime.
 fn end_pipe() -> Option<(tokio::net::unix::pipe::Receiver, OwnedFd)> {
+    use nix::fcntl::OFlag;
     tokio::runtime::Handle::try_current().ok()?;
-    let (rx, tx) = std::io::pipe().ok()?;
-    let rx = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(rx)).ok()?;
-    Some((rx, OwnedFd::from(tx)))
+    let (rx, tx) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).ok()?;
+    // The read end of a new pipe, non-blocking: what `from_owned_fd_unchecked` asks for.
+    let rx = tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(rx).ok()?;
+    Some((rx, tx))
 }
 
 /// skiff's environment as `cmd` changes it: what the command gets.
