@@ -434,7 +434,7 @@ impl Zygote {
         while self.signals.read_signal().ok().flatten().is_some() {}
         loop {
             let (pid, status) = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::Exited(pid, code)) => (pid, (code & 0xff) << 8),
+                Ok(WaitStatus::Exited(pid, code)) => (pid, exited(code)),
                 Ok(WaitStatus::Signaled(pid, sig, core)) => {
                     (pid, sig as i32 | if core { 0x80 } else { 0 })
                 }
@@ -501,7 +501,7 @@ impl Zygote {
         }
         child.told = true;
         let id = child.id;
-        self.reply(id, (i32::from_le_bytes(code) & 0xff) << 8)
+        self.reply(id, exited(i32::from_le_bytes(code)))
     }
 
     /// Child `pid` started its command or ended: when it is the spare last handed a command,
@@ -1041,6 +1041,11 @@ pub(super) fn run_payload(
         }
     }
     out
+}
+
+/// The raw wait status of a process that exited with `code` (what skiff is told).
+pub(super) fn exited(code: i32) -> i32 {
+    (code & 0xff) << 8
 }
 
 /// The header of a request.

@@ -103,10 +103,7 @@ impl ZygoteClient {
         let payload = zygote::run_payload(id, &cwd, &args, &env);
         // The command's exit code comes on this pipe first (see [`zygote`]'s docs); without it
         // (no runtime to wait on it here), the zygote's reply alone tells.
-        let (end, end_tx) = match end_pipe() {
-            Some((rx, tx)) => (Some(rx), Some(tx)),
-            None => (None, None),
-        };
+        let (end, end_tx) = end_pipe().unzip();
         let (tx, rx) = oneshot::channel();
         lock(&conn.pending).insert(id, tx);
         let sent = {
@@ -130,11 +127,7 @@ impl ZygoteClient {
             id,
             conn,
             exit: Some(rx),
-            end: end.map(|pipe| EndPipe {
-                pipe,
-                code: [0; 4],
-                got: 0,
-            }),
+            end: end.map(EndPipe::new),
             status: None,
         }))
     }
@@ -290,6 +283,14 @@ struct EndPipe {
 }
 
 impl EndPipe {
+    fn new(pipe: tokio::net::unix::pipe::Receiver) -> Self {
+        Self {
+            pipe,
+            code: [0; 4],
+            got: 0,
+        }
+    }
+
     /// The exit code, once all of it came; `None` at end of file first (or on an error).
     /// Cancel-safe: what came is kept.
     async fn code(&mut self) -> Option<i32> {
@@ -323,7 +324,7 @@ impl ZygoteChild {
                     // of the command has ended, so there is nothing left to kill.
                     Some(code) => {
                         lock(&self.conn.pending).remove(&self.id);
-                        Ok(Ok(ExitStatus::from_raw((code & 0xff) << 8)))
+                        Ok(Ok(ExitStatus::from_raw(zygote::exited(code))))
                     }
                     None => {
                         // It ended without a word: the zygote says how.
