@@ -50,6 +50,7 @@ impl PermissionEngine {
                 .texts
                 .iter()
                 .any(|t| rules_match_command(rules, RuleKind::Deny, t))
+                || rules_cover_spelling(rules, RuleKind::Deny, &part.argv)
             {
                 return Verdict::Deny(bash_denied(&part.text()));
             }
@@ -72,6 +73,7 @@ impl PermissionEngine {
                 p.texts
                     .iter()
                     .any(|t| rules_match_command(rules, RuleKind::Ask, t))
+                    || rules_cover_spelling(rules, RuleKind::Ask, &p.argv)
                     || p.reads
                         .iter()
                         .chain(&p.trees)
@@ -396,6 +398,15 @@ pub(super) fn rules_match_command(rules: &RuleSet, kind: RuleKind, text: &str) -
         .list(kind)
         .iter()
         .any(|r| r.names_tool("Bash", kind) && r.is_command_rule() && r.matches_command(text))
+}
+
+/// Whether a Bash command rule of `kind` covers `argv` in another spelling of the same command
+/// (see [`super::spelling`]).
+fn rules_cover_spelling(rules: &RuleSet, kind: RuleKind, argv: &[String]) -> bool {
+    rules
+        .list(kind)
+        .iter()
+        .any(|r| r.names_tool("Bash", kind) && r.covers_spelling(argv))
 }
 
 pub(super) fn bash_denied(command: &str) -> String {

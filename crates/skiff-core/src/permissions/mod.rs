@@ -10,6 +10,7 @@ mod command_paths;
 mod engine;
 pub mod network;
 pub mod rule;
+mod spelling;
 mod suggest;
 pub mod update;
 mod workspace;

@@ -246,6 +246,16 @@ impl Rule {
         }
     }
 
+    /// Whether the rule's command pattern covers `argv` written in another spelling (its
+    /// options in another order or form, git's global options before the subcommand): for
+    /// deny and ask rules.
+    pub fn covers_spelling(&self, argv: &[String]) -> bool {
+        match &self.spec {
+            Spec::Command(w) => super::spelling::covers(&w.pattern, w.optional_tail, argv),
+            _ => false,
+        }
+    }
+
     /// Whether the rule could cover some command whose text starts with `prefix` (the rest
     /// being computed at run time).
     pub fn could_match_command(&self, prefix: &str) -> bool {

@@ -319,3 +319,43 @@ fn ask_rules_hold_for_what_is_computed_at_run_time() {
     assert!(is_allow(&bash(&e, BypassPermissions, "git status $X")));
     assert!(is_allow(&bash(&e, Dflt, "git status")));
 }
+
+/// Found by red-teaming the CLI: a deny rule written one way held against other spellings of
+/// the same command (options reordered, split, long; git's global options before the
+/// subcommand).
+#[test]
+fn other_spellings_of_a_denied_command_are_denied() {
+    let f = fixture();
+    let engines = both(
+        &f,
+        &["Bash(git:*)", "Bash(rm:*)"],
+        &["Bash(git reset --hard:*)"],
+        &["Bash(rm -rf:*)", "Bash(git push:*)"],
+    );
+    for (i, e) in engines.iter().enumerate() {
+        for mode in ALL_MODES {
+            for cmd in [
+                "rm -fr src",
+                "rm -r -f src",
+                "rm -Rf src",
+                "rm --recursive --force src",
+                "rm src -rf",
+                "git --no-pager push origin HEAD",
+                "git -C . push origin HEAD",
+                "git -c color.ui=never push origin HEAD",
+                "git -c alias.zz=push zz origin HEAD",
+                "git --git-dir=.git push",
+            ] {
+                let d = bash(e, *mode, cmd);
+                assert!(is_deny(&d), "engine {i}, {mode}: {cmd:?} gave {d:?}");
+            }
+            let d = bash(e, *mode, "git -C . reset --hard HEAD~1");
+            assert!(!is_allow(&d), "engine {i}, {mode}: reset --hard gave {d:?}");
+        }
+        // What the rules do not name still runs.
+        for cmd in ["rm -f x", "git -C . status"] {
+            let d = bash(e, Dflt, cmd);
+            assert!(is_allow(&d), "engine {i}: {cmd:?} gave {d:?}");
+        }
+    }
+}
