@@ -218,6 +218,9 @@ impl Rule {
                 if name == tool {
                     return true;
                 }
+                if kind != RuleKind::Allow && is_cut_mcp_name(name, tool) {
+                    return true;
+                }
                 let path_rule = matches!(self.spec, Spec::Path(_));
                 match name.as_str() {
                     "Read" if path_rule => {
@@ -431,6 +434,27 @@ impl Wildcard {
     }
 }
 
+/// Longest tool name the API accepts; an MCP tool's `mcp__<server>__<tool>` longer than that
+/// is offered cut to it: its first 55 characters, `_` and eight hex digits of a hash
+/// (`skiff_mcp::tool_name`).
+const MAX_TOOL_NAME: usize = 64;
+
+/// Whether `tool` is the cut form of the MCP tool `name` (longer than the API allows). A deny or
+/// ask rule written with the tool's full name covers the name the model calls it by; an allow
+/// rule does not (two tools whose names share their first 55 characters have the same cut
+/// head).
+fn is_cut_mcp_name(name: &str, tool: &str) -> bool {
+    const HEAD: usize = MAX_TOOL_NAME - 9;
+    name.starts_with("mcp__")
+        && name.len() > MAX_TOOL_NAME
+        && tool.len() == MAX_TOOL_NAME
+        && name.get(..HEAD) == tool.get(..HEAD)
+        && tool.get(HEAD..HEAD + 1) == Some("_")
+        && tool
+            .get(HEAD + 1..)
+            .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Whole-text match of a pattern where `*` matches any run of characters.
 pub fn wildcard_match(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -561,6 +585,24 @@ mod tests {
         assert!(!rule("mcp__demo__add").removes("mcp__demo__sub"));
         assert!(rule("Bash").removes("Bash"));
         assert!(!rule("Bash(rm:*)").removes("Bash"));
+    }
+
+    /// An MCP tool whose full name is longer than the API allows is offered cut
+    /// (`skiff_mcp::tool_name`); a deny or ask rule with the full name still covers it.
+    #[test]
+    fn rules_with_a_long_mcp_name_cover_its_cut_form() {
+        let full = "mcp__srv__delete_everything_in_the_production_database_right_now_please";
+        let cut = "mcp__srv__delete_everything_in_the_production_database__4bd23d76";
+        assert_eq!(cut.len(), MAX_TOOL_NAME);
+        assert!(rule(full).removes(cut));
+        assert!(rule(full).names_tool(cut, RuleKind::Ask));
+        assert!(!rule(full).names_tool(cut, RuleKind::Allow));
+        let other = "mcp__srv__delete_everything_in_the_production_databasX__4bd23d76";
+        assert!(!rule(full).removes(other));
+        assert!(
+            !rule(full).removes("mcp__srv__delete_everything_in_the_production_database__4bd23d7g")
+        );
+        assert!(!rule("mcp__srv__short").removes("mcp__srv__shor"));
     }
 
     #[test]
