@@ -258,6 +258,11 @@ fn copy_or_move(name: &str, p: &Parsed) -> Effects {
     } else {
         (p.operands.clone(), None)
     };
+    // `cp -s`/`-l` make links, not copies: what is later written through one (`cp -s
+    // .git/config x; echo … >> x`) lands wherever it points, out of sight of the path checks.
+    if name == "cp" && p.has(&["s", "symbolic-link", "l", "link"]) {
+        return Effects::unknown("cp makes links, and what is written through them is not known");
+    }
     if p.values(&["S", "suffix"]).any(|s| s.contains('/')) {
         return Effects::unknown(format!("{name}: a backup suffix with a slash"));
     }

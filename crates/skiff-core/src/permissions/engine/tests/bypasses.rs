@@ -259,6 +259,12 @@ fn accept_edits_changes_only_files_inside_and_runs_no_program() {
         "mkdir -p .git/hooks".to_owned(),
         "sed -f script a.txt".to_owned(),
         "cp a.txt $X".to_owned(),
+        // Links made, then written through (found by red-teaming the CLI).
+        "cp -s .git/config gc && echo x >> gc".to_owned(),
+        "cp -rs .git/hooks h".to_owned(),
+        format!("cp -l {out}/f x && echo x > x"),
+        "cp --symbolic-link a.txt l".to_owned(),
+        "ln -s .git g && echo x > g/config".to_owned(),
     ] {
         let d = bash(&e, AcceptEdits, &cmd);
         assert!(is_ask(&d), "{cmd}: {d:?}");
