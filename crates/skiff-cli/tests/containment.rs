@@ -1765,3 +1765,37 @@ fn a_host_that_can_answer_is_asked_about_each_new_domain() {
     );
     assert_eq!(server.connections(), 1);
 }
+
+/// An `Edit(…)` deny rule holds inside the sandbox too: the engine checks the paths a command
+/// line names, and a link made earlier in the same line (`ln -s src d; echo x > d/a.txt`)
+/// names another path; the denied directory is mounted read-only, so the write fails. Found by
+/// red-teaming the CLI.
+#[test]
+fn edit_deny_rules_hold_through_links_made_in_the_same_command() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws.join("src")).unwrap();
+    std::fs::write(env.ws.join("src/a.txt"), "hello\n").unwrap();
+    let (_, frames) = env.run(
+        &[
+            "ln -s src d5; echo pwned > d5/a.txt; ln -s . d6; rm d6/src/a.txt; touch d6/src/new; echo rc=$?",
+            "echo fine > other.txt; echo rc=$?",
+        ],
+        &["--disallowedTools", "Edit(./src/**)"],
+    );
+    let res = results(&frames);
+    assert_ran(&res);
+    assert!(res[0].1.contains("Read-only file system"), "{res:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("src/a.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(!env.ws.join("src/new").exists());
+    assert!(res[1].1.contains("rc=0"), "{res:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.ws.join("other.txt")).unwrap(),
+        "fine\n"
+    );
+}

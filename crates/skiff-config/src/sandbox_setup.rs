@@ -239,14 +239,23 @@ fn runtime_settings(settings: &Settings, cwd: &Path) -> skiff_tools::sandbox::Sa
         .iter()
         .map(|d| expand(d.value.trim()).to_string_lossy().into_owned())
         .collect();
+    let mut deny_write: Vec<String> = Vec::new();
     for rule in &settings.permissions.deny {
-        if let Some(spec) = rule
-            .value
-            .trim()
-            .strip_prefix("Read(")
-            .and_then(|r| r.strip_suffix(')'))
+        let value = rule.value.trim();
+        let spec = |tool: &str| {
+            value
+                .strip_prefix(tool)
+                .and_then(|r| r.strip_prefix('('))
+                .and_then(|r| r.strip_suffix(')'))
+                .map(|spec| read_rule_pattern(spec.trim(), cwd, home.as_deref()))
+        };
+        if let Some(pattern) = spec("Read") {
+            deny_read.push(pattern);
+        } else if let Some(pattern) = ["Edit", "Write", "MultiEdit", "NotebookEdit"]
+            .into_iter()
+            .find_map(spec)
         {
-            deny_read.push(read_rule_pattern(spec.trim(), cwd, home.as_deref()));
+            deny_write.push(pattern);
         }
     }
     skiff_tools::sandbox::SandboxSettings {
@@ -258,6 +267,7 @@ fn runtime_settings(settings: &Settings, cwd: &Path) -> skiff_tools::sandbox::Sa
             .map(|s| expand(s.value.trim()))
             .collect(),
         deny_read,
+        deny_write,
         home,
         skiff_home: settings.skiff_home.clone(),
     }

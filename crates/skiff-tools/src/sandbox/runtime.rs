@@ -43,6 +43,10 @@ pub struct SandboxSettings {
     /// Absolute paths, or patterns (`*`, `?`, `[…]`, `**`), commands cannot read, besides the
     /// defaults (`sandbox.filesystem.denyRead`, `Read(…)` deny rules).
     pub deny_read: Vec<String>,
+    /// Absolute paths, or patterns, commands cannot change inside the directories they may
+    /// write (`Edit(…)`/`Write(…)` deny rules): mounted read-only, so a link the command makes
+    /// to them (`ln -s src d; echo x > d/a`) reaches a read-only file.
+    pub deny_write: Vec<String>,
     /// The user's home directory.
     pub home: Option<PathBuf>,
     /// skiff's home (transcripts, trust store): hidden but for its `bin` (the git wrapper).
@@ -63,6 +67,7 @@ pub struct SandboxRuntime {
     /// The last scan for sockets: when, what it found, and which directories hold them.
     sockets: Mutex<SocketScan>,
     deny_walked: Mutex<Option<Vec<PathBuf>>>,
+    deny_write_walked: Mutex<Option<Vec<PathBuf>>>,
     journal: Option<Journal>,
     noted_fallback: AtomicBool,
     /// Starts the namespaced commands (see [`super::zygote`]).
@@ -132,6 +137,7 @@ impl SandboxRuntime {
             proxy: tokio::sync::OnceCell::new(),
             sockets: Mutex::default(),
             deny_walked: Mutex::new(None),
+            deny_write_walked: Mutex::new(None),
             journal,
             noted_fallback: AtomicBool::new(false),
         })
@@ -220,6 +226,12 @@ impl SandboxRuntime {
                 sweep.git_watch.extend(p.git_watch);
             }
             sweep.known = mounts.read_only.clone();
+            mounts.read_only.extend(
+                self.deny_write_paths()
+                    .into_iter()
+                    .filter(|p| roots.iter().any(|r| p.starts_with(r)))
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_symlink())),
+            );
             self.hidden(&roots, &shown_roots, &mut mounts, &round);
             mounts.empty = paths::EMPTY_DIRS
                 .iter()
@@ -353,50 +365,60 @@ impl SandboxRuntime {
         list
     }
 
-    /// The configured deny-read entries as existing paths: literal paths, globs in the last
-    /// component (listed each time), and `**` patterns (walked once per session).
+    /// The configured deny-read entries as existing paths (see [`existing_paths`]).
     fn deny_read_paths(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        let mut deep = Vec::new();
-        for entry in &self.settings.deny_read {
-            let entry = entry
-                .strip_suffix("/**")
-                .or_else(|| entry.strip_suffix("/*"))
-                .unwrap_or(entry);
-            let globby = |s: &str| s.contains(['*', '?', '[']);
-            if !globby(entry) {
-                out.push(PathBuf::from(entry));
-                continue;
-            }
-            let path = Path::new(entry);
-            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-                continue;
-            };
-            if globby(&parent.to_string_lossy()) {
-                deep.push(entry.to_owned());
-                continue;
-            }
-            let Ok(glob) = globset::Glob::new(&name.to_string_lossy()) else {
-                continue;
-            };
-            let matcher = glob.compile_matcher();
-            if let Ok(entries) = std::fs::read_dir(parent) {
-                out.extend(
-                    entries
-                        .flatten()
-                        .filter(|e| matcher.is_match(e.file_name()))
-                        .map(|e| e.path()),
-                );
-            }
-        }
-        if !deep.is_empty()
-            && let Ok(mut walked) = self.deny_walked.lock()
-        {
-            let list = walked.get_or_insert_with(|| walk_patterns(&deep));
-            out.extend(list.iter().cloned());
-        }
-        out
+        existing_paths(&self.settings.deny_read, &self.deny_walked)
     }
+
+    /// The configured deny-write entries as existing paths (see [`existing_paths`]).
+    fn deny_write_paths(&self) -> Vec<PathBuf> {
+        existing_paths(&self.settings.deny_write, &self.deny_write_walked)
+    }
+}
+
+/// Configured path entries as existing paths: literal paths, globs in the last component
+/// (listed each time), and `**` patterns (walked once per session, kept in `walked`).
+fn existing_paths(entries: &[String], walked: &Mutex<Option<Vec<PathBuf>>>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut deep = Vec::new();
+    for entry in entries {
+        let entry = entry
+            .strip_suffix("/**")
+            .or_else(|| entry.strip_suffix("/*"))
+            .unwrap_or(entry);
+        let globby = |s: &str| s.contains(['*', '?', '[']);
+        if !globby(entry) {
+            out.push(PathBuf::from(entry));
+            continue;
+        }
+        let path = Path::new(entry);
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            continue;
+        };
+        if globby(&parent.to_string_lossy()) {
+            deep.push(entry.to_owned());
+            continue;
+        }
+        let Ok(glob) = globset::Glob::new(&name.to_string_lossy()) else {
+            continue;
+        };
+        let matcher = glob.compile_matcher();
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            out.extend(
+                entries
+                    .flatten()
+                    .filter(|e| matcher.is_match(e.file_name()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    if !deep.is_empty()
+        && let Ok(mut walked) = walked.lock()
+    {
+        let list = walked.get_or_insert_with(|| walk_patterns(&deep));
+        out.extend(list.iter().cloned());
+    }
+    out
 }
 
 impl Drop for SandboxRuntime {
