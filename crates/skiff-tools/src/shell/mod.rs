@@ -188,7 +188,26 @@ pub fn unsafe_variable(name: &str) -> bool {
             | "TMPDIR"
             | "SSH_ASKPASS"
             | "SUDO_ASKPASS"
+            // Where programs read their configuration, which can name programs to run (git's
+            // `filter.*.clean` in `$XDG_CONFIG_HOME/git/config`, with `git diff` run).
+            | "XDG_CONFIG_HOME"
+            | "XDG_CONFIG_DIRS"
+            | "XDG_DATA_HOME"
+            | "XDG_DATA_DIRS"
+            | "PYTHONHOME"
+            | "RUSTFLAGS"
+            | "RUSTDOCFLAGS"
+            | "RUSTC"
+            | "RUSTDOC"
+            | "RUSTC_WRAPPER"
+            | "RUSTC_WORKSPACE_WRAPPER"
+            | "CARGO_HOME"
+            | "CARGO_ENCODED_RUSTFLAGS"
     ) || name.starts_with("LD_")
+        // npm reads any setting from `npm_config_*` (any case): `node-options`, `script-shell`.
+        || name.to_ascii_lowercase().starts_with("npm_config_")
+        // cargo's settings: a runner or wrapper is a program to run.
+        || (name.starts_with("CARGO_") && (name.ends_with("_RUNNER") || name.ends_with("_WRAPPER") || name.ends_with("_LINKER")))
         || name.starts_with("DYLD_")
         || name.starts_with("GIT_")
         || name.starts_with("BASH_")

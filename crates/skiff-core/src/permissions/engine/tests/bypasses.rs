@@ -365,3 +365,32 @@ fn other_spellings_of_a_denied_command_are_denied() {
         }
     }
 }
+
+/// Found by red-teaming the CLI: an allow rule for an exact command did not cover the same
+/// command with an environment that names a program to run (git's configuration from
+/// `$XDG_CONFIG_HOME`, npm's `node-options` and `script-shell`, cargo's runners and wrappers).
+#[test]
+fn an_environment_that_names_programs_is_not_what_an_allow_rule_allows() {
+    let f = fixture();
+    let e = f.engine(
+        &["Bash(git diff:*)", "Bash(npm test)", "Bash(cargo test:*)"],
+        &[],
+        &[],
+    );
+    for cmd in [
+        "XDG_CONFIG_HOME=cfg git diff --stat",
+        "npm_config_node_options=--import=x npm test",
+        "NPM_CONFIG_SCRIPT_SHELL=./evil npm test",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=./evil cargo test",
+        "RUSTC_WRAPPER=./evil cargo test",
+        "RUSTFLAGS=-Clinker=./evil cargo test",
+    ] {
+        for mode in [Dflt, AcceptEdits] {
+            let d = bash(&e, mode, cmd);
+            assert!(!is_allow(&d), "{mode}: {cmd:?} was allowed");
+        }
+    }
+    for cmd in ["git diff --stat", "npm test", "RUST_LOG=debug cargo test"] {
+        assert!(is_allow(&bash(&e, Dflt, cmd)), "{cmd}");
+    }
+}
