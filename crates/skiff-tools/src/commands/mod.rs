@@ -143,6 +143,10 @@ pub fn effects(argv: &[String]) -> Effects {
         "git" => git::effects(args),
         _ => match table::table(name) {
             Some(table) => match table.parse(args) {
+                // `sort`/`wc`/`du --files0-from=-`: the files to read are named on stdin.
+                Ok(parsed) if parsed.values(&["files0-from"]).any(|v| v == "-") => {
+                    Effects::unknown(format!("{name} reads the files named on its input"))
+                }
                 Ok(parsed) => tabled(name, parsed),
                 Err(why) => Effects::unknown(format!("{name}: {why}")),
             },

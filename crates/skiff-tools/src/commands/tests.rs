@@ -28,6 +28,13 @@ fn readers_only_read_their_operands_and_option_files() {
     let e = fx("head -5 -n3 f");
     assert_eq!(e.reads, ["f"]);
     assert_eq!(fx("wc --files0-from=list").reads, ["list"]);
+    for cmd in [
+        "sort --files0-from=-",
+        "wc --files0-from -",
+        "du --files0-from=-",
+    ] {
+        assert_eq!(fx(cmd).kind, Kind::Unknown, "{cmd}");
+    }
     assert_eq!(fx("uniq -c in").kind, Kind::ReadOnly);
     assert_eq!(fx("date +%Y").kind, Kind::ReadOnly);
     assert_eq!(fx("/usr/bin/cat f").kind, Kind::Unknown);
