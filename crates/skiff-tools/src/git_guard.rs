@@ -5,10 +5,15 @@
 //! diff), `diff.external` and `diff.<driver>.command` (diff, log -p, show),
 //! `diff.<driver>.textconv`, `gpg.program` when `log.showSignature` is set, `core.pager` and
 //! `pager.<cmd>`, and the `filter.<driver>` programs. A repository received from someone else
-//! would get its programs run by a "read-only" command.
+//! would get its programs run by a "read-only" command. Attributes come from outside the
+//! checkout too: a `core.attributesFile` (which a repository's config can set, and which is
+//! `$XDG_CONFIG_HOME/git/attributes` by default), and the `info/attributes` of a bare
+//! repository committed inside the checkout, which git uses when a command runs in it.
 //!
 //! Commands run by the Bash tool find a `git` wrapper first on their `PATH`. It runs the real
-//! git with `-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat`, reads
+//! git with `-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat`, no
+//! attributes file (`core.attributesFile=/dev/null`) and no bare repository found by looking
+//! (`safe.bareRepository=explicit`: one is used only when named with `--git-dir`), reads
 //! attributes from the empty tree (`--attr-source`, so `.gitattributes` names no driver, filter
 //! or textconv), and adds `--no-ext-diff --no-textconv` to `diff`, `log`, `show`, `whatchanged`
 //! and `blame` (`--no-textconv` only there). `safe.directory` rules are untouched. Commands the
@@ -45,6 +50,10 @@ pub const HOST_GIT_CONFIG: &[&str] = &[
     "log.showSignature=false",
     "-c",
     "protocol.ext.allow=never",
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "safe.bareRepository=explicit",
 ];
 
 /// The environment of skiff's own git calls on the host: no pager, editor, askpass, external
@@ -189,7 +198,7 @@ if [ -n "$extra" ]; then
     fi
   done
 fi
-exec "$real" {attr}-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat "$@"
+exec "$real" {attr}-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat -c core.attributesFile=/dev/null -c safe.bareRepository=explicit "$@"
 "#,
         real = real.display().to_string().replace('\'', r"'\''"),
         attr = attr,
