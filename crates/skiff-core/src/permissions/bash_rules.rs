@@ -406,7 +406,9 @@ fn rules_cover_spelling(rules: &RuleSet, kind: RuleKind, argv: &[String]) -> boo
     rules
         .list(kind)
         .iter()
-        .any(|r| r.names_tool("Bash", kind) && r.covers_spelling(argv))
+        .filter(|r| r.names_tool("Bash", kind))
+        .filter_map(|r| r.command_pattern())
+        .any(|(pattern, tail)| super::spelling::covers(pattern, tail, argv))
 }
 
 pub(super) fn bash_denied(command: &str) -> String {

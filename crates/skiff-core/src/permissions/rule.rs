@@ -249,13 +249,12 @@ impl Rule {
         }
     }
 
-    /// Whether the rule's command pattern covers `argv` written in another spelling (its
-    /// options in another order or form, git's global options before the subcommand): for
-    /// deny and ask rules.
-    pub fn covers_spelling(&self, argv: &[String]) -> bool {
+    /// A Bash command rule's pattern (`rm -rf *` for `Bash(rm -rf:*)`) and whether it also
+    /// matches without its trailing ` *`.
+    pub fn command_pattern(&self) -> Option<(&str, bool)> {
         match &self.spec {
-            Spec::Command(w) => super::spelling::covers(&w.pattern, w.optional_tail, argv),
-            _ => false,
+            Spec::Command(w) => Some((&w.pattern, w.optional_tail)),
+            _ => None,
         }
     }
 
