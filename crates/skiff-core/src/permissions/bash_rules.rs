@@ -67,7 +67,10 @@ impl PermissionEngine {
             }
         }
         // What cannot be known, that a deny or ask rule could cover; then ask rules.
-        let uncertain = parts.iter().any(|p| self.uncertain(rules, p));
+        let uncertain = parts.iter().any(|p| self.uncertain(rules, p))
+            || (parts.len() > 1
+                && parts.iter().any(makes_links)
+                && has_path_rules(rules, &[RuleKind::Deny, RuleKind::Ask]));
         let asked = Self::input_rules(rules, RuleKind::Ask, q)
             || parts.iter().any(|p| {
                 p.texts
@@ -398,6 +401,24 @@ pub(super) fn rules_match_command(rules: &RuleSet, kind: RuleKind, text: &str) -
         .list(kind)
         .iter()
         .any(|r| r.names_tool("Bash", kind) && r.is_command_rule() && r.matches_command(text))
+}
+
+/// Whether a part makes links (`ln`, `link`, `cp -s`/`-l`): a later part of the same line
+/// that reads or writes through one reaches a path the checks, made before the line runs, did
+/// not see (`ln -s secrets d && cat d/key`).
+fn makes_links(part: &Part) -> bool {
+    let name = part
+        .argv
+        .first()
+        .map_or("", |n| n.rsplit('/').next().unwrap_or(n));
+    match name {
+        "ln" | "link" => true,
+        "cp" => part.argv[1..].iter().any(|a| {
+            matches!(a.as_str(), "--symbolic-link" | "--link")
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains(['s', 'l']))
+        }),
+        _ => false,
+    }
 }
 
 /// Whether a Bash command rule of `kind` covers `argv` in another spelling of the same command

@@ -394,3 +394,26 @@ fn an_environment_that_names_programs_is_not_what_an_allow_rule_allows() {
         assert!(is_allow(&bash(&e, Dflt, cmd)), "{cmd}");
     }
 }
+
+/// Found by red-teaming the CLI: a link made earlier in the same line reaches a path the
+/// checks did not see (`ln -s secrets d && cat d/key`): with Read or Edit deny rules, such a
+/// line asks, also where every command is allowed and in `bypassPermissions` (the sandbox, when
+/// on, hides and mounts read-only what those rules cover as well).
+#[test]
+fn a_link_made_in_the_same_line_asks_where_path_rules_exist() {
+    let f = fixture();
+    let engines = both(&f, &[], &[], &["Read(./secrets/**)", "Edit(./src/**)"]);
+    never_allowed(
+        &engines,
+        ALL_MODES,
+        &[
+            "ln -s secrets d && cat d/key.txt",
+            "ln -s src d; echo x > d/a.txt",
+            "cp -rs src d && echo x > d/a.txt",
+            "link src/a.txt b; echo x > b",
+        ],
+    );
+    // Without path rules, a link is an ordinary command.
+    let e = f.engine(&["Bash"], &[], &[]);
+    assert!(is_allow(&bash(&e, Dflt, "ln -s a b && cat b")));
+}
