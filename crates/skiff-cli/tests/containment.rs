@@ -1767,9 +1767,8 @@ fn a_host_that_can_answer_is_asked_about_each_new_domain() {
 }
 
 /// An `Edit(…)` deny rule holds inside the sandbox too: the engine checks the paths a command
-/// line names, and a link made earlier in the same line (`ln -s src d; echo x > d/a.txt`)
-/// names another path; the denied directory is mounted read-only, so the write fails. Found by
-/// red-teaming the CLI.
+/// line names, and a link made earlier in the same line names another path; the denied
+/// directory is mounted read-only, so the write fails. Found by red-teaming the CLI.
 #[test]
 fn edit_deny_rules_hold_through_links_made_in_the_same_command() {
     if !sandbox_runs() {
@@ -1780,7 +1779,9 @@ fn edit_deny_rules_hold_through_links_made_in_the_same_command() {
     std::fs::write(env.ws.join("src/a.txt"), "hello\n").unwrap();
     let (_, frames) = env.run(
         &[
-            "ln -s src d5; echo pwned > d5/a.txt; ln -s . d6; rm d6/src/a.txt; touch d6/src/new; echo rc=$?",
+            // A program whose links the engine cannot see (a line with `ln` asks where path
+            // rules exist).
+            "python3 -c \"import os; os.symlink('src', 'd5'); os.symlink('.', 'd6')\"; echo pwned > d5/a.txt; rm d6/src/a.txt; touch d6/src/new; echo rc=$?",
             "echo fine > other.txt; echo rc=$?",
         ],
         &["--disallowedTools", "Edit(./src/**)"],
