@@ -67,10 +67,24 @@ impl PermissionEngine {
             }
         }
         // What cannot be known, that a deny or ask rule could cover; then ask rules.
+        // A line that changes directory or git's environment may run git on another
+        // repository than the workspace's.
+        let moves = parts.iter().any(|p| {
+            p.cd || !p.safe_env
+                || p.argv.first().is_some_and(|w| {
+                    matches!(
+                        w.as_str(),
+                        "export" | "declare" | "typeset" | "local" | "readonly"
+                    )
+                })
+        });
         let uncertain = parts.iter().any(|p| self.uncertain(rules, p))
             || (parts.len() > 1
                 && parts.iter().any(makes_links)
-                && has_path_rules(rules, &[RuleKind::Deny, RuleKind::Ask]));
+                && has_path_rules(rules, &[RuleKind::Deny, RuleKind::Ask]))
+            || parts
+                .iter()
+                .any(|p| self.reveals_covered_history(rules, p, moves));
         let asked = Self::input_rules(rules, RuleKind::Ask, q)
             || parts.iter().any(|p| {
                 p.texts
@@ -206,6 +220,49 @@ impl PermissionEngine {
             }
         }
         false
+    }
+
+    /// Whether a git part may print, or copy where no rule reaches, the committed contents of
+    /// a file a Read deny or ask rule covers, which its operands need not name (`git show`,
+    /// `git log -p`, `git diff`, `git archive`): the rule holds for the file, not for what
+    /// the repository remembers of it. `moves`: the line may run git on another repository.
+    fn reveals_covered_history(&self, rules: &RuleSet, part: &Part, moves: bool) -> bool {
+        if part.argv.first().map(|w| w.rsplit('/').next().unwrap_or(w)) != Some("git") {
+            return false;
+        }
+        let words = super::spelling::without_git_globals(&part.argv);
+        // Global options other than these may name another repository or work tree (`-C`,
+        // `--git-dir`, `-c core.worktree=…`).
+        let mut other_repo = moves;
+        let mut globals = part.argv[1..].iter();
+        while let Some(g) = globals.next() {
+            if !g.starts_with('-') {
+                break;
+            }
+            match g.as_str() {
+                "--no-pager" | "-P" | "--no-optional-locks" => {}
+                "-c" if globals
+                    .next()
+                    .is_some_and(|kv| kv.to_ascii_lowercase().starts_with("alias.")) => {}
+                _ => other_repo = true,
+            }
+        }
+        let Some(args) = words.get(1..) else {
+            return false;
+        };
+        if !commands::git_reveals_contents(args, other_repo) {
+            return false;
+        }
+        let repo = (!other_repo).then(|| repository_root(&self.workspace().cwd));
+        [RuleKind::Deny, RuleKind::Ask].iter().any(|kind| {
+            rules.list(*kind).iter().any(|r| {
+                r.names_tool("Read", *kind)
+                    && r.path_base().is_some_and(|base| {
+                        repo.as_ref()
+                            .is_none_or(|root| base.starts_with(root) || root.starts_with(base))
+                    })
+            })
+        })
     }
 
     /// Whether one part runs without asking in this mode.
@@ -401,6 +458,15 @@ pub(super) fn rules_match_command(rules: &RuleSet, kind: RuleKind, text: &str) -
         .list(kind)
         .iter()
         .any(|r| r.names_tool("Bash", kind) && r.is_command_rule() && r.matches_command(text))
+}
+
+/// The work tree of the repository `cwd` is in (the nearest directory with a `.git`), or
+/// `cwd` itself outside one.
+fn repository_root(cwd: &std::path::Path) -> std::path::PathBuf {
+    cwd.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .unwrap_or(cwd)
+        .to_path_buf()
 }
 
 /// Whether a part makes links (`ln`, `link`, `cp -s`/`-l`): a later part of the same line

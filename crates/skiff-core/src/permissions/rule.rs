@@ -282,6 +282,17 @@ impl Rule {
         }
     }
 
+    /// The directory below which everything the rule covers lies: its path's literal head
+    /// (`/` for a rule without a specifier); `None` for a rule of commands, domains or
+    /// parameters.
+    pub fn path_base(&self) -> Option<&Path> {
+        match &self.spec {
+            Spec::Any => Some(Path::new("/")),
+            Spec::Path(p) => Some(&p.base),
+            _ => None,
+        }
+    }
+
     /// Whether the rule has a path specifier.
     pub fn is_path_rule(&self) -> bool {
         matches!(self.spec, Spec::Path(_))
@@ -481,6 +492,8 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct PathPattern {
     matcher: GlobMatcher,
+    /// The directory everything matched lies in: the anchor and the pattern's literal head.
+    base: PathBuf,
 }
 
 impl PathPattern {
@@ -516,13 +529,24 @@ impl PathPattern {
             glob.push_str("**/");
         }
         glob.push_str(if pattern.is_empty() { "**" } else { pattern });
+        let mut base = root;
+        if anchored {
+            let mut words: Vec<&str> = pattern.split('/').collect();
+            words.pop(); // the last word may name a file
+            for word in words {
+                if word.is_empty() || word.contains(['*', '?', '[', '{', '\\']) {
+                    break;
+                }
+                base.push(word);
+            }
+        }
         let matcher = GlobBuilder::new(&glob)
             .literal_separator(true)
             .backslash_escape(true)
             .build()
             .map_err(|e| format!("the path rule {spec:?} is not a valid pattern: {e}"))?
             .compile_matcher();
-        Ok(Self { matcher })
+        Ok(Self { matcher, base })
     }
 
     /// Whether the path, or a directory it is in, matches.

@@ -91,7 +91,7 @@ impl Spelling {
 
 /// `git`'s words with its global options dropped and an alias defined with `-c` replaced by
 /// what it stands for; other commands as they are.
-fn without_git_globals(words: &[String]) -> Vec<String> {
+pub(super) fn without_git_globals(words: &[String]) -> Vec<String> {
     let is_git = words
         .first()
         .is_some_and(|w| w.rsplit('/').next() == Some("git"));

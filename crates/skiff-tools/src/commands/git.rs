@@ -169,6 +169,180 @@ pub(super) fn effects(args: &[String]) -> Effects {
     e
 }
 
+/// Subcommands that only name files, commits and refs, in any repository (options aside).
+const NAMES_ONLY: &[&str] = &[
+    "status",
+    "branch",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "rev-list",
+    "show-ref",
+    "merge-base",
+    "describe",
+    "remote",
+    "log",
+    "shortlog",
+    "reflog",
+    "whatchanged",
+    "tag",
+    "config",
+    "count-objects",
+    "for-each-ref",
+    "symbolic-ref",
+    "name-rev",
+    "cherry",
+    "version",
+    "help",
+    "init",
+    "fetch",
+    "gc",
+    "prune",
+    "fsck",
+    "check-ignore",
+    "check-attr",
+];
+
+/// Subcommands that write files' contents from history only where they were (the work tree
+/// of the repository itself), or print them only with options looked for below.
+const IN_PLACE: &[&str] = &[
+    "add",
+    "commit",
+    "rm",
+    "mv",
+    "push",
+    "pull",
+    "switch",
+    "checkout",
+    "restore",
+    "reset",
+    "stash",
+    "clean",
+    "merge",
+    "rebase",
+    "cherry-pick",
+    "revert",
+    "worktree",
+    "diff",
+    "show",
+    "cat-file",
+    "blame",
+    "annotate",
+];
+
+/// Whether `git ARGS` (global options dropped, aliases replaced) may print, or copy where
+/// a path rule does not reach, what the repository's objects hold — a file's contents as
+/// committed, staged or stashed, whatever paths its operands name: `git show`, `git log -p`,
+/// `git diff`, `git grep`, `git archive`, `git clone . /tmp/x`, `git worktree add`,
+/// `git cat-file -p BLOB`. A Read rule on a path cannot hold against these where the file is,
+/// or once was, tracked. `other_repo`: the command may work on another repository than the
+/// workspace's (`cd`, `-C`, `GIT_DIR`), where even a checkout writes the contents somewhere
+/// no rule covers. Options that only name files or count lines (`--stat`, `--name-only`,
+/// `-s`) keep `diff` and `show` quiet; an alias or a subcommand not listed may do anything.
+pub fn reveals_contents(args: &[String], other_repo: bool) -> bool {
+    let Some((sub, rest)) = args.split_first() else {
+        return false;
+    };
+    let sub = sub.as_str();
+    let in_place = IN_PLACE.contains(&sub) && !other_repo;
+    if !NAMES_ONLY.contains(&sub) && !in_place {
+        return true;
+    }
+    let options: Vec<&str> = rest
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-') && *a != "-")
+        .collect();
+    // git takes a unique prefix of a long option.
+    let long = |names: &[&str]| {
+        options.iter().any(|o| {
+            o.strip_prefix("--")
+                .map(|l| l.split('=').next().unwrap_or(l))
+                .is_some_and(|l| !l.is_empty() && names.iter().any(|n| n.starts_with(l)))
+        })
+    };
+    let short = |letters: &[char]| {
+        options
+            .iter()
+            .filter(|o| !o.starts_with("--"))
+            .any(|o| o.chars().skip(1).any(|c| letters.contains(&c)))
+    };
+    // A patch, a word diff or a pickaxe search (which tells whether a text was ever there).
+    let patch = || {
+        long(&[
+            "patch",
+            "patch-with-raw",
+            "patch-with-stat",
+            "unified",
+            "word-diff",
+            "color-words",
+            "function-context",
+            "cc",
+            "combined-all-paths",
+            "full-diff",
+            "binary",
+            "pickaxe-regex",
+            "pickaxe-all",
+            "diff-merges",
+            "remerge-diff",
+            "dd",
+            "check",
+        ]) || short(&['p', 'u', 'U', 'L', 'S', 'G', 'W', 'c', 'm'])
+    };
+    match sub {
+        // Patches by default: only a summary of names and counts is quiet, and only of
+        // commits (`git show BLOB` prints the blob).
+        "diff" | "show" => {
+            let summary = long(&[
+                "stat",
+                "name-only",
+                "name-status",
+                "numstat",
+                "shortstat",
+                "no-patch",
+                "dirstat",
+                "summary",
+                "quiet",
+                "raw",
+            ]) || options.contains(&"-s");
+            let objects_named = sub == "show"
+                && rest
+                    .iter()
+                    .take_while(|a| *a != "--")
+                    .any(|a| !a.starts_with('-') && !is_head_commit(a));
+            patch() || !summary || objects_named
+        }
+        // `-p` or a type prints an object; `-t`, `-s`, `-e` only its type, size or presence.
+        "cat-file" => {
+            options.is_empty() || !options.iter().all(|o| matches!(*o, "-t" | "-s" | "-e"))
+        }
+        // Every line of the file named: the operand is checked as a read.
+        "blame" | "annotate" => false,
+        "log" | "shortlog" | "reflog" | "whatchanged" => patch(),
+        "stash" => rest.first().is_some_and(|a| a == "show") || long(&["patch"]) || short(&['p']),
+        // Hunks to pick, or a message template with the staged diff in it (`commit -v`).
+        "add" => long(&["interactive", "patch", "edit"]) || short(&['i', 'p', 'e']),
+        "commit" => long(&["interactive", "patch", "edit", "verbose"]) || short(&['p', 'e', 'v']),
+        "worktree" => !rest.first().is_some_and(|a| {
+            matches!(
+                a.as_str(),
+                "list" | "prune" | "lock" | "unlock" | "remove" | "repair"
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// `HEAD`, `@`, `HEAD~2`, `HEAD^`: always a commit.
+fn is_head_commit(rev: &str) -> bool {
+    let rest = rev
+        .strip_prefix("HEAD")
+        .or_else(|| rev.strip_prefix('@'))
+        .unwrap_or(rev);
+    rest.len() < rev.len() && rest.chars().all(|c| matches!(c, '~' | '^' | '0'..='9'))
+}
+
 /// The file an operand reads: `REV:PATH` reads PATH (from history) for `show` and `cat-file`.
 fn operand_path<'a>(sub: &str, operand: &'a str) -> &'a str {
     if matches!(sub, "show" | "cat-file")

@@ -6,6 +6,7 @@
 
 mod find;
 mod git;
+pub use git::reveals_contents as git_reveals_contents;
 pub mod options;
 mod sed;
 mod table;

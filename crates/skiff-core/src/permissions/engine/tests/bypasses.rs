@@ -417,3 +417,86 @@ fn a_link_made_in_the_same_line_asks_where_path_rules_exist() {
     let e = f.engine(&["Bash"], &[], &[]);
     assert!(is_allow(&bash(&e, Dflt, "ln -s a b && cat b")));
 }
+
+#[test]
+fn git_history_of_a_read_denied_file_asks() {
+    let f = fixture();
+    for rule in ["Read(./secrets/**)", "Read(**/.env)"] {
+        let engines = both(&f, &["Bash(git:*)"], &[], &[rule]);
+        never_allowed(
+            &engines,
+            ALL_MODES,
+            &[
+                "git show",
+                "git show HEAD",
+                "git show --stat 3f2a9c1",
+                "git log -p",
+                "git log -1 --patch",
+                "git --no-pager log -p -- .",
+                "git log -Ssecret",
+                "git whatchanged -p",
+                "git diff",
+                "git diff HEAD~3",
+                "git diff --cached",
+                "git diff --stat -p",
+                "git cat-file -p 1234abcd",
+                "git cat-file blob 1234abcd",
+                "git grep -n secret HEAD",
+                "git archive HEAD",
+                "git bundle create /tmp/b HEAD",
+                "git format-patch -1 -o /tmp/p",
+                "git clone . /tmp/copy",
+                "git worktree add /tmp/wt",
+                "git stash show -p",
+                "git add -p",
+                "git commit -v",
+                "git -c alias.v=show v HEAD",
+                "git st",
+                "git -C /tmp/copy checkout main",
+                "git --work-tree=/tmp/x checkout HEAD -- .",
+                "cd /tmp/copy && git checkout main",
+                "GIT_WORK_TREE=/tmp/x git checkout HEAD -- .",
+                "git -c core.worktree=/tmp/x reset --hard",
+            ],
+        );
+    }
+    // What only names files, commits and refs stays allowed; so does everything where the
+    // Read rules cover nothing the repository can hold.
+    for (rules, cmds) in [
+        (
+            &["Read(./secrets/**)"][..],
+            &[
+                "git status",
+                "git log --oneline -5",
+                "git log --stat",
+                "git diff --stat",
+                "git diff --name-only HEAD~1",
+                "git show --stat HEAD",
+                "git show -s --format=%H HEAD~2",
+                "git branch -a",
+                "git ls-files",
+                "git cat-file -t HEAD",
+                "git add -A",
+                "git commit -am 'fix'",
+                "git checkout -b topic",
+            ][..],
+        ),
+        (
+            &["Read(~/.aws/**)", "Read(//etc/shadow)"][..],
+            &[
+                "git show",
+                "git log -p",
+                "git diff",
+                "git clone . /tmp/copy",
+            ][..],
+        ),
+    ] {
+        let e = f.engine(&["Bash(git:*)"], &[], rules);
+        for cmd in cmds {
+            assert!(
+                is_allow(&bash(&e, Dflt, cmd)),
+                "{rules:?}: {cmd:?} was not allowed"
+            );
+        }
+    }
+}
