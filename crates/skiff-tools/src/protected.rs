@@ -41,8 +41,10 @@ pub const PROTECTED: &[&str] = &[
     ".config/git",
 ];
 
-/// Inside a `.git` directory: read-only when they exist.
-const GIT_READ_ONLY: &[&str] = &["config", "config.worktree", "hooks", "info"];
+/// Inside a `.git` directory: read-only when they exist (moved away when a command makes
+/// them). `commondir` names the directory git takes the config, hooks and objects from: one
+/// written into `.git` makes the user's next `git status` read a config the command wrote.
+const GIT_READ_ONLY: &[&str] = &["config", "config.worktree", "hooks", "info", "commondir"];
 
 /// How deep `.git/modules` is searched for nested submodules.
 const MODULE_DEPTH: usize = 6;
@@ -389,10 +391,19 @@ fn names_program(section: &str, key: &str, value: &str) -> bool {
         "packobjectshook",
         "templatedir",
         "showsignature",
+        "alternaterefscommand",
+        "worktree",
+        "vcs",
     ];
     let program_value = value.trim_start().starts_with('!');
+    // `ext::CMD` URLs run CMD on fetch and push; `protocol.*.allow` lets them.
+    let ext_url = value
+        .trim_start()
+        .trim_start_matches('"')
+        .starts_with("ext::");
     match section {
-        "pager" | "include" | "includeif" => true,
+        "pager" | "include" | "includeif" | "protocol" | "url" => true,
+        "remote" if ext_url => true,
         "alias" => program_value,
         "submodule" => key == "update" && program_value,
         "browser" | "man" | "difftool" | "mergetool" => matches!(key, "cmd" | "path"),
@@ -497,6 +508,19 @@ mod tests {
                 "gpg.defaultkeycommand",
             ),
             ("[core] sshCommand = evil\n", "core.sshcommand"),
+            ("[protocol \"ext\"]\n\tallow = always\n", "protocol.allow"),
+            (
+                "[remote \"o\"]\n\turl = \"ext::sh -c evil\"\n",
+                "remote.url",
+            ),
+            (
+                "[url \"ext::sh -c evil\"]\n\tinsteadOf = https://x\n",
+                "url.insteadof",
+            ),
+            (
+                "[core]\n\talternateRefsCommand = evil\n",
+                "core.alternaterefscommand",
+            ),
         ] {
             let text = format!("{harmless}{evil}");
             let (clean, removed) = strip_program_settings(&text);
@@ -530,7 +554,13 @@ mod tests {
         ] {
             assert!(p.read_only.contains(&root.join(path)), "{path}: {p:?}");
         }
-        for path in [".envrc", ".mcp.json", ".git/config.worktree", ".vscode"] {
+        for path in [
+            ".envrc",
+            ".mcp.json",
+            ".git/config.worktree",
+            ".git/commondir",
+            ".vscode",
+        ] {
             assert!(p.absent.contains(&root.join(path)), "{path}: {p:?}");
         }
     }

@@ -9,8 +9,8 @@ use skiff_core::AgentConfig;
 
 use super::layers::Merged;
 use super::{
-    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, FileStatus, Permissions,
-    SandboxSettings, Settings, Source, Sourced, absolute,
+    Compaction, CompactionStrategy, CompactionThreshold, EnvLookup, EnvOrigin, FileStatus,
+    Permissions, SandboxSettings, Settings, Source, Sourced, absolute,
 };
 use crate::overrides::Overrides;
 
@@ -71,7 +71,7 @@ pub(super) fn resolve(
     let limits = limit_settings(&mut m, lookup, args)?;
     let (compaction, compact_prompt) = compaction_settings(&mut m, lookup, args)?;
     let mode = permission_mode(&mut m, args);
-    let sandbox = resolve_sandbox(SandboxFiles::take(&mut m), lookup, args)?;
+    let sandbox = resolve_sandbox(SandboxFiles::take(&mut m), lookup, args, cwd)?;
     let permissions = permission_rules(&mut m, args, cwd, home, mode);
     Ok(Settings {
         cwd: cwd.to_path_buf(),
@@ -408,7 +408,27 @@ fn resolve_sandbox(
     m: SandboxFiles,
     lookup: &EnvLookup,
     args: &Overrides,
+    cwd: &Path,
 ) -> Result<SandboxSettings> {
+    // The workspace's `.env` is a file sandboxed commands may write: what it says about the
+    // sandbox would hold for the next session's commands (`SKIFF_SANDBOX_NETWORK=allow`
+    // planted by one). The user's environment, `~/.skiff/.env` and settings still count.
+    let mut lookup = lookup.clone();
+    for var in ["SKIFF_SANDBOX", "SKIFF_SANDBOX_NETWORK"] {
+        if let Some(Source::Env {
+            origin: EnvOrigin::DotEnv(path),
+            ..
+        }) = lookup.source(var)
+            && path.starts_with(cwd)
+        {
+            tracing::warn!(
+                "{var} in {} ignored: a workspace .env cannot change the sandbox",
+                path.display()
+            );
+            lookup.remove(var);
+        }
+    }
+    let lookup = &lookup;
     use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
     let mode_names = SandboxMode::NAMES.join(", ");
     let network_names = NetworkPolicy::NAMES.join(" or ");

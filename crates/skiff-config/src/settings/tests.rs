@@ -733,3 +733,30 @@ fn an_allow_list_of_bash_patterns_turns_the_sandboxs_auto_allow_off() {
     let s = f.load(&["--allowedTools", "Bash(echo:*)"]).unwrap();
     assert!(s.sandbox.auto_allow_bash.value);
 }
+
+#[test]
+fn a_workspace_dotenv_cannot_change_the_sandbox() {
+    use skiff_tools::sandbox::{NetworkPolicy, SandboxMode};
+    // A sandboxed command may write the workspace's .env: what it says there about the sandbox
+    // must not hold for the next session's commands, even in a trusted workspace.
+    let mut f = Fixture::new();
+    f.project(
+        ".env",
+        "SKIFF_SANDBOX_NETWORK=allow\nSKIFF_SANDBOX=off\nOTHER=1\n",
+    );
+    let s = f.load(&[]).unwrap();
+    assert_eq!(s.sandbox.network.value, NetworkPolicy::Proxy);
+    assert_eq!(s.sandbox.mode.value, SandboxMode::default());
+    // The user's own .env and environment still count.
+    f.write(&f.home.join(".skiff/.env"), "SKIFF_SANDBOX_NETWORK=deny\n");
+    f.project(".env", "OTHER=1\n");
+    assert_eq!(
+        f.load(&[]).unwrap().sandbox.network.value,
+        NetworkPolicy::Deny
+    );
+    f.env.insert("SKIFF_SANDBOX_NETWORK".into(), "allow".into());
+    assert_eq!(
+        f.load(&[]).unwrap().sandbox.network.value,
+        NetworkPolicy::Allow
+    );
+}
