@@ -71,11 +71,6 @@ impl EnvLookup {
         self.vars.get(key).map(|(v, _)| v.clone())
     }
 
-    /// Forget `key` (a value from a source that may not set it).
-    pub(super) fn remove(&mut self, key: &str) {
-        self.vars.remove(key);
-    }
-
     /// Where `key` was set.
     pub fn source(&self, key: &str) -> Option<Source> {
         self.vars.get(key).map(|(_, origin)| Source::Env {

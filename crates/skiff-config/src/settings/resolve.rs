@@ -413,29 +413,30 @@ fn resolve_sandbox(
     // The workspace's `.env` is a file sandboxed commands may write: what it says about the
     // sandbox would hold for the next session's commands (`SKIFF_SANDBOX_NETWORK=allow`
     // planted by one). The user's environment, `~/.skiff/.env` and settings still count.
-    let mut lookup = lookup.clone();
-    for var in ["SKIFF_SANDBOX", "SKIFF_SANDBOX_NETWORK"] {
-        if let Some(Source::Env {
+    let usable = |var: &str| match lookup.source(var) {
+        Some(Source::Env {
             origin: EnvOrigin::DotEnv(path),
             ..
-        }) = lookup.source(var)
-            && path.starts_with(cwd)
-        {
+        }) if path.starts_with(cwd) => {
             tracing::warn!(
                 "{var} in {} ignored: a workspace .env cannot change the sandbox",
                 path.display()
             );
-            lookup.remove(var);
+            false
         }
-    }
-    let lookup = &lookup;
+        _ => true,
+    };
     use skiff_tools::sandbox::{NetworkPolicy, SandboxFallback, SandboxMode};
     let mode_names = SandboxMode::NAMES.join(", ");
     let network_names = NetworkPolicy::NAMES.join(" or ");
     let mode = latest([
         Some(Sourced::default(SandboxMode::WorkspaceWrite)),
         m.mode,
-        from_env(lookup, &["SKIFF_SANDBOX"], &mode_names, |s| s.parse().ok())?,
+        if usable("SKIFF_SANDBOX") {
+            from_env(lookup, &["SKIFF_SANDBOX"], &mode_names, |s| s.parse().ok())?
+        } else {
+            None
+        },
         match &args.sandbox {
             Some(text) => Some(Sourced::new(
                 text.parse::<SandboxMode>()
@@ -449,9 +450,13 @@ fn resolve_sandbox(
     let network = latest([
         Some(Sourced::default(NetworkPolicy::Proxy)),
         m.network,
-        from_env(lookup, &["SKIFF_SANDBOX_NETWORK"], &network_names, |s| {
-            s.parse().ok()
-        })?,
+        if usable("SKIFF_SANDBOX_NETWORK") {
+            from_env(lookup, &["SKIFF_SANDBOX_NETWORK"], &network_names, |s| {
+                s.parse().ok()
+            })?
+        } else {
+            None
+        },
         match &args.sandbox_network {
             Some(text) => Some(Sourced::new(
                 text.parse::<NetworkPolicy>()

@@ -227,7 +227,9 @@ impl PermissionEngine {
     /// `git log -p`, `git diff`, `git archive`): the rule holds for the file, not for what
     /// the repository remembers of it. `moves`: the line may run git on another repository.
     fn reveals_covered_history(&self, rules: &RuleSet, part: &Part, moves: bool) -> bool {
-        if part.argv.first().map(|w| w.rsplit('/').next().unwrap_or(w)) != Some("git") {
+        if part.argv.first().map(|w| w.rsplit('/').next().unwrap_or(w)) != Some("git")
+            || !has_access_rules(rules, Access::Read)
+        {
             return false;
         }
         let words = super::spelling::without_git_globals(&part.argv);
