@@ -1800,3 +1800,135 @@ fn edit_deny_rules_hold_through_links_made_in_the_same_command() {
         "fine\n"
     );
 }
+
+/// A host socket that counts the connections it accepts.
+fn counting_listener(path: &Path) -> Arc<Mutex<usize>> {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    let accepted = Arc::new(Mutex::new(0usize));
+    let count = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            if s.is_ok() {
+                *count.lock().unwrap() += 1;
+            }
+        }
+    });
+    accepted
+}
+
+/// Connects to each path given (`PATH ok` or `PATH err:ERRNO`), or with `inside` runs servers
+/// in the workspace, the temp directory and the abstract namespace and talks to each; with
+/// `families` makes a Unix datagram and a vsock socket.
+const SOCKET_PROBE: &str = r#"
+import os, socket, sys
+def attempt(path):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        s.sendall(b"LEAK")
+        return "ok"
+    except OSError as e:
+        return "err:%d" % e.errno
+mode = sys.argv[1]
+if mode == "out":
+    for p in sys.argv[2:]:
+        print(p, attempt(p))
+elif mode == "families":
+    for name, fam, kind in [("dgram", socket.AF_UNIX, socket.SOCK_DGRAM), ("vsock", 40, socket.SOCK_STREAM)]:
+        try:
+            socket.socket(fam, kind)
+            print(name + "=made")
+        except OSError as e:
+            print(name + "=refused")
+else:
+    tmp = os.environ.get("TMPDIR", "/tmp")
+    for p in ["./srv.sock", os.path.join(tmp, "skiff-probe-%d.sock" % os.getpid()), "\0skiff-probe-%d" % os.getpid()]:
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(p)
+        srv.listen(1)
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(p)
+        a, _ = srv.accept()
+        c.sendall(b"hi")
+        print("inside", p[0] == "\0" and "abstract" or p, a.recv(2) == b"hi")
+        if p[0] != "\0":
+            os.unlink(p)
+"#;
+
+#[test]
+fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.ws.join("probe.py"), SOCKET_PROBE).unwrap();
+    // Places skiff has no list for: an application's socket in the home directory, a password
+    // manager's agent, a directory outside the home; and one made in /tmp while the command runs.
+    let app = env.home.join(".local/share/app/app.sock");
+    let agent = env.home.join(".1password/agent.sock");
+    let elsewhere = env.marks.join("svc/control.sock");
+    let counts: Vec<_> = [&app, &agent, &elsewhere]
+        .iter()
+        .map(|p| counting_listener(p))
+        .collect();
+    let late_dir = tempfile::Builder::new()
+        .prefix("skiff-late-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let late = late_dir.path().join("agent.sock");
+    let late_count = {
+        let late = late.clone();
+        let slot = Arc::new(Mutex::new(None));
+        let s = Arc::clone(&slot);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            *s.lock().unwrap() = Some(counting_listener(&late));
+        });
+        slot
+    };
+    let (a, g, e, l) = (
+        app.display().to_string(),
+        agent.display().to_string(),
+        elsewhere.display().to_string(),
+        late.display().to_string(),
+    );
+    let frames = env.run_ok(&[
+        &format!("until [ -S {l} ]; do sleep 0.1; done; python3 probe.py out {a} {g} {e} {l}"),
+        // A link in the workspace to a socket outside: a symbolic one, and a hard one (the
+        // home and the workspace share a filesystem here).
+        &format!(
+            "ln -s {a} ./sym.sock; ln {a} ./hard.sock; python3 probe.py out ./sym.sock ./hard.sock"
+        ),
+        "python3 probe.py families",
+        "python3 probe.py inside",
+    ]);
+    let res = results(&frames);
+    assert_ran(&res);
+    for path in [&a, &g, &e, &l] {
+        let line = res[0].1.lines().find(|x| x.starts_with(path.as_str()));
+        assert!(
+            line.is_some_and(|x| x.contains(" err:")),
+            "{path} was reached: {res:?}"
+        );
+    }
+    assert!(
+        res[1].1.contains("./sym.sock err:") && res[1].1.contains("./hard.sock err:"),
+        "{res:?}"
+    );
+    assert!(
+        res[2].1.contains("dgram=refused") && res[2].1.contains("vsock=refused"),
+        "{res:?}"
+    );
+    assert_eq!(res[3].1.matches(" True").count(), 3, "{res:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    for count in &counts {
+        assert_eq!(*count.lock().unwrap(), 0, "{res:?}");
+    }
+    let late_accepted = late_count
+        .lock()
+        .unwrap()
+        .as_ref()
+        .map(|c| *c.lock().unwrap());
+    assert_eq!(late_accepted, Some(0), "{res:?}");
+}

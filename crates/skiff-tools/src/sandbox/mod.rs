@@ -9,7 +9,8 @@
 //!   which forks each command's helper; a helper started per command makes its own). Inside, the files that make programs run later (git config and hooks, agent
 //!   and editor settings, shell start-up files: [`protected`](crate::protected)) are read-only
 //!   mounts; the user's secrets ([`paths::default_deny_read`], `sandbox.filesystem.denyRead`,
-//!   `Read(…)` deny rules) and Unix sockets outside the workspace are covered by empty mounts;
+//!   `Read(…)` deny rules) and the Unix sockets skiff knows of are covered by empty mounts
+//!   (and no socket the sandbox did not make can be connected to: [`sockets`]);
 //!   `/proc` is private and `/dev` holds only the usual pseudo-devices; every process of the
 //!   command dies when its first process (the helper, PID 1 inside) ends, and that one dies
 //!   with skiff. The only way out of the network namespace is skiff's proxy ([`proxy`]),
@@ -41,6 +42,8 @@ mod relay;
 mod request;
 mod runtime;
 pub mod socket_dirs;
+#[cfg(target_os = "linux")]
+mod sockets;
 mod status;
 #[cfg(target_os = "linux")]
 mod zygote;

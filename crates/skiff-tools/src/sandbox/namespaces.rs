@@ -422,6 +422,18 @@ fn init(
     if let Err(e) = close_inherited_on_exec() {
         return i32::from(refused(&e));
     }
+    // Last before the command starts: from here on this process's connects (the relay's) are
+    // answered by its own loop too.
+    let guard = if plan.network == NetworkPolicy::Allow {
+        None
+    } else {
+        let mut allowed = mounts.sockets.clone();
+        allowed.extend(relay.as_ref().map(|r| r.socket().to_path_buf()));
+        match super::sockets::Guard::install(&plan.write, &allowed) {
+            Ok(guard) => guard,
+            Err(e) => return i32::from(refused(&e)),
+        }
+    };
     let mut command = std::process::Command::new(program);
     if let Some(env) = env {
         command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
@@ -451,7 +463,7 @@ fn init(
         let _ = (&report.zygote).write_all(&[STARTED]);
     }
     let shell_pid = Pid::from_raw(i32::try_from(shell.id()).unwrap_or(i32::MAX));
-    let code = supervise(shell_pid, &watch, &children, relay.as_ref());
+    let code = supervise(shell_pid, &watch, &children, relay.as_ref(), guard.as_ref());
     if let Some(report) = report {
         report_end(report, code);
     }
@@ -546,18 +558,24 @@ fn block_sigchld() -> Result<SignalFd, String> {
 }
 
 /// PID 1's one loop, no thread of its own: until the shell ends (its exit code), reap every
-/// process of the namespace as it ends, pass the relay's connections on, and end everything
+/// process of the namespace as it ends, pass the relay's connections on, answer the socket
+/// filter's calls ([`super::sockets`]), and end everything
 /// (exit 137) when the helper or skiff is gone (killed by skiff's timeout, or skiff died).
 fn supervise(
     shell: Pid,
     watch: &Watch,
     children: &SignalFd,
     relay: Option<&super::relay::Relay>,
+    guard: Option<&super::sockets::Guard>,
 ) -> i32 {
     loop {
         let mut fds = watch.fds();
         let watched = fds.len();
         fds.push(PollFd::new(children.as_fd(), PollFlags::POLLIN));
+        if let Some(guard) = guard {
+            fds.push(PollFd::new(guard.fd(), PollFlags::POLLIN));
+        }
+        let listeners = fds.len();
         if let Some(relay) = relay {
             fds.extend(
                 relay
@@ -573,13 +591,17 @@ fn supervise(
             std::process::exit(137);
         }
         let exited = Watch::fired(&fds[watched..=watched]);
-        let ready: Vec<usize> = fds[watched + 1..]
+        let asked = guard.is_some() && Watch::fired(&fds[watched + 1..listeners]);
+        let ready: Vec<usize> = fds[listeners..]
             .iter()
             .enumerate()
             .filter(|(_, f)| f.revents().is_some_and(|r| !r.is_empty()))
             .map(|(i, _)| i)
             .collect();
         drop(fds);
+        if let Some(guard) = guard.filter(|_| asked) {
+            guard.serve();
+        }
         if let Some(relay) = relay {
             for index in ready {
                 relay.accept(index);

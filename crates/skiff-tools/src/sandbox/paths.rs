@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::socket_dirs::SocketDirs;
 
 /// `/proc/self/fd/N`: a mount source or socket address for an fd opened before the mounts.
-pub(super) fn fd_path(fd: &std::os::fd::OwnedFd) -> PathBuf {
+pub(super) fn fd_path(fd: &impl std::os::fd::AsRawFd) -> PathBuf {
     PathBuf::from(format!(
         "/proc/self/fd/{}",
         std::os::fd::AsRawFd::as_raw_fd(fd)

@@ -49,6 +49,10 @@ pub struct Mounts {
     /// Directories replaced by an empty writable one (`/run`, whose sockets lead outside).
     #[serde(default)]
     pub empty: Vec<PathBuf>,
+    /// Sockets outside the sandbox its commands may connect to
+    /// (`sandbox.network.allowUnixSockets`; see [`super::sockets`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<PathBuf>,
     /// The way out of the network namespace (`network: proxy`).
     #[serde(default)]
     pub proxy: Option<ProxyPlan>,
@@ -133,6 +137,7 @@ mod tests {
                 hide: vec!["/home/u/.ssh".into()],
                 expose: vec!["/home/u/.ssh/known_hosts".into()],
                 empty: vec!["/run".into()],
+                sockets: vec!["/run/user/1000/agent.sock".into()],
                 proxy: Some(ProxyPlan {
                     socket: "/tmp/p.sock".into(),
                     token: "t".into(),

@@ -75,6 +75,11 @@ impl Relay {
         token.clone_into(&mut self.token);
     }
 
+    /// skiff's proxy, as the relay connects to it (`/proc/self/fd/N`).
+    pub(super) fn socket(&self) -> &std::path::Path {
+        &self.socket
+    }
+
     /// The variables that point tools at the relay.
     pub(super) fn environment(&self) -> Vec<(String, String)> {
         let http = format!("http://127.0.0.1:{}", self.port);

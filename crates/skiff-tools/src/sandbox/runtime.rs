@@ -233,6 +233,7 @@ impl SandboxRuntime {
                     .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_symlink())),
             );
             self.hidden(&roots, &shown_roots, &mut mounts, &round);
+            mounts.sockets = self.settings.allow_unix_sockets.clone();
             mounts.empty = paths::EMPTY_DIRS
                 .iter()
                 .map(PathBuf::from)

@@ -1,0 +1,696 @@
+//! Unix sockets the sandbox did not make stay out of reach, wherever they are (Linux).
+//!
+//! The mounts hide the sockets skiff knows of (ssh-agent, docker, tmux, X, `/run`), but a
+//! pathname socket anywhere else the command can see — a password manager's agent in the home
+//! directory, an application's socket, one made in `/tmp` after the command started — is
+//! reached by its path from any network namespace, and Landlock cannot refuse `connect(2)` on
+//! one. So PID 1 installs a seccomp filter on itself just before it starts the command (so on
+//! everything started after, its own relay threads included):
+//!
+//! - `connect(2)` is handed to PID 1 (a user notification). PID 1 takes the caller's socket
+//!   (`pidfd_getfd(2)`), copies the address, and connects the socket itself, to its copy, so no
+//!   other thread of the command can change the address in between. A path is looked up once,
+//!   as the caller would (from its working directory), and the socket file it leads to is
+//!   connected to through that very lookup (`/proc/self/fd/N`) only when it is one of:
+//!   listening in this sandbox's network namespace (a test suite's server, a database started
+//!   inside: `sock_diag(7)` names the file of each), named in `sandbox.network.allowUnixSockets`,
+//!   skiff's proxy (the relay's way out), or a file with one link inside a workspace root. Any
+//!   other gets `EACCES`. Abstract sockets belong to the network namespace and pass.
+//! - Unix datagram sockets cannot be made: `sendto(2)` reaches a path without connecting.
+//! - Only the families that a network namespace contains can be made (Unix, IPv4, IPv6,
+//!   netlink, packet, the kernel's crypto): no vsock (the VM's host), Bluetooth or CAN.
+//! - `io_uring_setup(2)` fails (a ring's connect would pass the filter by).
+//!
+//! Where the filter cannot be installed because an outer one already hands calls to another
+//! supervisor (skiff inside skiff's sandbox), the outer one goes on containing the command.
+//!
+//! `unsafe` here, and why it is sound: `seccomp(2)`, the `SECCOMP_IOCTL_NOTIF_*` ioctls,
+//! `pidfd_open(2)`, `pidfd_getfd(2)`, `process_vm_readv(2)` and `connect(2)` are called with
+//! structures that live on the stack (or in a `Vec`) for the call, of the kernel's layout (the
+//! ioctl numbers encode the structure sizes, so a kernel whose structures differ refuses the
+//! call instead of writing past them); every descriptor a call returns is owned at once.
+#![allow(unsafe_code)]
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A socket file's identity as the kernel's `sock_diag` names it: the device of its
+/// filesystem (the kernel's encoding, `major << 20 | minor`) and its inode number's low 32
+/// bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u32,
+    ino: u32,
+}
+
+/// Which socket files the command may connect to besides those bound in its own network
+/// namespace.
+#[derive(Debug)]
+struct Policy {
+    /// The workspace roots: a socket file there with one link is the user's project's.
+    roots: Vec<PathBuf>,
+    /// `allowUnixSockets` and skiff's proxy (looked up when a path is connected to: most
+    /// commands never do).
+    allowed: Vec<PathBuf>,
+}
+
+/// The filter's listener, kept by PID 1, which answers each call ([`Guard::serve`]).
+pub(super) struct Guard {
+    listener: Arc<OwnedFd>,
+    policy: Arc<Policy>,
+}
+
+impl Guard {
+    /// Install the filter on this thread (and so on what it starts from now on). `roots` are
+    /// the workspace roots, `allowed` the sockets named in `allowUnixSockets` and skiff's
+    /// proxy. `None` where an outer filter supervises already or the architecture is not one
+    /// the filter knows (the mounts still hide the known sockets there).
+    pub(super) fn install(roots: &[PathBuf], allowed: &[PathBuf]) -> Result<Option<Self>, String> {
+        let Some(program) = program() else {
+            return Ok(None);
+        };
+        let policy = Arc::new(Policy {
+            roots: roots.to_vec(),
+            allowed: allowed.to_vec(),
+        });
+        let listener = match install_filter(&program) {
+            Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(None),
+            Err(e) => return Err(format!("cannot install the socket filter (seccomp): {e}")),
+        };
+        Ok(Some(Self {
+            listener: Arc::new(listener),
+            policy,
+        }))
+    }
+
+    /// The descriptor to poll: readable when a call waits for an answer.
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+        self.listener.as_fd()
+    }
+
+    /// Take the waiting call and answer it in a thread of its own (a blocking connect must not
+    /// hold up PID 1's loop).
+    pub(super) fn serve(&self) {
+        // SAFETY: a zeroed seccomp_notif is a valid value (and what the ioctl requires).
+        let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+        // SAFETY: see the module docs.
+        let got = unsafe {
+            libc::ioctl(
+                self.listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_RECV,
+                &mut notif,
+            )
+        };
+        if got != 0 {
+            // The caller was killed meanwhile (ENOENT), or nothing was waiting after all.
+            return;
+        }
+        // PID 1's own threads (the relay's, and those doing the command's connects here) run
+        // this module's code: their calls go ahead as made. The caller waits in the call, so
+        // its thread id is its own while it is listed here.
+        if Path::new(&format!("/proc/self/task/{}", notif.pid)).exists() {
+            let resp = libc::seccomp_notif_resp {
+                id: notif.id,
+                val: 0,
+                error: 0,
+                flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
+            };
+            send(&self.listener, &resp);
+            return;
+        }
+        let (listener, policy) = (Arc::clone(&self.listener), Arc::clone(&self.policy));
+        std::thread::spawn(move || {
+            let result = connect_for(&notif, &listener, &policy);
+            respond(&listener, notif.id, result);
+        });
+    }
+}
+
+/// Tell the kernel how the call went: `Ok` is a return value of 0, `Err` an errno.
+fn respond(listener: &OwnedFd, id: u64, result: Result<(), i32>) {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: match result {
+            Ok(()) => 0,
+            Err(errno) => -errno,
+        },
+        flags: 0,
+    };
+    send(listener, &resp);
+}
+
+fn send(listener: &OwnedFd, resp: &libc::seccomp_notif_resp) {
+    // SAFETY: see the module docs. A failure means the caller is gone: nothing to tell.
+    unsafe {
+        libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, resp);
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Own a descriptor a system call returned, or its errno.
+fn owned(fd: libc::c_long) -> Result<OwnedFd, i32> {
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    let raw = RawFd::try_from(fd).map_err(|_| libc::EBADF)?;
+    // SAFETY: the kernel just returned this descriptor to this process; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Do the `connect(2)` the notification describes, as the module docs say; its errno when it
+/// fails or is refused.
+fn connect_for(n: &libc::seccomp_notif, listener: &OwnedFd, policy: &Policy) -> Result<(), i32> {
+    let tid = n.pid;
+    // Arguments as the kernel reads them: an int, a pointer, an int.
+    let fd = n.data.args[0] as i32;
+    let ptr = n.data.args[1];
+    let len = n.data.args[2] as u32 as usize;
+    if len > std::mem::size_of::<libc::sockaddr_storage>() {
+        return Err(libc::EINVAL);
+    }
+    let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
+    // SAFETY: see the module docs.
+    let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })?;
+    // SAFETY: a zeroed sockaddr_storage is a valid value.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    if len > 0 {
+        let local = libc::iovec {
+            iov_base: (&raw mut addr).cast(),
+            iov_len: len,
+        };
+        let remote = libc::iovec {
+            iov_base: ptr as usize as *mut libc::c_void,
+            iov_len: len,
+        };
+        // SAFETY: see the module docs; `local` covers `addr`, which is at least `len` long.
+        let read = unsafe { libc::process_vm_readv(tid as libc::pid_t, &local, 1, &remote, 1, 0) };
+        if read < 0 {
+            return Err(last_errno());
+        }
+        if read != len as isize {
+            return Err(libc::EFAULT);
+        }
+    }
+    let cwd = std::fs::File::open(format!("/proc/{tid}/cwd")).ok();
+    // SAFETY: see the module docs.
+    let socket = owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })?;
+    // From here on the notification's caller is known to be the one read: its thread still
+    // waits in the call, so its process (and `pidfd`, `cwd`) cannot be another's.
+    let mut id = n.id;
+    // SAFETY: see the module docs.
+    if unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &mut id,
+        )
+    } != 0
+    {
+        return Err(libc::EINTR);
+    }
+    let family = addr.ss_family;
+    let path_len = len.saturating_sub(std::mem::size_of::<libc::sa_family_t>());
+    if i32::from(family) == libc::AF_UNIX && path_len > 0 {
+        // SAFETY: a sockaddr_storage is large and aligned enough for a sockaddr_un.
+        let un: &libc::sockaddr_un = unsafe { &*(&raw const addr).cast() };
+        let bytes: Vec<u8> = un.sun_path[..path_len.min(un.sun_path.len())]
+            .iter()
+            .map(|&c| c as u8)
+            .collect();
+        // An abstract name (a leading NUL) belongs to the network namespace.
+        if bytes.first().is_some_and(|&b| b != 0) {
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            let path = Path::new(OsStr::from_bytes(&bytes[..end]));
+            let target = open_as_caller(path, tgid, tid, cwd.as_ref())?;
+            if !policy.permits(target.as_fd()) {
+                return Err(libc::EACCES);
+            }
+            return connect_path(&socket, &super::paths::fd_path(&target));
+        }
+    }
+    // SAFETY: see the module docs; `addr` holds `len` bytes of the caller's address.
+    let r = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const addr).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(last_errno()) }
+}
+
+/// The process a thread belongs to (`Tgid` in its status).
+fn thread_group(tid: u32) -> Option<i32> {
+    let mut status = String::new();
+    std::fs::File::open(format!("/proc/{tid}/status"))
+        .ok()?
+        .read_to_string(&mut status)
+        .ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Open (`O_PATH`) the socket file `path` names for the caller: a relative path from its
+/// working directory, `/proc/self` as the caller's own.
+fn open_as_caller(
+    path: &Path,
+    tgid: i32,
+    tid: u32,
+    cwd: Option<&std::fs::File>,
+) -> Result<OwnedFd, i32> {
+    let own = |rest: &Path, base: String| PathBuf::from(base).join(rest);
+    let path = if let Ok(rest) = path.strip_prefix("/proc/self") {
+        own(rest, format!("/proc/{tgid}"))
+    } else if let Ok(rest) = path.strip_prefix("/proc/thread-self") {
+        own(rest, format!("/proc/{tgid}/task/{tid}"))
+    } else {
+        path.to_path_buf()
+    };
+    let dir = match (path.is_relative(), cwd) {
+        (false, _) => libc::AT_FDCWD,
+        (true, Some(cwd)) => cwd.as_raw_fd(),
+        (true, None) => return Err(libc::ENOENT),
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    let fd = owned(libc::c_long::from(fd))?;
+    // SAFETY: a zeroed stat is a valid value; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(last_errno());
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+        // What the kernel says when the path is not a socket.
+        return Err(libc::ECONNREFUSED);
+    }
+    Ok(fd)
+}
+
+/// Connect `socket` to the socket file at `path` (a `/proc/self/fd/N` link).
+fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
+    // SAFETY: a zeroed sockaddr_un is a valid value.
+    let mut un: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    un.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.len() >= un.sun_path.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    for (dst, src) in un.sun_path.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
+    // SAFETY: see the module docs.
+    let r = unsafe {
+        libc::connect(
+            socket.as_raw_fd(),
+            (&raw const un).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(last_errno()) }
+}
+
+impl Policy {
+    /// Whether the socket file `target` (an `O_PATH` descriptor) may be connected to.
+    fn permits(&self, target: BorrowedFd<'_>) -> bool {
+        let Some(id) = identity(target) else {
+            return false;
+        };
+        let named = self.allowed.iter().any(|p| {
+            super::namespaces::path_fd(p)
+                .ok()
+                .and_then(|fd| identity(fd.as_fd()))
+                == Some(id)
+        });
+        if named {
+            return true;
+        }
+        if self.in_workspace(target) {
+            return true;
+        }
+        bound_here().is_ok_and(|ids| ids.contains(&id))
+    }
+
+    /// Whether `target` lies in a workspace root and has one link (a hard link made there to a
+    /// socket outside would otherwise pass).
+    fn in_workspace(&self, target: BorrowedFd<'_>) -> bool {
+        // SAFETY: a zeroed stat is a valid value; fstat fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a plain system call on a descriptor borrowed for it.
+        if unsafe { libc::fstat(target.as_raw_fd(), &mut st) } != 0 || st.st_nlink != 1 {
+            return false;
+        }
+        let Ok(path) = std::fs::read_link(super::paths::fd_path(&target)) else {
+            return false;
+        };
+        self.roots.iter().any(|r| path.starts_with(r))
+    }
+}
+
+/// The identity of the file `fd` is open on, as `sock_diag` would name it: the inode from the
+/// descriptor's `fdinfo`, the device of its mount from `mountinfo` (a `stat` may report
+/// another device: Btrfs subvolumes, overlayfs).
+fn identity(fd: BorrowedFd<'_>) -> Option<Identity> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    let mnt_id = field("mnt_id:")?;
+    let ino: u64 = match field("ino:") {
+        Some(ino) => ino.parse().ok()?,
+        None => {
+            // SAFETY: a zeroed stat is a valid value; fstat fills it.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: a plain system call on a descriptor borrowed for it.
+            if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+                return None;
+            }
+            st.st_ino
+        }
+    };
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let dev = mountinfo.lines().find_map(|l| {
+        let mut f = l.split(' ');
+        (f.next()? == mnt_id).then_some(())?;
+        let (major, minor) = f.nth(1)?.split_once(':')?;
+        Some((major.parse::<u32>().ok()? << 20) | minor.parse::<u32>().ok()?)
+    })?;
+    Some(Identity {
+        dev,
+        ino: ino as u32,
+    })
+}
+
+/// The socket files listening in this process's network namespace (`sock_diag(7)`,
+/// `UDIAG_SHOW_VFS`).
+fn bound_here() -> std::io::Result<Vec<Identity>> {
+    const NETLINK_SOCK_DIAG: i32 = 4;
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const NLM_F_REQUEST: u16 = 1;
+    const NLM_F_DUMP: u16 = 0x300;
+    const NLMSG_ERROR: u16 = 2;
+    const NLMSG_DONE: u16 = 3;
+    const UDIAG_SHOW_VFS: u32 = 2;
+    const UNIX_DIAG_VFS: u16 = 1;
+    const TCP_LISTEN: u32 = 10;
+    const HEADER: usize = 16;
+    const DIAG_MSG: usize = 16;
+
+    // SAFETY: a plain system call; the descriptor is owned at once.
+    let sock = owned(libc::c_long::from(unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            NETLINK_SOCK_DIAG,
+        )
+    }))
+    .map_err(std::io::Error::from_raw_os_error)?;
+    // nlmsghdr, then unix_diag_req: family, protocol, pad, states, ino, show, cookie.
+    let mut req = Vec::with_capacity(40);
+    req.extend_from_slice(&40u32.to_ne_bytes());
+    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    req.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+    req.extend_from_slice(&[0u8; 8]);
+    req.extend_from_slice(&[libc::AF_UNIX as u8, 0, 0, 0]);
+    req.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
+    req.extend_from_slice(&0u32.to_ne_bytes());
+    req.extend_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
+    req.extend_from_slice(&[0xff; 8]);
+    // SAFETY: `req` lives for the call.
+    let sent = unsafe { libc::send(sock.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
+    if sent != req.len() as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    let u16_at = |b: &[u8], i: usize| b.get(i..i + 2).map(|s| u16::from_ne_bytes([s[0], s[1]]));
+    let u32_at = |b: &[u8], i: usize| {
+        b.get(i..i + 4)
+            .map(|s| u32::from_ne_bytes([s[0], s[1], s[2], s[3]]))
+    };
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        // SAFETY: `buf` lives for the call and is as long as said.
+        let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let Ok(n) = usize::try_from(n) else {
+            return Err(std::io::Error::last_os_error());
+        };
+        if n == 0 {
+            return Ok(out);
+        }
+        let mut at = 0;
+        while at + HEADER <= n {
+            let msg = &buf[at..n];
+            let (Some(len), Some(kind)) = (u32_at(msg, 0), u16_at(msg, 4)) else {
+                break;
+            };
+            let len = len as usize;
+            if len < HEADER || len > msg.len() {
+                break;
+            }
+            match kind {
+                NLMSG_DONE => return Ok(out),
+                NLMSG_ERROR => return Err(std::io::Error::other("sock_diag refused the dump")),
+                _ => {}
+            }
+            // The attributes after unix_diag_msg, each 4-byte aligned.
+            let mut a = HEADER + DIAG_MSG;
+            while a + 4 <= len {
+                let (Some(alen), Some(akind)) = (u16_at(msg, a), u16_at(msg, a + 2)) else {
+                    break;
+                };
+                let alen = usize::from(alen);
+                if alen < 4 || a + alen > len {
+                    break;
+                }
+                if akind == UNIX_DIAG_VFS
+                    && let (Some(ino), Some(dev)) = (u32_at(msg, a + 4), u32_at(msg, a + 8))
+                {
+                    out.push(Identity { dev, ino });
+                }
+                a += (alen + 3) & !3;
+            }
+            at += (len + 3) & !3;
+        }
+    }
+}
+
+/// Install `program` with a listener; its descriptor.
+fn install_filter(program: &[libc::sock_filter]) -> std::io::Result<OwnedFd> {
+    let prog = libc::sock_fprog {
+        len: u16::try_from(program.len()).map_err(|_| std::io::Error::other("filter too long"))?,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // Killable only once PID 1 has the call: a signal cannot restart a connect PID 1 is doing.
+    let mut flags =
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    loop {
+        // SAFETY: see the module docs; `prog` and the program live for the call.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &raw const prog,
+            )
+        };
+        match owned(fd) {
+            Ok(fd) => return Ok(fd),
+            // Before Linux 5.19.
+            Err(libc::EINVAL) if flags & libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV != 0 => {
+                flags &= !libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+            }
+            Err(errno) => return Err(std::io::Error::from_raw_os_error(errno)),
+        }
+    }
+}
+
+/// The audit architecture of this build, where the filter knows its system call numbers.
+fn audit_arch() -> Option<u32> {
+    if cfg!(target_arch = "x86_64") {
+        Some(0xC000_003E)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(0xC000_00B7)
+    } else {
+        None
+    }
+}
+
+/// One step of the filter, with jumps by name ([`assemble`]).
+#[derive(Clone, Copy)]
+enum Op {
+    /// Load the 32-bit word at this offset of `seccomp_data`.
+    Load(u32),
+    And(u32),
+    /// Jump to the label when the accumulator equals the value.
+    JumpIfEq(u32, &'static str),
+    /// Jump to the label when the accumulator has any of these bits.
+    JumpIfAny(u32, &'static str),
+    Return(u32),
+    Label(&'static str),
+}
+
+/// The classic BPF of `ops`, labels resolved to forward jumps.
+fn assemble(ops: &[Op]) -> Option<Vec<libc::sock_filter>> {
+    let mut at = std::collections::HashMap::new();
+    let mut n = 0usize;
+    for op in ops {
+        match op {
+            Op::Label(name) => {
+                at.insert(*name, n);
+            }
+            _ => n += 1,
+        }
+    }
+    let insn = |code: u32, k: u32, jt: u8| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf: 0,
+        k,
+    };
+    let mut out = Vec::with_capacity(n);
+    for op in ops {
+        let here = out.len();
+        let offset = |label: &str| u8::try_from(at.get(label)?.checked_sub(here + 1)?).ok();
+        out.push(match *op {
+            Op::Label(_) => continue,
+            Op::Load(off) => insn(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, off, 0),
+            Op::And(k) => insn(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, k, 0),
+            Op::JumpIfEq(k, l) => insn(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, k, offset(l)?),
+            Op::JumpIfAny(k, l) => {
+                insn(libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K, k, offset(l)?)
+            }
+            Op::Return(k) => insn(libc::BPF_RET | libc::BPF_K, k, 0),
+        });
+    }
+    Some(out)
+}
+
+/// The filter the module docs describe.
+fn program() -> Option<Vec<libc::sock_filter>> {
+    use Op::*;
+    let arch = audit_arch()?;
+    let errno = |e: i32| libc::SECCOMP_RET_ERRNO | (e as u32 & libc::SECCOMP_RET_DATA);
+    let allow = libc::SECCOMP_RET_ALLOW;
+    const NR: u32 = 0;
+    const ARCH: u32 = 4;
+    // The low word of an argument (little-endian).
+    let arg = |i: u32| 16 + 8 * i;
+    let nr = |n: libc::c_long| n as u32;
+    let ops = [
+        Load(ARCH),
+        JumpIfEq(arch, "native"),
+        Return(errno(libc::EPERM)),
+        Label("native"),
+        Load(NR),
+        // x32 numbers (bit 30) under the x86_64 architecture.
+        JumpIfAny(0x4000_0000, "deny"),
+        JumpIfEq(nr(libc::SYS_connect), "notify"),
+        JumpIfEq(nr(libc::SYS_io_uring_setup), "deny"),
+        JumpIfEq(nr(libc::SYS_socket), "socket"),
+        JumpIfEq(nr(libc::SYS_socketpair), "pair"),
+        Return(allow),
+        Label("socket"),
+        Load(arg(0)),
+        JumpIfEq(libc::AF_UNIX as u32, "unix"),
+        JumpIfEq(libc::AF_INET as u32, "allow"),
+        JumpIfEq(libc::AF_INET6 as u32, "allow"),
+        JumpIfEq(libc::AF_NETLINK as u32, "allow"),
+        JumpIfEq(libc::AF_PACKET as u32, "allow"),
+        JumpIfEq(libc::AF_ALG as u32, "allow"),
+        Return(errno(libc::EAFNOSUPPORT)),
+        Label("pair"),
+        Load(arg(0)),
+        JumpIfEq(libc::AF_UNIX as u32, "unix"),
+        Return(allow),
+        Label("unix"),
+        Load(arg(1)),
+        And(0xf),
+        JumpIfEq(libc::SOCK_DGRAM as u32, "deny"),
+        Label("allow"),
+        Return(allow),
+        Label("notify"),
+        Return(libc::SECCOMP_RET_USER_NOTIF),
+        Label("deny"),
+        Return(errno(libc::EPERM)),
+    ];
+    assemble(&ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_filter_assembles_with_every_jump_forward() {
+        let Some(p) = program() else {
+            return;
+        };
+        assert!(p.len() > 20 && p.len() < 64);
+        let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+        assert_eq!(p.last().map(|i| i.code), Some(ret));
+        for (i, insn) in p.iter().enumerate() {
+            assert!(
+                i + 1 + usize::from(insn.jt) < p.len() || insn.jt == 0,
+                "jump past the end at {i}: {:?}",
+                p.iter().map(|i| (i.code, i.jt, i.k)).collect::<Vec<_>>()
+            );
+        }
+        // A label that is never defined makes no program.
+        assert!(assemble(&[Op::JumpIfEq(1, "nowhere"), Op::Return(0)]).is_none());
+    }
+
+    #[test]
+    fn a_listening_socket_is_found_by_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        let id = identity(fd.as_fd()).unwrap();
+        let bound = bound_here().unwrap();
+        assert!(bound.contains(&id), "{id:?} not in {bound:?}");
+        // A socket file nobody listens on any more is not.
+        let gone = dir.path().join("gone");
+        drop(std::os::unix::net::UnixListener::bind(&gone).unwrap());
+        let fd = super::super::namespaces::path_fd(&gone).unwrap();
+        let id = identity(fd.as_fd()).unwrap();
+        assert!(!bound_here().unwrap().contains(&id));
+    }
+
+    #[test]
+    fn a_socket_in_the_workspace_counts_only_with_one_link() {
+        let ws = tempfile::tempdir().unwrap();
+        let policy = Policy {
+            roots: vec![std::fs::canonicalize(ws.path()).unwrap()],
+            allowed: Vec::new(),
+        };
+        let path = ws.path().join("s");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        drop(listener);
+        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        assert!(policy.in_workspace(fd.as_fd()));
+        std::fs::hard_link(&path, ws.path().join("again")).unwrap();
+        assert!(!policy.in_workspace(fd.as_fd()));
+        let outside = tempfile::tempdir().unwrap();
+        let other = outside.path().join("o");
+        drop(std::os::unix::net::UnixListener::bind(&other).unwrap());
+        let fd = super::super::namespaces::path_fd(&other).unwrap();
+        assert!(!policy.in_workspace(fd.as_fd()));
+    }
+}
