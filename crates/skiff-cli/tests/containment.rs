@@ -1932,3 +1932,70 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
         .map(|c| *c.lock().unwrap());
     assert_eq!(late_accepted, Some(0), "{res:?}");
 }
+
+#[test]
+fn an_embedded_repository_cannot_plant_a_program_for_the_users_git_status() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    // The user's own embedded repository, committed as a gitlink, with a hook of theirs.
+    let lib = env.ws.join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["commit", "-q", "--allow-empty", "-m", "lib"],
+    ] {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&lib)
+            .env("HOME", &env.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    std::fs::write(lib.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    env.host_git(&["add", "lib"]);
+    env.host_git(&["commit", "-qm", "lib"]);
+
+    let marks = env.marks.display().to_string();
+    let plant = |dir: &str, n: u32| {
+        format!(
+            "mkdir -p {dir} && cd {dir} && git init -q && git config core.fsmonitor 'touch {marks}/fsmonitor-{n}; false' && echo x > f && git add f && git -c user.name=a -c user.email=a@b commit -qm x; cd \"$OLDPWD\""
+        )
+    };
+    let frames = env.run_ok(&[
+        // A new embedded repository, added to the index.
+        &format!("{} && git add sub && git ls-files -s sub", plant("sub", 1)),
+        // The user's: its config is read-only in place, and replacing the whole directory
+        // (renaming it away) leaves a repository the sweep cleans.
+        &format!("git -C lib config core.fsmonitor 'touch {marks}/fsmonitor-2'; echo config=$?"),
+        &format!("mv lib lib.old; echo mv=$?; {}", plant("lib", 3)),
+        "echo an ordinary command",
+    ]);
+    let res = results(&frames);
+    assert_ran(&res);
+    assert!(res[0].1.contains("160000"), "{res:?}");
+    assert!(!res[1].1.contains("config=0"), "{res:?}");
+    // The user's git, as they run it next.
+    let status = env.host_git(&["status", "--porcelain"]);
+    assert!(status.status.success(), "{status:?}");
+    let planted: Vec<_> = std::fs::read_dir(&env.marks)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fsmonitor"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(planted.is_empty(), "ran: {planted:?}; {res:?}");
+    for dir in ["sub", "lib"] {
+        let config = std::fs::read_to_string(env.ws.join(dir).join(".git/config")).unwrap();
+        assert!(!config.contains("fsmonitor"), "{dir}: {config}");
+    }
+    // Whatever was moved, the user's own hook was not touched by an ordinary command.
+    let hook = ["lib", "lib.old"]
+        .iter()
+        .map(|d| env.ws.join(d).join(".git/hooks/pre-commit"))
+        .find(|p| p.exists());
+    assert!(hook.is_some(), "{res:?}");
+}

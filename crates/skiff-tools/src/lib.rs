@@ -22,6 +22,7 @@ pub mod file_excerpt;
 pub mod file_state;
 pub mod fs_safe;
 pub mod git_guard;
+mod gitlinks;
 pub mod glob;
 pub mod grep;
 pub mod ls;

@@ -61,6 +61,21 @@ pub struct Protected {
     /// git configuration files that may appear and must then name no program (new
     /// submodules' and worktrees' configs), with the hooks directories beside them.
     pub git_watch: Vec<PathBuf>,
+    /// The `.git` of each populated gitlink (a submodule's, or an embedded repository's) as it
+    /// was: one that is new after the command (made, or put there by renaming a directory
+    /// above it) is cleaned like a new repository.
+    pub nested: Vec<Nested>,
+}
+
+/// A gitlink's `.git` (directory or file) and the inode it was before the command.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Nested {
+    /// `root/<gitlink>/.git`.
+    pub git: PathBuf,
+    /// Its device before the command.
+    pub dev: u64,
+    /// Its inode before the command.
+    pub ino: u64,
 }
 
 /// The protected paths of one workspace root, as they are now (looked up in `round`).
@@ -106,12 +121,120 @@ pub fn scan(root: &Path, round: &Round<'_>) -> Protected {
             }
             out.git_watch.push(git.join("modules"));
             out.git_watch.push(git.join("worktrees"));
+            out.git_watch.push(git.join("index"));
+            for link in crate::gitlinks::of(&git) {
+                let Some(dir) = inside(root, &link) else {
+                    continue;
+                };
+                nested_git(&dir.join(".git"), &mut out);
+            }
         }
         // A worktree's or submodule's `.git` file: it names the git directory.
         Kind::Other => out.read_only.push(git),
         Kind::Absent => out.absent.push(git),
     }
     out
+}
+
+/// `root/rel` where no directory on the way is a symbolic link (git does not look through one
+/// for a gitlink either).
+fn inside(root: &Path, rel: &Path) -> Option<PathBuf> {
+    let mut dir = root.to_path_buf();
+    for part in rel.components() {
+        dir.push(part);
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+/// What [`scan`] does with a gitlink's `.git`: as with the root's, a directory is pinned with
+/// its config and hooks read-only, a file is read-only, and one that does not exist is watched.
+fn nested_git(git: &Path, out: &mut Protected) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(git) else {
+        out.absent.push(git.to_path_buf());
+        return;
+    };
+    out.nested.push(Nested {
+        git: git.to_path_buf(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    });
+    if !meta.is_dir() {
+        out.read_only.push(git.to_path_buf());
+        return;
+    }
+    out.pin.push(git.to_path_buf());
+    for rel in GIT_READ_ONLY {
+        let path = git.join(rel);
+        if exists(&path) {
+            out.read_only.push(path);
+        } else {
+            out.absent.push(path);
+        }
+    }
+}
+
+/// After a command, the gitlinks in `git`'s index: a `.git` that is not the one [`scan`] saw
+/// is cleaned like a repository the command made (a directory), or moved away (a file that
+/// does not lead into the root's `.git/modules`).
+fn sweep_gitlinks(
+    git: &Path,
+    absent: &[PathBuf],
+    nested: &[Nested],
+    quarantine: &Path,
+    notes: &mut Vec<String>,
+) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(root) = git.parent() else {
+        return;
+    };
+    for link in crate::gitlinks::of(git) {
+        let Some(dir) = inside(root, &link) else {
+            continue;
+        };
+        let sub = dir.join(".git");
+        if absent.contains(&sub) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&sub) else {
+            continue;
+        };
+        let seen = nested
+            .iter()
+            .any(|n| n.git == sub && n.dev == meta.dev() && n.ino == meta.ino());
+        if seen {
+            continue;
+        }
+        if meta.is_dir() {
+            clean_git_dir(&sub, quarantine, notes);
+        } else if !leads_into(&sub, &git.join("modules")) {
+            match move_away(&sub, quarantine) {
+                Ok(to) => notes.push(format!("{} (moved to {})", sub.display(), to.display())),
+                Err(e) => notes.push(format!("{} (could not be moved away: {e})", sub.display())),
+            }
+        }
+    }
+}
+
+/// Whether the `.git` file `file` names a git directory inside `modules`.
+fn leads_into(file: &Path, modules: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    let Some(target) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
+        return false;
+    };
+    let base = file.parent().unwrap_or(Path::new("/"));
+    match (
+        std::fs::canonicalize(base.join(target)),
+        std::fs::canonicalize(modules),
+    ) {
+        (Ok(t), Ok(m)) => t.starts_with(m),
+        _ => false,
+    }
 }
 
 fn exists(path: &Path) -> bool {
@@ -169,6 +292,7 @@ pub fn sweep(
     absent: &[PathBuf],
     git_watch: &[PathBuf],
     known: &[PathBuf],
+    nested: &[Nested],
     quarantine: &Path,
     keep: &dyn Fn(&Path) -> bool,
     round: &Round<'_>,
@@ -198,6 +322,12 @@ pub fn sweep(
     }
     for dir in git_watch {
         if !round.exists(dir) {
+            continue;
+        }
+        if dir.ends_with("index") {
+            if let Some(git) = dir.parent() {
+                sweep_gitlinks(git, absent, nested, quarantine, &mut notes);
+            }
             continue;
         }
         let mut found = Vec::new();
@@ -602,6 +732,7 @@ mod tests {
             &before.absent,
             &before.git_watch,
             &before.read_only,
+            &before.nested,
             &q,
             &keep_mcp,
             &presence.round(),

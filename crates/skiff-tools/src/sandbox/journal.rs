@@ -25,6 +25,7 @@ pub(super) struct Sweep {
     pub(super) absent: Vec<PathBuf>,
     pub(super) git_watch: Vec<PathBuf>,
     pub(super) known: Vec<PathBuf>,
+    pub(super) nested: Vec<crate::protected::Nested>,
 }
 
 /// `SKIFF_HOME/quarantine/<unix seconds>` (a temp directory without a home).
@@ -55,6 +56,8 @@ struct Call {
     absent: Vec<PathBuf>,
     git_watch: Vec<PathBuf>,
     known: Vec<PathBuf>,
+    #[serde(default)]
+    nested: Vec<crate::protected::Nested>,
 }
 
 /// The running commands of one session.
@@ -102,6 +105,7 @@ impl Journal {
                     absent: sweep.absent.clone(),
                     git_watch: sweep.git_watch.clone(),
                     known: sweep.known.clone(),
+                    nested: sweep.nested.clone(),
                 },
             );
             self.write(&mut state);
@@ -281,6 +285,7 @@ fn run(calls: &[Call], skiff_home: Option<&Path>) -> Vec<String> {
             &call.absent,
             &call.git_watch,
             &call.known,
+            &call.nested,
             &quarantine,
             &|_| false,
             &crate::presence::Round::uncached(),

@@ -224,6 +224,7 @@ impl SandboxRuntime {
                 mounts.read_only.extend(p.read_only);
                 sweep.absent.extend(p.absent);
                 sweep.git_watch.extend(p.git_watch);
+                sweep.nested.extend(p.nested);
             }
             sweep.known = mounts.read_only.clone();
             mounts.read_only.extend(
@@ -628,6 +629,7 @@ impl PreparedCall {
                 &sweep.absent,
                 &sweep.git_watch,
                 &sweep.known,
+                &sweep.nested,
                 &quarantine,
                 keep,
                 &runtime.presence.round(),
