@@ -1934,7 +1934,7 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
 }
 
 #[test]
-fn an_embedded_repository_cannot_plant_a_program_for_the_users_git_status() {
+fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_git() {
     if !sandbox_runs() {
         return;
     }
@@ -1972,6 +1972,8 @@ fn an_embedded_repository_cannot_plant_a_program_for_the_users_git_status() {
         // (renaming it away) leaves a repository the sweep cleans.
         &format!("git -C lib config core.fsmonitor 'touch {marks}/fsmonitor-2'; echo config=$?"),
         &format!("mv lib lib.old; echo mv=$?; {}", plant("lib", 3)),
+        // A rebase to-do list with an exec line, as if a rebase were in progress.
+        &format!("mkdir -p .git/rebase-merge && printf 'pick 1234567 x\\nexec touch {marks}/exec-4\\n' > .git/rebase-merge/git-rebase-todo"),
         "echo an ordinary command",
     ]);
     let res = results(&frames);
@@ -1992,6 +1994,9 @@ fn an_embedded_repository_cannot_plant_a_program_for_the_users_git_status() {
         let config = std::fs::read_to_string(env.ws.join(dir).join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"), "{dir}: {config}");
     }
+    let todo = std::fs::read_to_string(env.ws.join(".git/rebase-merge/git-rebase-todo")).unwrap();
+    assert_eq!(todo, "pick 1234567 x\n", "{res:?}");
+    assert!(res[3].1.contains("exec lines"), "{res:?}");
     // Whatever was moved, the user's own hook was not touched by an ordinary command.
     let hook = ["lib", "lib.old"]
         .iter()

@@ -46,6 +46,11 @@ pub const PROTECTED: &[&str] = &[
 /// written into `.git` makes the user's next `git status` read a config the command wrote.
 const GIT_READ_ONLY: &[&str] = &["config", "config.worktree", "hooks", "info", "commondir"];
 
+/// Inside a `.git` directory: the to-do lists of a rebase or cherry-pick in progress, whose
+/// `exec` lines the user's `git rebase --continue` runs. A command may write them (its own
+/// rebase stopping at a conflict is routine), but `exec` lines it put there are removed.
+const GIT_TODO: &[&str] = &["rebase-merge/git-rebase-todo", "sequencer/todo"];
+
 /// How deep `.git/modules` is searched for nested submodules.
 const MODULE_DEPTH: usize = 6;
 
@@ -122,6 +127,12 @@ pub fn scan(root: &Path, round: &Round<'_>) -> Protected {
             out.git_watch.push(git.join("modules"));
             out.git_watch.push(git.join("worktrees"));
             out.git_watch.push(git.join("index"));
+            for rel in GIT_TODO {
+                let todo = git.join(rel);
+                if let Some(n) = Nested::of(&todo) {
+                    out.nested.push(n);
+                }
+            }
             for link in crate::gitlinks::of(&git) {
                 let Some(dir) = inside(root, &link) else {
                     continue;
@@ -149,20 +160,67 @@ fn inside(root: &Path, rel: &Path) -> Option<PathBuf> {
     Some(dir)
 }
 
+impl Nested {
+    /// `path` as it is now (`None` when it does not exist).
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        Some(Self {
+            git: path.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+/// After a command: `exec` lines in a rebase's or cherry-pick's to-do list that is not the
+/// one [`scan`] saw are removed (the original goes to `quarantine`).
+fn sweep_todo(git: &Path, nested: &[Nested], quarantine: &Path, notes: &mut Vec<String>) {
+    for rel in GIT_TODO {
+        let path = git.join(rel);
+        let Some(now) = Nested::of(&path) else {
+            continue;
+        };
+        if nested.contains(&now) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let runs = |line: &str| matches!(line.split_whitespace().next(), Some("exec" | "x"));
+        if !text.lines().any(runs) {
+            continue;
+        }
+        let kept: String = text
+            .lines()
+            .filter(|l| !runs(l))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let copy = quarantine_target(&path, quarantine);
+        let _ = copy
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&copy, &text));
+        match crate::atomic::write_atomic(&path, kept.as_bytes()) {
+            Ok(()) => notes.push(format!(
+                "{} (removed its exec lines; the original is in {})",
+                path.display(),
+                copy.display()
+            )),
+            Err(e) => notes.push(format!("{} (could not be cleaned: {e})", path.display())),
+        }
+    }
+}
+
 /// What [`scan`] does with a gitlink's `.git`: as with the root's, a directory is pinned with
 /// its config and hooks read-only, a file is read-only, and one that does not exist is watched.
 fn nested_git(git: &Path, out: &mut Protected) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(git) else {
+    let Some(seen) = Nested::of(git) else {
         out.absent.push(git.to_path_buf());
         return;
     };
-    out.nested.push(Nested {
-        git: git.to_path_buf(),
-        dev: meta.dev(),
-        ino: meta.ino(),
-    });
-    if !meta.is_dir() {
+    out.nested.push(seen);
+    if !std::fs::symlink_metadata(git).is_ok_and(|m| m.is_dir()) {
         out.read_only.push(git.to_path_buf());
         return;
     }
@@ -327,6 +385,7 @@ pub fn sweep(
         if dir.ends_with("index") {
             if let Some(git) = dir.parent() {
                 sweep_gitlinks(git, absent, nested, quarantine, &mut notes);
+                sweep_todo(git, nested, quarantine, &mut notes);
             }
             continue;
         }
