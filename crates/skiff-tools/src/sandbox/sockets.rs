@@ -239,11 +239,19 @@ fn connect_for(n: &libc::seccomp_notif, listener: &OwnedFd, policy: &Policy) -> 
             return connect_path(&socket, &super::paths::fd_path(&target));
         }
     }
-    // SAFETY: see the module docs; `addr` holds `len` bytes of the caller's address.
+    connect_with(&socket, &addr, len)
+}
+
+/// `connect(2)` `socket` to the first `len` bytes of `addr` (a socket address structure).
+fn connect_with<T>(socket: &OwnedFd, addr: &T, len: usize) -> Result<(), i32> {
+    if len > std::mem::size_of::<T>() {
+        return Err(libc::EINVAL);
+    }
+    // SAFETY: see the module docs; `addr` is valid for `len` bytes.
     let r = unsafe {
         libc::connect(
             socket.as_raw_fd(),
-            (&raw const addr).cast(),
+            std::ptr::from_ref(addr).cast(),
             len as libc::socklen_t,
         )
     };
@@ -314,15 +322,7 @@ fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
         *dst = *src as libc::c_char;
     }
     let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
-    // SAFETY: see the module docs.
-    let r = unsafe {
-        libc::connect(
-            socket.as_raw_fd(),
-            (&raw const un).cast(),
-            len as libc::socklen_t,
-        )
-    };
-    if r == 0 { Ok(()) } else { Err(last_errno()) }
+    connect_with(socket, &un, len)
 }
 
 impl Policy {
