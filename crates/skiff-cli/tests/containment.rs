@@ -1835,7 +1835,7 @@ if mode == "out":
     for p in sys.argv[2:]:
         print(p, attempt(p))
 elif mode == "families":
-    for name, fam, kind in [("dgram", socket.AF_UNIX, socket.SOCK_DGRAM), ("vsock", 40, socket.SOCK_STREAM)]:
+    for name, fam, kind in [("dgram", socket.AF_UNIX, socket.SOCK_DGRAM), ("raw", socket.AF_UNIX, socket.SOCK_RAW), ("vsock", 40, socket.SOCK_STREAM)]:
         try:
             socket.socket(fam, kind)
             print(name + "=made")
@@ -1868,7 +1868,8 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
     let app = env.home.join(".local/share/app/app.sock");
     let agent = env.home.join(".1password/agent.sock");
     let elsewhere = env.marks.join("svc/control.sock");
-    let counts: Vec<_> = [&app, &agent, &elsewhere]
+    let dev = env.ws.join("dev.sock");
+    let counts: Vec<_> = [&app, &agent, &elsewhere, &dev]
         .iter()
         .map(|p| counting_listener(p))
         .collect();
@@ -1900,6 +1901,11 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
         &format!(
             "ln -s {a} ./sym.sock; ln {a} ./hard.sock; python3 probe.py out ./sym.sock ./hard.sock"
         ),
+        // A socket a process outside made in the workspace, and the one made in /tmp moved
+        // to a name of the command's own (and back).
+        &format!(
+            "python3 probe.py out ./dev.sock; mv {l} /tmp/skiff-mine-$$.sock && python3 probe.py out /tmp/skiff-mine-$$.sock; mv /tmp/skiff-mine-$$.sock {l}"
+        ),
         "python3 probe.py families",
         "python3 probe.py inside",
     ]);
@@ -1917,10 +1923,17 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
         "{res:?}"
     );
     assert!(
-        res[2].1.contains("dgram=refused") && res[2].1.contains("vsock=refused"),
+        res[2].1.contains("./dev.sock err:13") && res[2].1.contains("mine-"),
         "{res:?}"
     );
-    assert_eq!(res[3].1.matches(" True").count(), 3, "{res:?}");
+    assert_eq!(res[2].1.matches(" err:13").count(), 2, "{res:?}");
+    assert!(
+        ["dgram", "raw", "vsock"]
+            .iter()
+            .all(|k| res[3].1.contains(&format!("{k}=refused"))),
+        "{res:?}"
+    );
+    assert_eq!(res[4].1.matches(" True").count(), 3, "{res:?}");
     std::thread::sleep(Duration::from_millis(100));
     for count in &counts {
         assert_eq!(*count.lock().unwrap(), 0, "{res:?}");

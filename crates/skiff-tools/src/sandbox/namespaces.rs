@@ -429,7 +429,7 @@ fn init(
     } else {
         let mut allowed = mounts.sockets.clone();
         allowed.extend(relay.as_ref().map(|r| r.socket().to_path_buf()));
-        match super::sockets::Guard::install(&plan.write, &allowed) {
+        match super::sockets::Guard::install(&allowed) {
             Ok(guard) => guard,
             Err(e) => return i32::from(refused(&e)),
         }

@@ -13,10 +13,13 @@
 //!   as the caller would (from its working directory), and the socket file it leads to is
 //!   connected to through that very lookup (`/proc/self/fd/N`) only when it is one of:
 //!   listening in this sandbox's network namespace (a test suite's server, a database started
-//!   inside: `sock_diag(7)` names the file of each), named in `sandbox.network.allowUnixSockets`,
-//!   skiff's proxy (the relay's way out), or a file with one link inside a workspace root. Any
-//!   other gets `EACCES`. Abstract sockets belong to the network namespace and pass.
-//! - Unix datagram sockets cannot be made: `sendto(2)` reaches a path without connecting.
+//!   inside: `sock_diag(7)` names the file and the path of each, and that path must lead to
+//!   the file connected to: [`listening_here`]), named in `sandbox.network.allowUnixSockets`,
+//!   or skiff's proxy (the relay's way out). Any other gets `EACCES` — a socket a process
+//!   outside made in the workspace too (a process manager's control socket would run anything),
+//!   and one moved there. Abstract sockets belong to the network namespace and pass.
+//! - Unix sockets of other kinds than stream and seqpacket cannot be made: a datagram one
+//!   (`SOCK_RAW` is made a datagram one) reaches a path by `sendto(2)` without connecting.
 //! - Only the families that a network namespace contains can be made (Unix, IPv4, IPv6,
 //!   netlink, packet, the kernel's crypto): no vsock (the VM's host), Bluetooth or CAN.
 //! - `io_uring_setup(2)` fails (a ring's connect would pass the filter by).
@@ -51,8 +54,6 @@ struct Identity {
 /// namespace.
 #[derive(Debug)]
 struct Policy {
-    /// The workspace roots: a socket file there with one link is the user's project's.
-    roots: Vec<PathBuf>,
     /// `allowUnixSockets` and skiff's proxy (looked up when a path is connected to: most
     /// commands never do).
     allowed: Vec<PathBuf>,
@@ -65,16 +66,15 @@ pub(super) struct Guard {
 }
 
 impl Guard {
-    /// Install the filter on this thread (and so on what it starts from now on). `roots` are
-    /// the workspace roots, `allowed` the sockets named in `allowUnixSockets` and skiff's
-    /// proxy. `None` where an outer filter supervises already or the architecture is not one
-    /// the filter knows (the mounts still hide the known sockets there).
-    pub(super) fn install(roots: &[PathBuf], allowed: &[PathBuf]) -> Result<Option<Self>, String> {
+    /// Install the filter on this thread (and so on what it starts from now on). `allowed`
+    /// are the sockets named in `allowUnixSockets` and skiff's proxy. `None` where an outer
+    /// filter supervises already or the architecture is not one the filter knows (the mounts
+    /// still hide the known sockets there).
+    pub(super) fn install(allowed: &[PathBuf]) -> Result<Option<Self>, String> {
         let Some(program) = program() else {
             return Ok(None);
         };
         let policy = Arc::new(Policy {
-            roots: roots.to_vec(),
             allowed: allowed.to_vec(),
         });
         let listener = match install_filter(&program) {
@@ -123,11 +123,19 @@ impl Guard {
             send(&self.listener, &resp);
             return;
         }
-        let (listener, policy) = (Arc::clone(&self.listener), Arc::clone(&self.policy));
-        std::thread::spawn(move || {
-            let result = connect_for(&notif, &listener, &policy);
-            respond(&listener, notif.id, result);
-        });
+        // What can be answered without connecting (a path that leads nowhere, as glibc's
+        // look-up of nscd's socket at every program's start does; a refusal) is answered here;
+        // a connect, which may block, in a thread.
+        match read_call(&notif, &self.policy) {
+            Err(errno) => respond(&self.listener, notif.id, Err(errno)),
+            Ok(call) => {
+                let listener = Arc::clone(&self.listener);
+                std::thread::spawn(move || {
+                    let result = call.connect(notif.id, &listener);
+                    respond(&listener, notif.id, result);
+                });
+            }
+        }
     }
 }
 
@@ -168,9 +176,20 @@ fn owned(fd: libc::c_long) -> Result<OwnedFd, i32> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-/// Do the `connect(2)` the notification describes, as the module docs say; its errno when it
-/// fails or is refused.
-fn connect_for(n: &libc::seccomp_notif, listener: &OwnedFd, policy: &Policy) -> Result<(), i32> {
+/// A `connect(2)` PID 1 will do for the caller: the caller's process, its socket's
+/// descriptor number there, the address it gave, and (for a socket file) the file it leads to,
+/// already found permitted.
+struct Call {
+    tgid: i32,
+    fd: i32,
+    addr: libc::sockaddr_storage,
+    len: usize,
+    target: Option<OwnedFd>,
+}
+
+/// Read the call the notification describes and decide on it, as the module docs say; its
+/// errno when it fails or is refused before any connect.
+fn read_call(n: &libc::seccomp_notif, policy: &Policy) -> Result<Call, i32> {
     let tid = n.pid;
     // Arguments as the kernel reads them: an int, a pointer, an int.
     let fd = n.data.args[0] as i32;
@@ -180,8 +199,6 @@ fn connect_for(n: &libc::seccomp_notif, listener: &OwnedFd, policy: &Policy) -> 
         return Err(libc::EINVAL);
     }
     let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
-    // SAFETY: see the module docs.
-    let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })?;
     // SAFETY: a zeroed sockaddr_storage is a valid value.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     if len > 0 {
@@ -202,44 +219,66 @@ fn connect_for(n: &libc::seccomp_notif, listener: &OwnedFd, policy: &Policy) -> 
             return Err(libc::EFAULT);
         }
     }
-    let cwd = std::fs::File::open(format!("/proc/{tid}/cwd")).ok();
-    // SAFETY: see the module docs.
-    let socket = owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })?;
-    // From here on the notification's caller is known to be the one read: its thread still
-    // waits in the call, so its process (and `pidfd`, `cwd`) cannot be another's.
-    let mut id = n.id;
-    // SAFETY: see the module docs.
-    if unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
-            &mut id,
-        )
-    } != 0
-    {
-        return Err(libc::EINTR);
-    }
-    let family = addr.ss_family;
+    let mut call = Call {
+        tgid,
+        fd,
+        addr,
+        len,
+        target: None,
+    };
     let path_len = len.saturating_sub(std::mem::size_of::<libc::sa_family_t>());
-    if i32::from(family) == libc::AF_UNIX && path_len > 0 {
-        // SAFETY: a sockaddr_storage is large and aligned enough for a sockaddr_un.
-        let un: &libc::sockaddr_un = unsafe { &*(&raw const addr).cast() };
-        let bytes: Vec<u8> = un.sun_path[..path_len.min(un.sun_path.len())]
-            .iter()
-            .map(|&c| c as u8)
-            .collect();
-        // An abstract name (a leading NUL) belongs to the network namespace.
-        if bytes.first().is_some_and(|&b| b != 0) {
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-            let path = Path::new(OsStr::from_bytes(&bytes[..end]));
-            let target = open_as_caller(path, tgid, tid, cwd.as_ref())?;
-            if !policy.permits(target.as_fd()) {
-                return Err(libc::EACCES);
-            }
-            return connect_path(&socket, &super::paths::fd_path(&target));
+    if i32::from(addr.ss_family) != libc::AF_UNIX || path_len == 0 {
+        return Ok(call);
+    }
+    // SAFETY: a sockaddr_storage is large and aligned enough for a sockaddr_un.
+    let un: &libc::sockaddr_un = unsafe { &*(&raw const addr).cast() };
+    let bytes: Vec<u8> = un.sun_path[..path_len.min(un.sun_path.len())]
+        .iter()
+        .map(|&c| c as u8)
+        .collect();
+    // An abstract name (a leading NUL) belongs to the network namespace.
+    if bytes.first().is_none_or(|&b| b == 0) {
+        return Ok(call);
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let path = Path::new(OsStr::from_bytes(&bytes[..end]));
+    let cwd = std::fs::File::open(format!("/proc/{tid}/cwd")).ok();
+    let target = open_as_caller(path, tgid, tid, cwd.as_ref())?;
+    if !policy.permits(target.as_fd(), cwd.as_ref()) {
+        return Err(libc::EACCES);
+    }
+    call.target = Some(target);
+    Ok(call)
+}
+
+impl Call {
+    /// Take the caller's socket and connect it (to the socket file found, or to the address
+    /// as given); its errno on failure.
+    fn connect(self, id: u64, listener: &OwnedFd) -> Result<(), i32> {
+        // SAFETY: see the module docs.
+        let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, self.tgid, 0) })?;
+        // SAFETY: see the module docs.
+        let socket =
+            owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), self.fd, 0) })?;
+        // Only now is the caller known to be the one read: its thread still waits in the call,
+        // so its process (and what was read of it) cannot be another's.
+        let mut id = id;
+        // SAFETY: see the module docs.
+        if unsafe {
+            libc::ioctl(
+                listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+                &mut id,
+            )
+        } != 0
+        {
+            return Err(libc::EINTR);
+        }
+        match &self.target {
+            Some(target) => connect_path(&socket, &super::paths::fd_path(target)),
+            None => connect_with(&socket, &self.addr, self.len),
         }
     }
-    connect_with(&socket, &addr, len)
 }
 
 /// `connect(2)` `socket` to the first `len` bytes of `addr` (a socket address structure).
@@ -326,40 +365,75 @@ fn connect_path(socket: &OwnedFd, path: &Path) -> Result<(), i32> {
 }
 
 impl Policy {
-    /// Whether the socket file `target` (an `O_PATH` descriptor) may be connected to.
-    fn permits(&self, target: BorrowedFd<'_>) -> bool {
-        let Some(id) = identity(target) else {
+    /// Whether the socket file `target` (an `O_PATH` descriptor) may be connected to; `cwd`
+    /// is the caller's working directory.
+    fn permits(&self, target: BorrowedFd<'_>, cwd: Option<&std::fs::File>) -> bool {
+        let Some(file) = file_id(target) else {
             return false;
         };
         let named = self.allowed.iter().any(|p| {
             super::namespaces::path_fd(p)
                 .ok()
-                .and_then(|fd| identity(fd.as_fd()))
-                == Some(id)
+                .and_then(|fd| file_id(fd.as_fd()))
+                == Some(file)
         });
-        if named {
-            return true;
-        }
-        if self.in_workspace(target) {
-            return true;
-        }
-        bound_here().is_ok_and(|ids| ids.contains(&id))
+        named || listening_here(target, file, cwd)
     }
+}
 
-    /// Whether `target` lies in a workspace root and has one link (a hard link made there to a
-    /// socket outside would otherwise pass).
-    fn in_workspace(&self, target: BorrowedFd<'_>) -> bool {
-        // SAFETY: a zeroed stat is a valid value; fstat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a plain system call on a descriptor borrowed for it.
-        if unsafe { libc::fstat(target.as_raw_fd(), &mut st) } != 0 || st.st_nlink != 1 {
-            return false;
-        }
-        let Ok(path) = std::fs::read_link(super::paths::fd_path(&target)) else {
-            return false;
-        };
-        self.roots.iter().any(|r| path.starts_with(r))
+/// A file's device and inode as `stat` gives them (the whole inode number, and on Btrfs the
+/// subvolume's own device).
+fn file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
+    // SAFETY: a zeroed stat is a valid value; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a plain system call on a descriptor borrowed for it.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return None;
     }
+    Some((st.st_dev, st.st_ino))
+}
+
+/// Whether a socket of this network namespace (this sandbox's, or its session's) listens on
+/// the socket file `target` (whose [`file_id`] is `file`). `sock_diag` names the file a
+/// listener was bound to only by its filesystem and the low 32 bits of its inode, which can
+/// be matched on purpose (Btrfs numbers each subvolume's inodes from 256); so the path the
+/// listener was bound to must also lead (without following a final symbolic link) to that
+/// very file — a relative one from the caller's working directory.
+fn listening_here(target: BorrowedFd<'_>, file: (u64, u64), cwd: Option<&std::fs::File>) -> bool {
+    let Some(id) = identity(target) else {
+        return false;
+    };
+    let Ok(listeners) = bound_here() else {
+        return false;
+    };
+    listeners
+        .iter()
+        .filter(|l| l.id == id)
+        .any(|l| match &l.name {
+            Some(name) => {
+                let dir = match (name.is_relative(), cwd) {
+                    (false, _) => libc::AT_FDCWD,
+                    (true, Some(cwd)) => cwd.as_raw_fd(),
+                    (true, None) => return false,
+                };
+                open_no_follow(dir, name).and_then(|fd| file_id(fd.as_fd())) == Some(file)
+            }
+            None => false,
+        })
+}
+
+/// `O_PATH` of `path` (from `dir`), a final symbolic link itself rather than what it names.
+fn open_no_follow(dir: RawFd, path: &Path) -> Option<OwnedFd> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    owned(libc::c_long::from(fd)).ok()
 }
 
 /// The identity of the file `fd` is open on, as `sock_diag` would name it: the inode from the
@@ -398,16 +472,26 @@ fn identity(fd: BorrowedFd<'_>) -> Option<Identity> {
     })
 }
 
-/// The socket files listening in this process's network namespace (`sock_diag(7)`,
-/// `UDIAG_SHOW_VFS`).
-fn bound_here() -> std::io::Result<Vec<Identity>> {
+/// A socket listening in this network namespace: the file it was bound to ([`identity`]'s
+/// form) and the path it was bound by.
+#[derive(Debug)]
+struct Listener {
+    id: Identity,
+    name: Option<PathBuf>,
+}
+
+/// The sockets listening on a file in this process's network namespace (`sock_diag(7)`,
+/// `UDIAG_SHOW_VFS` and `UDIAG_SHOW_NAME`).
+fn bound_here() -> std::io::Result<Vec<Listener>> {
     const NETLINK_SOCK_DIAG: i32 = 4;
     const SOCK_DIAG_BY_FAMILY: u16 = 20;
     const NLM_F_REQUEST: u16 = 1;
     const NLM_F_DUMP: u16 = 0x300;
     const NLMSG_ERROR: u16 = 2;
     const NLMSG_DONE: u16 = 3;
+    const UDIAG_SHOW_NAME: u32 = 1;
     const UDIAG_SHOW_VFS: u32 = 2;
+    const UNIX_DIAG_NAME: u16 = 0;
     const UNIX_DIAG_VFS: u16 = 1;
     const TCP_LISTEN: u32 = 10;
     const HEADER: usize = 16;
@@ -431,7 +515,7 @@ fn bound_here() -> std::io::Result<Vec<Identity>> {
     req.extend_from_slice(&[libc::AF_UNIX as u8, 0, 0, 0]);
     req.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
     req.extend_from_slice(&0u32.to_ne_bytes());
-    req.extend_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
+    req.extend_from_slice(&(UDIAG_SHOW_VFS | UDIAG_SHOW_NAME).to_ne_bytes());
     req.extend_from_slice(&[0xff; 8]);
     // SAFETY: `req` lives for the call.
     let sent = unsafe { libc::send(sock.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
@@ -470,6 +554,7 @@ fn bound_here() -> std::io::Result<Vec<Identity>> {
                 _ => {}
             }
             // The attributes after unix_diag_msg, each 4-byte aligned.
+            let (mut id, mut name) = (None, None);
             let mut a = HEADER + DIAG_MSG;
             while a + 4 <= len {
                 let (Some(alen), Some(akind)) = (u16_at(msg, a), u16_at(msg, a + 2)) else {
@@ -482,9 +567,20 @@ fn bound_here() -> std::io::Result<Vec<Identity>> {
                 if akind == UNIX_DIAG_VFS
                     && let (Some(ino), Some(dev)) = (u32_at(msg, a + 4), u32_at(msg, a + 8))
                 {
-                    out.push(Identity { dev, ino });
+                    id = Some(Identity { dev, ino });
+                }
+                if akind == UNIX_DIAG_NAME {
+                    let bytes = &msg[a + 4..a + alen];
+                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                    // An abstract name starts with NUL: empty here, and no file.
+                    if end > 0 {
+                        name = Some(PathBuf::from(OsStr::from_bytes(&bytes[..end])));
+                    }
                 }
                 a += (alen + 3) & !3;
+            }
+            if let Some(id) = id {
+                out.push(Listener { id, name });
             }
             at += (len + 3) & !3;
         }
@@ -619,10 +715,14 @@ fn program() -> Option<Vec<libc::sock_filter>> {
         Load(arg(0)),
         JumpIfEq(libc::AF_UNIX as u32, "unix"),
         Return(allow),
+        // A Unix socket of a kind that connects before it sends: a datagram one (and a
+        // `SOCK_RAW` one, which the kernel makes a datagram one) sends to any path.
         Label("unix"),
         Load(arg(1)),
         And(0xf),
-        JumpIfEq(libc::SOCK_DGRAM as u32, "deny"),
+        JumpIfEq(libc::SOCK_STREAM as u32, "allow"),
+        JumpIfEq(libc::SOCK_SEQPACKET as u32, "allow"),
+        Return(errno(libc::EPERM)),
         Label("allow"),
         Return(allow),
         Label("notify"),
@@ -657,40 +757,48 @@ mod tests {
     }
 
     #[test]
-    fn a_listening_socket_is_found_by_its_file() {
+    fn a_listening_socket_is_permitted_by_its_file_and_the_path_it_was_bound_by() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s");
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let cwd = std::fs::File::open(&root).unwrap();
+        let policy = Policy {
+            allowed: Vec::new(),
+        };
+        let path = root.join("s");
         let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         let fd = super::super::namespaces::path_fd(&path).unwrap();
         let id = identity(fd.as_fd()).unwrap();
-        let bound = bound_here().unwrap();
-        assert!(bound.contains(&id), "{id:?} not in {bound:?}");
+        assert!(
+            bound_here()
+                .unwrap()
+                .iter()
+                .any(|l| l.id == id && l.name.as_deref() == Some(&*path))
+        );
+        assert!(policy.permits(fd.as_fd(), None));
+
         // A socket file nobody listens on any more is not.
-        let gone = dir.path().join("gone");
+        let gone = root.join("gone");
         drop(std::os::unix::net::UnixListener::bind(&gone).unwrap());
         let fd = super::super::namespaces::path_fd(&gone).unwrap();
-        let id = identity(fd.as_fd()).unwrap();
-        assert!(!bound_here().unwrap().contains(&id));
-    }
+        assert!(!policy.permits(fd.as_fd(), Some(&cwd)));
 
-    #[test]
-    fn a_socket_in_the_workspace_counts_only_with_one_link() {
-        let ws = tempfile::tempdir().unwrap();
-        let policy = Policy {
-            roots: vec![std::fs::canonicalize(ws.path()).unwrap()],
-            allowed: Vec::new(),
-        };
-        let path = ws.path().join("s");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        drop(listener);
+        // One put where a listener's file was (the listener's own file moved away): the
+        // path leads to another file.
+        std::fs::rename(&path, root.join("moved")).unwrap();
+        std::fs::rename(&gone, &path).unwrap();
         let fd = super::super::namespaces::path_fd(&path).unwrap();
-        assert!(policy.in_workspace(fd.as_fd()));
-        std::fs::hard_link(&path, ws.path().join("again")).unwrap();
-        assert!(!policy.in_workspace(fd.as_fd()));
-        let outside = tempfile::tempdir().unwrap();
-        let other = outside.path().join("o");
-        drop(std::os::unix::net::UnixListener::bind(&other).unwrap());
-        let fd = super::super::namespaces::path_fd(&other).unwrap();
-        assert!(!policy.in_workspace(fd.as_fd()));
+        assert!(!policy.permits(fd.as_fd(), Some(&cwd)));
+        let fd = super::super::namespaces::path_fd(&root.join("moved")).unwrap();
+        assert!(
+            !policy.permits(fd.as_fd(), Some(&cwd)),
+            "bound by another path"
+        );
+
+        // Named in allowUnixSockets: permitted, listening or not.
+        let named = Policy {
+            allowed: vec![path.clone()],
+        };
+        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        assert!(named.permits(fd.as_fd(), None));
     }
 }
