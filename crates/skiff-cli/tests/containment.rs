@@ -2017,3 +2017,56 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
         .find(|p| p.exists());
     assert!(hook.is_some(), "{res:?}");
 }
+
+#[test]
+fn a_server_a_background_command_started_is_reached_by_the_next_commands() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let tag = std::process::id();
+    let sock = format!("/tmp/skiff-bg-{tag}.sock");
+    std::fs::write(
+        env.ws.join("serve.py"),
+        format!(
+            r#"
+import os, socket, threading
+def serve(s):
+    while True:
+        c, _ = s.accept()
+        c.sendall(b"pong")
+        c.close()
+tcp = socket.socket()
+tcp.bind(("127.0.0.1", 0))
+tcp.listen(8)
+open("port", "w").write(str(tcp.getsockname()[1]))
+try:
+    os.unlink("{sock}")
+except OSError:
+    pass
+unix = socket.socket(socket.AF_UNIX)
+unix.bind("{sock}")
+unix.listen(8)
+threading.Thread(target=serve, args=(unix,), daemon=True).start()
+serve(tcp)
+"#
+        ),
+    )
+    .unwrap();
+    let client = format!(
+        "for i in $(seq 50); do [ -s port ] && [ -S {sock} ] && break; sleep 0.1; done; python3 -c \"import socket; t=socket.create_connection(('127.0.0.1', int(open('port').read()))); print('tcp', t.recv(4)); u=socket.socket(socket.AF_UNIX); u.connect('{sock}'); print('unix', u.recv(4))\""
+    );
+    let frames = env.run_calls(
+        &[
+            json!({"command": "python3 serve.py", "run_in_background": true}),
+            json!({ "command": client }),
+        ],
+        &[],
+    );
+    let res = results(&frames.1);
+    let _ = std::fs::remove_file(&sock);
+    assert!(
+        res[1].1.contains("tcp b'pong'") && res[1].1.contains("unix b'pong'"),
+        "{res:?}"
+    );
+}

@@ -498,6 +498,15 @@ fn spawn(
     {
         return started.map(Shell::Zygote);
     }
+    // A background command's helper joins the session's user and network namespaces.
+    #[cfg(target_os = "linux")]
+    if let Some(join) = sandbox
+        .as_ref()
+        .and_then(|(_, prepared, _)| prepared.zygote())
+        .and_then(|z| z.join_spec())
+    {
+        cmd.env(crate::sandbox::JOIN_VAR, join);
+    }
     // Not for the zygote, which is sent `writer` itself.
     cmd.stdout(writer.try_clone()?).stderr(writer.try_clone()?);
     // The namespace ends the moment skiff does, even before the process guard knows it.

@@ -82,6 +82,12 @@ pub const PROBE_AFTER_VAR: &str = "SKIFF_SANDBOX_PROBE_AFTER";
 /// the session's zygote (for comparison, and a way around a zygote that misbehaves).
 pub const NO_ZYGOTE_VAR: &str = "SKIFF_SANDBOX_NO_ZYGOTE";
 
+/// The variable by which skiff tells a helper started for a background command which
+/// namespaces to join: the session's user and network namespaces, those of the zygote's first
+/// process (`PID:USER_NS_INODE:NET_NS_INODE`), so that its servers are reached by the
+/// session's other commands (and theirs by it) over the loopback and by their sockets.
+pub(crate) const JOIN_VAR: &str = "SKIFF_SANDBOX_JOIN";
+
 /// The variable that makes the session's zygote start every command from a fresh fork, none
 /// from a spare forked ahead (for comparison, and a way around a spare that misbehaves).
 pub const NO_SPARE_VAR: &str = "SKIFF_SANDBOX_NO_SPARE";

@@ -62,14 +62,22 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
     let Some(mounts) = &plan.namespaces else {
         return fail("no namespace plan");
     };
-    let flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWPID
-        | command_namespaces(plan, mounts, false);
+    let joined = match join_session(plan, mounts) {
+        Ok(joined) => joined,
+        Err(e) => return fail(&e),
+    };
+    let flags = if joined {
+        CloneFlags::CLONE_NEWPID | command_namespaces(plan, mounts, true)
+    } else {
+        CloneFlags::CLONE_NEWUSER
+            | CloneFlags::CLONE_NEWPID
+            | command_namespaces(plan, mounts, false)
+    };
     let (uid, gid) = (getuid(), getgid());
     if let Err(e) = unshare(flags) {
         return fail(&format!("cannot create namespaces (unshare: {e})"));
     }
-    if let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
+    if !joined && let Err(e) = map_ids(uid.as_raw(), gid.as_raw()) {
         return fail(&format!("cannot map the user in its namespace: {e}"));
     }
     let (watch, alive) = match std::io::pipe() {
@@ -101,6 +109,42 @@ pub(super) fn run(plan: &Plan, program: &OsString, args: &[OsString]) -> ExitCod
             std::process::exit(init(plan, mounts, watch, &command, new_net, None, None));
         }
     }
+}
+
+/// Enter the session's user and network namespaces when skiff named them
+/// ([`super::JOIN_VAR`]) and the command needs no network namespace of its own (the host's
+/// network, or forwarded ports); whether it did. A name that does not fit (the zygote gone,
+/// its pid another process's) joins nothing; a join half done is an error (the command would
+/// otherwise run in the host's network).
+fn join_session(plan: &Plan, mounts: &Mounts) -> Result<bool, String> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(spec) = std::env::var_os(super::JOIN_VAR) else {
+        return Ok(false);
+    };
+    let forwards = mounts.proxy.as_ref().is_some_and(|p| !p.forward.is_empty());
+    if plan.network == NetworkPolicy::Allow || forwards {
+        return Ok(false);
+    }
+    let spec = spec.to_string_lossy().into_owned();
+    let mut parts = spec.split(':').map(str::parse::<u64>);
+    let (Some(Ok(pid)), Some(Ok(user)), Some(Ok(net))) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Ok(false);
+    };
+    let open = |ns: &str, ino: u64| {
+        std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.ino() == ino))
+    };
+    let (Some(user), Some(net)) = (open("user", user), open("net", net)) else {
+        return Ok(false);
+    };
+    if nix::sched::setns(&user, CloneFlags::CLONE_NEWUSER).is_err() {
+        return Ok(false);
+    }
+    nix::sched::setns(&net, CloneFlags::CLONE_NEWNET)
+        .map_err(|e| format!("cannot enter the session's network namespace: {e}"))?;
+    Ok(true)
 }
 
 /// Where a zygote's command's PID 1 says how its command went.
@@ -438,7 +482,10 @@ fn init(
     if let Some(env) = env {
         command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
     }
-    command.args(args).env_remove(super::lifeline::FD_VAR);
+    command
+        .args(args)
+        .env_remove(super::lifeline::FD_VAR)
+        .env_remove(super::JOIN_VAR);
     if let Some(relay) = &relay {
         command.envs(relay.environment());
     }

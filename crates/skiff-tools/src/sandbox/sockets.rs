@@ -63,7 +63,14 @@ struct Policy {
 pub(super) struct Guard {
     listener: Arc<OwnedFd>,
     policy: Arc<Policy>,
+    /// Connects under way, each in a thread ([`MAX_PENDING`] at most).
+    pending: Arc<std::sync::atomic::AtomicUsize>,
 }
+
+/// At most this many connects wait at once (each a thread of PID 1 with two descriptors);
+/// more get `EAGAIN`, so a flood of connects that never complete cannot take PID 1's
+/// descriptors from the relay.
+const MAX_PENDING: usize = 256;
 
 impl Guard {
     /// Install the filter on this thread (and so on what it starts from now on). `allowed`
@@ -85,6 +92,7 @@ impl Guard {
         Ok(Some(Self {
             listener: Arc::new(listener),
             policy,
+            pending: Arc::default(),
         }))
     }
 
@@ -129,11 +137,24 @@ impl Guard {
         match read_call(&notif, &self.policy) {
             Err(errno) => respond(&self.listener, notif.id, Err(errno)),
             Ok(call) => {
-                let listener = Arc::clone(&self.listener);
-                std::thread::spawn(move || {
-                    let result = call.connect(notif.id, &listener);
-                    respond(&listener, notif.id, result);
-                });
+                use std::sync::atomic::Ordering;
+                if self.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
+                    self.pending.fetch_sub(1, Ordering::SeqCst);
+                    respond(&self.listener, notif.id, Err(libc::EAGAIN));
+                    return;
+                }
+                let (listener, pending) = (Arc::clone(&self.listener), Arc::clone(&self.pending));
+                let spawned = std::thread::Builder::new()
+                    .stack_size(64 * 1024)
+                    .spawn(move || {
+                        let result = call.connect(notif.id, &listener);
+                        respond(&listener, notif.id, result);
+                        pending.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if spawned.is_err() {
+                    self.pending.fetch_sub(1, Ordering::SeqCst);
+                    respond(&self.listener, notif.id, Err(libc::EAGAIN));
+                }
             }
         }
     }

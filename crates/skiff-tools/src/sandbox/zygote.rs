@@ -16,7 +16,8 @@
 //! zygote starts share the session's loopback (calls running side by side reach each other's
 //! servers); a plan that forwards host ports gets a network namespace of its own (two at once
 //! could not bind the same port). Background commands still start a helper of their own (the
-//! background registry stops them by process group).
+//! background registry stops them by process group), which joins the session's user and
+//! network namespaces ([`super::JOIN_VAR`]): their servers are reached by the other commands.
 //!
 //! Containment is the fresh helper's: C is confined exactly as a fresh helper's PID 1, before
 //! the command starts. C holds nothing of the zygote's: the socket, the signal descriptor, the

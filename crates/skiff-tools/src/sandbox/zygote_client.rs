@@ -54,6 +54,8 @@ struct Conn {
     next: AtomicU64,
     /// The zygote process: killed and reaped when the session's runtime goes.
     process: Mutex<tokio::process::Child>,
+    /// Its namespaces, for a background command's helper to join ([`super::JOIN_VAR`]).
+    join: Option<String>,
 }
 
 impl Conn {
@@ -132,6 +134,12 @@ impl ZygoteClient {
         }))
     }
 
+    /// What a background command's helper needs to join the session's namespaces
+    /// ([`super::JOIN_VAR`]); the zygote is started for it if it is not running yet.
+    pub(crate) fn join_spec(&self) -> Option<String> {
+        self.conn()?.join.clone()
+    }
+
     /// The running zygote, started now if this is the first command.
     fn conn(&self) -> Option<Arc<Conn>> {
         let mut state = lock(&self.state);
@@ -181,6 +189,9 @@ impl ZygoteClient {
         }
         let process = cmd.spawn()?;
         drop(theirs);
+        let pid = process
+            .id()
+            .filter(|_| self.network != NetworkPolicy::Allow);
         let mut ready = [0u8; 1];
         ours.set_read_timeout(Some(READY_TIMEOUT))?;
         (&ours).read_exact(&mut ready)?;
@@ -188,6 +199,16 @@ impl ZygoteClient {
             return Err(io::Error::other("the zygote did not say it was ready"));
         }
         ours.set_read_timeout(None)?;
+        // Taken now that the zygote is ready, so they are the session's, not skiff's.
+        let join = pid.and_then(|pid| {
+            use std::os::unix::fs::MetadataExt;
+            let ino = |ns: &str| std::fs::metadata(format!("/proc/{pid}/ns/{ns}")).ok();
+            Some(format!(
+                "{pid}:{}:{}",
+                ino("user")?.ino(),
+                ino("net")?.ino()
+            ))
+        });
         // A zygote that stops reading (stopped, stuck) must not hold a Bash call forever.
         ours.set_write_timeout(Some(READY_TIMEOUT))?;
         let reader = ours.try_clone()?;
@@ -197,6 +218,7 @@ impl ZygoteClient {
             pending: Mutex::new(HashMap::new()),
             alive: AtomicBool::new(true),
             next: AtomicU64::new(1),
+            join,
             process: Mutex::new(process),
         });
         let weak = Arc::downgrade(&conn);
