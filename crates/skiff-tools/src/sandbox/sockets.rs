@@ -197,11 +197,11 @@ fn owned(fd: libc::c_long) -> Result<OwnedFd, i32> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-/// A `connect(2)` PID 1 will do for the caller: the caller's process, its socket's
+/// A `connect(2)` PID 1 will do for the caller: the caller's thread, its socket's
 /// descriptor number there, the address it gave, and (for a socket file) the file it leads to,
 /// already found permitted.
 struct Call {
-    tgid: i32,
+    tid: u32,
     fd: i32,
     addr: libc::sockaddr_storage,
     len: usize,
@@ -219,7 +219,6 @@ fn read_call(n: &libc::seccomp_notif, policy: &Policy) -> Result<Call, i32> {
     if len > std::mem::size_of::<libc::sockaddr_storage>() {
         return Err(libc::EINVAL);
     }
-    let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
     // SAFETY: a zeroed sockaddr_storage is a valid value.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     if len > 0 {
@@ -241,7 +240,7 @@ fn read_call(n: &libc::seccomp_notif, policy: &Policy) -> Result<Call, i32> {
         }
     }
     let mut call = Call {
-        tgid,
+        tid,
         fd,
         addr,
         len,
@@ -263,8 +262,13 @@ fn read_call(n: &libc::seccomp_notif, policy: &Policy) -> Result<Call, i32> {
     }
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     let path = Path::new(OsStr::from_bytes(&bytes[..end]));
-    let cwd = std::fs::File::open(format!("/proc/{tid}/cwd")).ok();
-    let target = open_as_caller(path, tgid, tid, cwd.as_ref())?;
+    // Only what the path needs is looked up (glibc tries nscd's socket at every program's
+    // start: its answer, ENOENT, must come quickly).
+    let cwd = path
+        .is_relative()
+        .then(|| std::fs::File::open(format!("/proc/{tid}/cwd")).ok())
+        .flatten();
+    let target = open_as_caller(path, tid, cwd.as_ref())?;
     if !policy.permits(target.as_fd(), cwd.as_ref()) {
         return Err(libc::EACCES);
     }
@@ -276,8 +280,9 @@ impl Call {
     /// Take the caller's socket and connect it (to the socket file found, or to the address
     /// as given); its errno on failure.
     fn connect(self, id: u64, listener: &OwnedFd) -> Result<(), i32> {
+        let tgid = thread_group(self.tid).ok_or(libc::ESRCH)?;
         // SAFETY: see the module docs.
-        let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, self.tgid, 0) })?;
+        let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })?;
         // SAFETY: see the module docs.
         let socket =
             owned(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), self.fd, 0) })?;
@@ -333,17 +338,13 @@ fn thread_group(tid: u32) -> Option<i32> {
 
 /// Open (`O_PATH`) the socket file `path` names for the caller: a relative path from its
 /// working directory, `/proc/self` as the caller's own.
-fn open_as_caller(
-    path: &Path,
-    tgid: i32,
-    tid: u32,
-    cwd: Option<&std::fs::File>,
-) -> Result<OwnedFd, i32> {
+fn open_as_caller(path: &Path, tid: u32, cwd: Option<&std::fs::File>) -> Result<OwnedFd, i32> {
     let own = |rest: &Path, base: String| PathBuf::from(base).join(rest);
     let path = if let Ok(rest) = path.strip_prefix("/proc/self") {
+        let tgid = thread_group(tid).ok_or(libc::ESRCH)?;
         own(rest, format!("/proc/{tgid}"))
     } else if let Ok(rest) = path.strip_prefix("/proc/thread-self") {
-        own(rest, format!("/proc/{tgid}/task/{tid}"))
+        own(rest, format!("/proc/{tid}"))
     } else {
         path.to_path_buf()
     };
