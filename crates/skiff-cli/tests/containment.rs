@@ -1437,6 +1437,38 @@ fn sockets_and_devices_outside_are_out_of_reach() {
     eventually("the allowed socket accepting", || {
         *accepted.lock().unwrap() == 1
     });
+
+    // A command turns the allowed path (in a directory it may write) into a link to another
+    // host socket: the next command still reaches only the socket that was allowed.
+    let other = sockets.path().join("other.sock");
+    let other_count = counting_listener(&other);
+    let o = other.display().to_string();
+    let swap = format!("mv {a} {a}.real && ln -s {o} {a}; echo swapped=$?");
+    let reach = format!(
+        "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{o}')\" 2>/dev/null; echo other=$?; python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{a}')\" 2>/dev/null; echo via=$?; rm {a}; mv {a}.real {a}"
+    );
+    let script = env.script(&[json!({ "command": swap }), json!({ "command": reach })]);
+    let out = env
+        .skiff()
+        .args([
+            "-p",
+            "go",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--script",
+        ])
+        .arg(&script)
+        .args(["--settings", &settings])
+        .output()
+        .unwrap();
+    let res = results(&parse_frames(&out.stdout));
+    assert!(res[0].1.contains("swapped=0"), "{res:?}");
+    assert!(
+        res[1].1.contains("other=1") && res[1].1.contains("via=1"),
+        "{res:?}"
+    );
+    assert_eq!(*other_count.lock().unwrap(), 0, "{res:?}");
 }
 
 #[test]
@@ -1908,6 +1940,8 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
         ),
         "python3 probe.py families",
         "python3 probe.py inside",
+        // A server bound by a relative name, reached from another directory.
+        "python3 -c \"import socket, time; s=socket.socket(socket.AF_UNIX); s.bind('rel.sock'); s.listen(4); time.sleep(5)\" & for i in $(seq 50); do [ -S rel.sock ] && break; sleep 0.1; done; mkdir -p sub && cd sub && python3 ../probe.py out ../rel.sock \"$(dirname \"$PWD\")/rel.sock\"; kill %1",
     ]);
     let res = results(&frames);
     assert_ran(&res);
@@ -1934,6 +1968,7 @@ fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
         "{res:?}"
     );
     assert_eq!(res[4].1.matches(" True").count(), 3, "{res:?}");
+    assert_eq!(res[5].1.matches("rel.sock ok").count(), 2, "{res:?}");
     std::thread::sleep(Duration::from_millis(100));
     for count in &counts {
         assert_eq!(*count.lock().unwrap(), 0, "{res:?}");

@@ -498,7 +498,10 @@ fn spawn(
     {
         return started.map(Shell::Zygote);
     }
-    // A background command's helper joins the session's user and network namespaces.
+    // A background command's helper joins the session's user and network namespaces (and
+    // only skiff names them).
+    #[cfg(target_os = "linux")]
+    cmd.env_remove(crate::sandbox::JOIN_VAR);
     #[cfg(target_os = "linux")]
     if let Some(join) = sandbox
         .as_ref()

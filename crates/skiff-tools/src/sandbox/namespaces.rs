@@ -471,9 +471,8 @@ fn init(
     let guard = if plan.network == NetworkPolicy::Allow {
         None
     } else {
-        let mut allowed = mounts.sockets.clone();
-        allowed.extend(relay.as_ref().map(|r| r.socket().to_path_buf()));
-        match super::sockets::Guard::install(&allowed) {
+        let proxy = relay.as_ref().map(|r| r.socket());
+        match super::sockets::Guard::install(&mounts.sockets, proxy) {
             Ok(guard) => guard,
             Err(e) => return i32::from(refused(&e)),
         }

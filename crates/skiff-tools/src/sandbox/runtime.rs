@@ -234,7 +234,10 @@ impl SandboxRuntime {
                     .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_symlink())),
             );
             self.hidden(&roots, &shown_roots, &mut mounts, &round);
-            mounts.sockets = self.settings.allow_unix_sockets.clone();
+            mounts.sockets = allowed_sockets(
+                &self.settings.allow_unix_sockets,
+                &super::writable_paths(self.fs, &roots),
+            );
             mounts.empty = paths::EMPTY_DIRS
                 .iter()
                 .map(PathBuf::from)
@@ -689,6 +692,24 @@ impl SandboxRuntime {
     fn quarantine_dir(&self) -> PathBuf {
         quarantine_dir(self.settings.skiff_home.as_deref())
     }
+}
+
+/// The sockets `allowUnixSockets` names, as the sandbox's first process takes them
+/// ([`super::sockets`]): each resolved to its file's path, but one whose own path is a
+/// symbolic link in a place commands may write is left out (a command may have put that link
+/// there, to another socket).
+fn allowed_sockets(allowed: &[PathBuf], writable: &[PathBuf]) -> Vec<PathBuf> {
+    allowed
+        .iter()
+        .filter_map(|p| {
+            let link = std::fs::symlink_metadata(p).ok()?.is_symlink();
+            if link && writable.iter().any(|w| p.starts_with(w)) {
+                tracing::warn!(path = %p.display(), "allowUnixSockets: a symbolic link where commands may write; left out");
+                return None;
+            }
+            std::fs::canonicalize(p).ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]

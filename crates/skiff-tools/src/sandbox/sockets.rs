@@ -54,9 +54,10 @@ struct Identity {
 /// namespace.
 #[derive(Debug)]
 struct Policy {
-    /// `allowUnixSockets` and skiff's proxy (looked up when a path is connected to: most
-    /// commands never do).
-    allowed: Vec<PathBuf>,
+    /// The files of `allowUnixSockets`' sockets and of skiff's proxy ([`file_id`]), taken
+    /// before the command started: a command cannot turn a listed path into a link to
+    /// another socket.
+    allowed: Vec<(u64, u64)>,
 }
 
 /// The filter's listener, kept by PID 1, which answers each call ([`Guard::serve`]).
@@ -67,23 +68,36 @@ pub(super) struct Guard {
     pending: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-/// At most this many connects wait at once (each a thread of PID 1 with two descriptors);
-/// more get `EAGAIN`, so a flood of connects that never complete cannot take PID 1's
-/// descriptors from the relay.
+/// At most this many connects are under way at once (each a thread of PID 1 holding the
+/// caller's socket; a non-blocking one's is over at once); more get `EAGAIN`, so a flood of
+/// connects that never complete cannot take PID 1's descriptors from the relay.
 const MAX_PENDING: usize = 256;
 
 impl Guard {
     /// Install the filter on this thread (and so on what it starts from now on). `allowed`
-    /// are the sockets named in `allowUnixSockets` and skiff's proxy. `None` where an outer
-    /// filter supervises already or the architecture is not one the filter knows (the mounts
-    /// still hide the known sockets there).
-    pub(super) fn install(allowed: &[PathBuf]) -> Result<Option<Self>, String> {
+    /// are the sockets named in `allowUnixSockets` (paths with no symbolic link on the way:
+    /// skiff resolved them; one that is not a socket file reached without a link is left
+    /// out), `proxy` skiff's proxy as the relay reaches it. `None` where an outer filter
+    /// supervises already or the architecture is not one the filter knows (the mounts still
+    /// hide the known sockets there).
+    pub(super) fn install(
+        allowed: &[PathBuf],
+        proxy: Option<&Path>,
+    ) -> Result<Option<Self>, String> {
         let Some(program) = program() else {
             return Ok(None);
         };
-        let policy = Arc::new(Policy {
-            allowed: allowed.to_vec(),
-        });
+        let mut ids: Vec<(u64, u64)> = allowed
+            .iter()
+            .filter_map(|p| open_without_links(p))
+            .filter_map(|fd| socket_file_id(fd.as_fd()))
+            .collect();
+        ids.extend(
+            proxy
+                .and_then(|p| super::namespaces::path_fd(p).ok())
+                .and_then(|fd| socket_file_id(fd.as_fd())),
+        );
+        let policy = Arc::new(Policy { allowed: ids });
         let listener = match install_filter(&program) {
             Ok(fd) => fd,
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(None),
@@ -136,26 +150,30 @@ impl Guard {
         // a connect, which may block, in a thread.
         match read_call(&notif, &self.policy) {
             Err(errno) => respond(&self.listener, notif.id, Err(errno)),
-            Ok(call) => {
-                use std::sync::atomic::Ordering;
-                if self.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
-                    self.pending.fetch_sub(1, Ordering::SeqCst);
-                    respond(&self.listener, notif.id, Err(libc::EAGAIN));
-                    return;
-                }
-                let (listener, pending) = (Arc::clone(&self.listener), Arc::clone(&self.pending));
-                let spawned = std::thread::Builder::new()
-                    .stack_size(64 * 1024)
-                    .spawn(move || {
-                        let result = call.connect(notif.id, &listener);
-                        respond(&listener, notif.id, result);
-                        pending.fetch_sub(1, Ordering::SeqCst);
-                    });
-                if spawned.is_err() {
-                    self.pending.fetch_sub(1, Ordering::SeqCst);
-                    respond(&self.listener, notif.id, Err(libc::EAGAIN));
-                }
-            }
+            Ok(call) => self.connect_in_thread(call, notif.id),
+        }
+    }
+
+    /// Connect in a thread of its own ([`MAX_PENDING`] at most): a connect may block, and
+    /// this thread cannot connect at all (its own calls come to itself).
+    fn connect_in_thread(&self, call: Call, id: u64) {
+        use std::sync::atomic::Ordering;
+        if self.pending.fetch_add(1, Ordering::SeqCst) >= MAX_PENDING {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            respond(&self.listener, id, Err(libc::EAGAIN));
+            return;
+        }
+        let (listener, pending) = (Arc::clone(&self.listener), Arc::clone(&self.pending));
+        let spawned = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let result = call.take(id, &listener).and_then(Taken::connect);
+                respond(&listener, id, result);
+                pending.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            respond(&self.listener, id, Err(libc::EAGAIN));
         }
     }
 }
@@ -276,10 +294,26 @@ fn read_call(n: &libc::seccomp_notif, policy: &Policy) -> Result<Call, i32> {
     Ok(call)
 }
 
+/// A [`Call`] with the caller's socket in hand.
+struct Taken {
+    call: Call,
+    socket: OwnedFd,
+}
+
+impl Taken {
+    /// Connect the caller's socket (to the socket file found, or to the address as given);
+    /// its errno on failure.
+    fn connect(self) -> Result<(), i32> {
+        match &self.call.target {
+            Some(target) => connect_path(&self.socket, &super::paths::fd_path(target)),
+            None => connect_with(&self.socket, &self.call.addr, self.call.len),
+        }
+    }
+}
+
 impl Call {
-    /// Take the caller's socket and connect it (to the socket file found, or to the address
-    /// as given); its errno on failure.
-    fn connect(self, id: u64, listener: &OwnedFd) -> Result<(), i32> {
+    /// Take the caller's socket; its errno on failure.
+    fn take(self, id: u64, listener: &OwnedFd) -> Result<Taken, i32> {
         let tgid = thread_group(self.tid).ok_or(libc::ESRCH)?;
         // SAFETY: see the module docs.
         let pidfd = owned(unsafe { libc::syscall(libc::SYS_pidfd_open, tgid, 0) })?;
@@ -300,10 +334,7 @@ impl Call {
         {
             return Err(libc::EINTR);
         }
-        match &self.target {
-            Some(target) => connect_path(&socket, &super::paths::fd_path(target)),
-            None => connect_with(&socket, &self.addr, self.len),
-        }
+        Ok(Taken { call: self, socket })
     }
 }
 
@@ -393,13 +424,7 @@ impl Policy {
         let Some(file) = file_id(target) else {
             return false;
         };
-        let named = self.allowed.iter().any(|p| {
-            super::namespaces::path_fd(p)
-                .ok()
-                .and_then(|fd| file_id(fd.as_fd()))
-                == Some(file)
-        });
-        named || listening_here(target, file, cwd)
+        self.allowed.contains(&file) || listening_here(target, file, cwd)
     }
 }
 
@@ -415,6 +440,40 @@ fn file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
     Some((st.st_dev, st.st_ino))
 }
 
+/// [`file_id`] of a socket file.
+fn socket_file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
+    // SAFETY: a zeroed stat is a valid value; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a plain system call on a descriptor borrowed for it.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
+    {
+        return None;
+    }
+    Some((st.st_dev, st.st_ino))
+}
+
+/// `O_PATH` of `path`, refused where a symbolic link is on the way (`openat2(2)`,
+/// `RESOLVE_NO_SYMLINKS`).
+fn open_without_links(path: &Path) -> Option<OwnedFd> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed open_how is a valid value (no flags, no mode, no restriction).
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: `c` and `how` live for the call; the size is `how`'s.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &raw const how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    owned(fd).ok()
+}
+
 /// Whether a socket of this network namespace (this sandbox's, or its session's) listens on
 /// the socket file `target` (whose [`file_id`] is `file`). `sock_diag` names the file a
 /// listener was bound to only by its filesystem and the low 32 bits of its inode, which can
@@ -428,20 +487,39 @@ fn listening_here(target: BorrowedFd<'_>, file: (u64, u64), cwd: Option<&std::fs
     let Ok(listeners) = bound_here() else {
         return false;
     };
-    listeners
-        .iter()
-        .filter(|l| l.id == id)
-        .any(|l| match &l.name {
-            Some(name) => {
-                let dir = match (name.is_relative(), cwd) {
-                    (false, _) => libc::AT_FDCWD,
-                    (true, Some(cwd)) => cwd.as_raw_fd(),
-                    (true, None) => return false,
-                };
-                open_no_follow(dir, name).and_then(|fd| file_id(fd.as_fd())) == Some(file)
-            }
-            None => false,
-        })
+    listeners.iter().filter(|l| l.id == id).any(|l| {
+        let Some(name) = &l.name else {
+            return false;
+        };
+        let leads_here =
+            |dir: RawFd| open_no_follow(dir, name).and_then(|fd| file_id(fd.as_fd())) == Some(file);
+        if !name.is_relative() {
+            return leads_here(libc::AT_FDCWD);
+        }
+        // A relative name: from the caller's directory, else from the listening
+        // process's (where it was bound, unless it moved since).
+        cwd.is_some_and(|c| leads_here(c.as_raw_fd()))
+            || owner_cwd(l.socket).is_some_and(|c| leads_here(c.as_raw_fd()))
+    })
+}
+
+/// The working directory of a process of this PID namespace holding the socket whose own
+/// inode is `socket`.
+fn owner_cwd(socket: u32) -> Option<std::fs::File> {
+    let link = format!("socket:[{socket}]");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|p| {
+        let pid = p.file_name();
+        let pid = pid
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))?;
+        let holds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .ok()?
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == link.as_str()));
+        holds
+            .then(|| std::fs::File::open(format!("/proc/{pid}/cwd")).ok())
+            .flatten()
+    })
 }
 
 /// `O_PATH` of `path` (from `dir`), a final symbolic link itself rather than what it names.
@@ -500,6 +578,8 @@ fn identity(fd: BorrowedFd<'_>) -> Option<Identity> {
 struct Listener {
     id: Identity,
     name: Option<PathBuf>,
+    /// The socket's own inode (`socket:[N]` in `/proc/PID/fd`).
+    socket: u32,
 }
 
 /// The sockets listening on a file in this process's network namespace (`sock_diag(7)`,
@@ -601,8 +681,8 @@ fn bound_here() -> std::io::Result<Vec<Listener>> {
                 }
                 a += (alen + 3) & !3;
             }
-            if let Some(id) = id {
-                out.push(Listener { id, name });
+            if let (Some(id), Some(socket)) = (id, u32_at(msg, HEADER + 4)) {
+                out.push(Listener { id, name, socket });
             }
             at += (len + 3) & !3;
         }
@@ -816,11 +896,19 @@ mod tests {
             "bound by another path"
         );
 
-        // Named in allowUnixSockets: permitted, listening or not.
-        let named = Policy {
-            allowed: vec![path.clone()],
-        };
+        // Named in allowUnixSockets: permitted, listening or not; reached through a link,
+        // not taken.
         let fd = super::super::namespaces::path_fd(&path).unwrap();
+        let named = Policy {
+            allowed: open_without_links(&path)
+                .and_then(|fd| socket_file_id(fd.as_fd()))
+                .into_iter()
+                .collect(),
+        };
+        assert_eq!(named.allowed.len(), 1);
         assert!(named.permits(fd.as_fd(), None));
+        std::os::unix::fs::symlink(&path, root.join("link")).unwrap();
+        assert!(open_without_links(&root.join("link")).is_none());
+        assert!(open_without_links(&root.join("gone-too")).is_none());
     }
 }
