@@ -94,7 +94,7 @@ impl Guard {
             .collect();
         ids.extend(
             proxy
-                .and_then(|p| super::namespaces::path_fd(p).ok())
+                .and_then(|p| open_path(p).ok())
                 .and_then(|fd| socket_file_id(fd.as_fd())),
         );
         let policy = Arc::new(Policy { allowed: ids });
@@ -438,6 +438,15 @@ fn file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
         return None;
     }
     Some((st.st_dev, st.st_ino))
+}
+
+/// `O_PATH` of `path` (symbolic links followed).
+fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
+    let fd = unsafe { libc::openat(libc::AT_FDCWD, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    owned(libc::c_long::from(fd)).map_err(std::io::Error::from_raw_os_error)
 }
 
 /// [`file_id`] of a socket file.
@@ -868,7 +877,7 @@ mod tests {
         };
         let path = root.join("s");
         let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        let fd = open_path(&path).unwrap();
         let id = identity(fd.as_fd()).unwrap();
         assert!(
             bound_here()
@@ -881,16 +890,16 @@ mod tests {
         // A socket file nobody listens on any more is not.
         let gone = root.join("gone");
         drop(std::os::unix::net::UnixListener::bind(&gone).unwrap());
-        let fd = super::super::namespaces::path_fd(&gone).unwrap();
+        let fd = open_path(&gone).unwrap();
         assert!(!policy.permits(fd.as_fd(), Some(&cwd)));
 
         // One put where a listener's file was (the listener's own file moved away): the
         // path leads to another file.
         std::fs::rename(&path, root.join("moved")).unwrap();
         std::fs::rename(&gone, &path).unwrap();
-        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        let fd = open_path(&path).unwrap();
         assert!(!policy.permits(fd.as_fd(), Some(&cwd)));
-        let fd = super::super::namespaces::path_fd(&root.join("moved")).unwrap();
+        let fd = open_path(&root.join("moved")).unwrap();
         assert!(
             !policy.permits(fd.as_fd(), Some(&cwd)),
             "bound by another path"
@@ -898,7 +907,7 @@ mod tests {
 
         // Named in allowUnixSockets: permitted, listening or not; reached through a link,
         // not taken.
-        let fd = super::super::namespaces::path_fd(&path).unwrap();
+        let fd = open_path(&path).unwrap();
         let named = Policy {
             allowed: open_without_links(&path)
                 .and_then(|fd| socket_file_id(fd.as_fd()))
