@@ -81,7 +81,7 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
     }
     let count = u32_at(8)?;
     let mut at = 12usize;
-    let mut previous: Vec<u8> = Vec::new();
+    let mut name: Vec<u8> = Vec::new();
     let mut out = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -94,7 +94,9 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
         if version >= 3 && flags & 0x4000 != 0 {
             at += 2;
         }
-        let name = if version == 4 {
+        // The entry's name: kept in `name` only for version 4 (the next name is made from
+        // it); a slice of the index otherwise. Only gitlinks' names are copied out.
+        let this: &[u8] = if version == 4 {
             // The number of bytes to drop from the previous name, then the rest of this one.
             let mut c = *b.get(at)?;
             at += 1;
@@ -105,25 +107,24 @@ fn parse(b: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
                 strip = strip.checked_add(1)?.checked_mul(128)? + usize::from(c & 0x7f);
             }
             let len = b.get(at..)?.iter().position(|&x| x == 0)?;
-            let keep = previous.len().checked_sub(strip)?;
-            let mut name = previous[..keep].to_vec();
+            let keep = name.len().checked_sub(strip)?;
+            name.truncate(keep);
             name.extend_from_slice(&b[at..at + len]);
             at += len + 1;
-            name
+            &name
         } else {
             let len = b.get(at..)?.iter().position(|&x| x == 0)?;
-            let name = b[at..at + len].to_vec();
+            let this = &b[at..at + len];
             // Padded with one to eight NULs to a multiple of eight from the entry's start.
             at = start + ((at - start + len + 8) & !7);
-            name
+            this
         };
-        if name.is_empty() || b.len() < at {
+        if this.is_empty() || b.len() < at {
             return None;
         }
         if mode & 0o170000 == 0o160000 {
-            out.push(name.clone());
+            out.push(this.to_vec());
         }
-        previous = name;
     }
     Some(out)
 }
