@@ -2105,3 +2105,20 @@ serve(tcp)
         "{res:?}"
     );
 }
+
+#[test]
+fn a_socket_a_killed_server_left_in_tmp_can_be_bound_again() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let stale = format!("/tmp/skiff-stale-{}.sock", std::process::id());
+    let _ = std::fs::remove_file(&stale);
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let frames = env.run_ok(&[&format!(
+        "rm -f {stale} && python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('{stale}'); s.listen(1); c=socket.socket(socket.AF_UNIX); c.connect('{stale}'); print('rebound')\"; rm -f {stale}"
+    )]);
+    let res = results(&frames);
+    let _ = std::fs::remove_file(&stale);
+    assert!(res[0].1.contains("rebound"), "{res:?}");
+}

@@ -170,6 +170,7 @@ pub fn outside_sockets(
     // The temp directories themselves are listed every time (their entries come and go); a
     // directory in them is looked into only when what was read for it last time changed.
     let mut subdirs = Vec::new();
+    let mut loose = Vec::new();
     for dir in temp_dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -179,17 +180,45 @@ pub fn outside_sockets(
                 continue;
             };
             if kind.is_socket() {
-                out.push(entry.path());
+                loose.push(entry.path());
             } else if kind.is_dir() {
                 // A directory of sockets (ssh-XXXX, tmux-UID, .X11-unix): covered whole.
                 subdirs.push(entry.path());
             }
         }
     }
+    // A socket file directly in a temp directory is covered only while a process of this
+    // network namespace (the host's) listens on it: a covered path cannot be bound again or
+    // removed inside, which broke a server whose socket a killed run left behind, and one a
+    // sandboxed server made (the session's namespace) is its own. The sandbox's socket guard
+    // refuses the others anyway.
+    if !loose.is_empty() {
+        let listening = listening_paths();
+        out.extend(loose.into_iter().filter(|p| listening.contains(p)));
+    }
     out.extend(dirs.holding_sockets(&subdirs, 64, settled));
     out.sort();
     out.dedup();
     out
+}
+
+/// The paths of the Unix sockets listening in this process's network namespace
+/// (`/proc/net/unix`: the flag `__SO_ACCEPTCON`, the path as bound).
+fn listening_paths() -> std::collections::HashSet<PathBuf> {
+    const ACCEPTING: u32 = 0x0001_0000;
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
+        return std::collections::HashSet::new();
+    };
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let flags = u32::from_str_radix(fields.nth(3)?, 16).ok()?;
+            let path = fields.nth(3)?;
+            (flags & ACCEPTING != 0 && path.starts_with('/')).then(|| PathBuf::from(path))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -236,5 +265,16 @@ mod tests {
         assert!(found.contains(&agent_dir), "{found:?}");
         assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
         assert!(!found.contains(&dir.path().join("plain")), "{found:?}");
+        // A socket file nobody listens on (a killed server's) is not covered.
+        drop(std::os::unix::net::UnixListener::bind(dir.path().join("stale.sock")).unwrap());
+        let found = outside_sockets(
+            None,
+            &[dir.path().to_path_buf()],
+            100,
+            &mut SocketDirs::default(),
+            std::time::SystemTime::now(),
+        );
+        assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
+        assert!(!found.contains(&dir.path().join("stale.sock")), "{found:?}");
     }
 }
