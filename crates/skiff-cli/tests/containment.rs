@@ -16,6 +16,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// Held by the tests that make Unix sockets in the temp directory, and by the one that checks
+/// a plan's mounts built ahead are used: such a socket (another test's) changes what the
+/// sandbox hides, so the next call's plan is not the one built ahead.
+static TMP_SOCKETS: Mutex<()> = Mutex::new(());
+
+fn tmp_sockets() -> std::sync::MutexGuard<'static, ()> {
+    TMP_SOCKETS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Whether the sandbox can run here; with `SKIFF_REQUIRE_SANDBOX=1` a machine where it cannot
 /// fails the test instead.
 fn sandbox_runs() -> bool {
@@ -764,6 +775,7 @@ fn mounts_built_ahead_are_used_only_while_they_are_still_in_place() {
 /// [`mounts_built_ahead_are_used_only_while_they_are_still_in_place`] with
 /// `SKIFF_SANDBOX_AHEAD=ahead` (unset when empty).
 fn built_ahead_calls(ahead: &str) {
+    let _tmp = tmp_sockets();
     let env = Env::new();
     let id = std::process::id();
     let (go1, go2) = (env.marks.join("go-ahead-1"), env.marks.join("go-ahead-2"));
@@ -1307,6 +1319,7 @@ fn a_command_cannot_kill_skiff_to_skip_the_checks() {
 
 #[test]
 fn a_socket_made_later_in_a_directory_of_tmp_is_hidden_from_the_next_command() {
+    let _tmp = tmp_sockets();
     if !sandbox_runs() {
         return;
     }
@@ -1339,6 +1352,7 @@ fn a_socket_made_later_in_a_directory_of_tmp_is_hidden_from_the_next_command() {
 
 #[test]
 fn sockets_and_devices_outside_are_out_of_reach() {
+    let _tmp = tmp_sockets();
     if !sandbox_runs() {
         return;
     }
@@ -1890,6 +1904,7 @@ else:
 
 #[test]
 fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
+    let _tmp = tmp_sockets();
     if !sandbox_runs() {
         return;
     }
@@ -2055,6 +2070,7 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
 
 #[test]
 fn a_server_a_background_command_started_is_reached_by_the_next_commands() {
+    let _tmp = tmp_sockets();
     if !sandbox_runs() {
         return;
     }
@@ -2108,6 +2124,7 @@ serve(tcp)
 
 #[test]
 fn a_socket_a_killed_server_left_in_tmp_can_be_bound_again() {
+    let _tmp = tmp_sockets();
     if !sandbox_runs() {
         return;
     }
