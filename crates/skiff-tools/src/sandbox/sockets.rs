@@ -384,17 +384,8 @@ fn open_as_caller(path: &Path, tid: u32, cwd: Option<&std::fs::File>) -> Result<
         (true, Some(cwd)) => cwd.as_raw_fd(),
         (true, None) => return Err(libc::ENOENT),
     };
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
-    let fd = unsafe { libc::openat(dir, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    let fd = owned(libc::c_long::from(fd))?;
-    // SAFETY: a zeroed stat is a valid value; fstat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return Err(last_errno());
-    }
-    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+    let fd = open_at(dir, &path, 0)?;
+    if stat(fd.as_fd())?.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         // What the kernel says when the path is not a socket.
         return Err(libc::ECONNREFUSED);
     }
@@ -431,35 +422,37 @@ impl Policy {
 /// A file's device and inode as `stat` gives them (the whole inode number, and on Btrfs the
 /// subvolume's own device).
 fn file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
+    stat(fd).ok().map(|st| (st.st_dev, st.st_ino))
+}
+
+/// `fstat(2)` of `fd`, or its errno.
+fn stat(fd: BorrowedFd<'_>) -> Result<libc::stat, i32> {
     // SAFETY: a zeroed stat is a valid value; fstat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: a plain system call on a descriptor borrowed for it.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return None;
+        return Err(last_errno());
     }
-    Some((st.st_dev, st.st_ino))
+    Ok(st)
+}
+
+/// `openat(2)` of `path` from `dir` with `O_PATH`, `O_CLOEXEC` and `flags`, or its errno.
+fn open_at(dir: RawFd, path: &Path, flags: i32) -> Result<OwnedFd, i32> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags) };
+    owned(libc::c_long::from(fd))
 }
 
 /// `O_PATH` of `path` (symbolic links followed).
 fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
-    let fd = unsafe { libc::openat(libc::AT_FDCWD, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    owned(libc::c_long::from(fd)).map_err(std::io::Error::from_raw_os_error)
+    open_at(libc::AT_FDCWD, path, 0).map_err(std::io::Error::from_raw_os_error)
 }
 
 /// [`file_id`] of a socket file.
 fn socket_file_id(fd: BorrowedFd<'_>) -> Option<(u64, u64)> {
-    // SAFETY: a zeroed stat is a valid value; fstat fills it.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: a plain system call on a descriptor borrowed for it.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0
-        || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
-    {
-        return None;
-    }
-    Some((st.st_dev, st.st_ino))
+    let st = stat(fd).ok()?;
+    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
 }
 
 /// `O_PATH` of `path`, refused where a symbolic link is on the way (`openat2(2)`,
@@ -533,16 +526,7 @@ fn owner_cwd(socket: u32) -> Option<std::fs::File> {
 
 /// `O_PATH` of `path` (from `dir`), a final symbolic link itself rather than what it names.
 fn open_no_follow(dir: RawFd, path: &Path) -> Option<OwnedFd> {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a plain system call on a NUL-terminated path that lives for the call.
-    let fd = unsafe {
-        libc::openat(
-            dir,
-            c.as_ptr(),
-            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    owned(libc::c_long::from(fd)).ok()
+    open_at(dir, path, libc::O_NOFOLLOW).ok()
 }
 
 /// The identity of the file `fd` is open on, as `sock_diag` would name it: the inode from the
@@ -558,15 +542,7 @@ fn identity(fd: BorrowedFd<'_>) -> Option<Identity> {
     let mnt_id = field("mnt_id:")?;
     let ino: u64 = match field("ino:") {
         Some(ino) => ino.parse().ok()?,
-        None => {
-            // SAFETY: a zeroed stat is a valid value; fstat fills it.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: a plain system call on a descriptor borrowed for it.
-            if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-                return None;
-            }
-            st.st_ino
-        }
+        None => stat(fd).ok()?.st_ino,
     };
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let dev = mountinfo.lines().find_map(|l| {
