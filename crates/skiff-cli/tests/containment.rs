@@ -1333,14 +1333,21 @@ fn a_socket_made_later_in_a_directory_of_tmp_is_hidden_from_the_next_command() {
     std::fs::write(dir.path().join("marker"), "x").unwrap();
     std::thread::sleep(Duration::from_millis(1300));
     let d = dir.path().display().to_string();
-    let bind = format!(
-        "sleep 2.2; python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('{d}/agent')\"; echo bound=$?"
-    );
-    let frames = env.run_ok(&[&format!("ls {d}"), &bind, &format!("ls -a {d}; echo end")]);
+    // A host process starts listening in it while the second command runs.
+    let path = dir.path().join("agent");
+    let host = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1000));
+        std::os::unix::net::UnixListener::bind(path).unwrap()
+    });
+    let frames = env.run_ok(&[
+        &format!("ls {d}"),
+        "sleep 2.2; echo waited",
+        &format!("ls -a {d}; echo end"),
+    ]);
+    let _listening = host.join().unwrap();
     let res = results(&frames);
     assert!(res[0].1.contains("marker"), "{res:?}");
-    assert!(res[1].1.contains("bound=0"), "{res:?}");
-    assert!(dir.path().join("agent").exists());
+    assert!(res[1].1.contains("waited"), "{res:?}");
     // The scan after the socket appeared (two seconds later) read the directory again: it is
     // covered whole.
     assert!(res[2].1.contains("end"), "{res:?}");
@@ -2138,4 +2145,39 @@ fn a_socket_a_killed_server_left_in_tmp_can_be_bound_again() {
     let res = results(&frames);
     let _ = std::fs::remove_file(&stale);
     assert!(res[0].1.contains("rebound"), "{res:?}");
+}
+
+/// A directory in `/tmp` holding sockets is covered only while a host process listens on one
+/// of them: a test suite's directory whose server a killed run left behind can be cleaned up
+/// and used again, while a host daemon's (tmux's, an agent's) stays out of sight.
+#[test]
+fn a_directory_of_sockets_in_tmp_is_hidden_only_while_a_host_process_listens_there() {
+    let _tmp = tmp_sockets();
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    let pid = std::process::id();
+    let stale = format!("/tmp/skiff-suite-{pid}");
+    let live = format!("/tmp/skiff-daemon-{pid}");
+    for dir in [&stale, &live] {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(format!("{dir}/run")).unwrap();
+    }
+    drop(std::os::unix::net::UnixListener::bind(format!("{stale}/run/server.sock")).unwrap());
+    let daemon = std::os::unix::net::UnixListener::bind(format!("{live}/run/daemon.sock")).unwrap();
+    let frames = env.run_ok(&[
+        &format!(
+            "rm -f {stale}/run/server.sock && python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.bind('{stale}/run/server.sock'); s.listen(1); c=socket.socket(socket.AF_UNIX); c.connect('{stale}/run/server.sock'); print('rebound')\""
+        ),
+        &format!("ls -A {live}/run 2>&1; echo listed"),
+    ]);
+    let res = results(&frames);
+    drop(daemon);
+    for dir in [&stale, &live] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    assert!(res[0].1.contains("rebound"), "{res:?}");
+    assert!(res[1].1.contains("listed"), "{res:?}");
+    assert!(!res[1].1.contains("daemon.sock"), "{res:?}");
 }

@@ -182,21 +182,28 @@ pub fn outside_sockets(
             if kind.is_socket() {
                 loose.push(entry.path());
             } else if kind.is_dir() {
-                // A directory of sockets (ssh-XXXX, tmux-UID, .X11-unix): covered whole.
+                // A directory of sockets (ssh-XXXX, tmux-UID, .X11-unix): covered whole
+                // while a host process listens on one of them (below).
                 subdirs.push(entry.path());
             }
         }
     }
-    // A socket file directly in a temp directory is covered only while a process of this
-    // network namespace (the host's) listens on it: a covered path cannot be bound again or
-    // removed inside, which broke a server whose socket a killed run left behind, and one a
-    // sandboxed server made (the session's namespace) is its own. The sandbox's socket guard
-    // refuses the others anyway.
-    if !loose.is_empty() {
+    // A socket file directly in a temp directory, or a directory holding sockets, is covered
+    // only while a process of this network namespace (the host's) listens on it, or on one in
+    // it: a covered path cannot be bound again or removed inside, which broke a server whose
+    // socket a killed run left behind, and a socket a sandboxed server made (the session's
+    // namespace) is its own, as is the directory a test suite made for its servers. The
+    // sandbox's socket guard refuses connecting to the others anyway.
+    let holding = dirs.holding_sockets(&subdirs, 64, settled);
+    if !loose.is_empty() || !holding.is_empty() {
         let listening = listening_paths();
         out.extend(loose.into_iter().filter(|p| listening.contains(p)));
+        out.extend(
+            holding
+                .into_iter()
+                .filter(|dir| listening.iter().any(|p| p.starts_with(dir))),
+        );
     }
-    out.extend(dirs.holding_sockets(&subdirs, 64, settled));
     out.sort();
     out.dedup();
     out
@@ -276,5 +283,32 @@ mod tests {
         );
         assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
         assert!(!found.contains(&dir.path().join("stale.sock")), "{found:?}");
+        // Nor a directory whose sockets nobody listens on; one with a listener one level
+        // down is.
+        let stale_dir = dir.path().join("suite-tmp");
+        std::fs::create_dir_all(stale_dir.join("run")).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(stale_dir.join("run/server.sock")).unwrap());
+        let live_dir = dir.path().join("tmux-1000");
+        std::fs::create_dir_all(live_dir.join("x")).unwrap();
+        let _live = std::os::unix::net::UnixListener::bind(live_dir.join("x/default")).unwrap();
+        let found = outside_sockets(
+            None,
+            &[dir.path().to_path_buf()],
+            100,
+            &mut SocketDirs::default(),
+            std::time::SystemTime::now(),
+        );
+        assert!(found.contains(&agent_dir), "{found:?}");
+        assert!(found.contains(&live_dir), "{found:?}");
+        assert!(!found.contains(&stale_dir), "{found:?}");
+        drop(_agent);
+        let found = outside_sockets(
+            None,
+            &[dir.path().to_path_buf()],
+            100,
+            &mut SocketDirs::default(),
+            std::time::SystemTime::now(),
+        );
+        assert!(!found.contains(&agent_dir), "{found:?}");
     }
 }
