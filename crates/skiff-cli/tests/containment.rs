@@ -2045,10 +2045,16 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
         // A rebase to-do list with an exec line, as if a rebase were in progress.
         &format!("mkdir -p .git/rebase-merge && printf 'pick 1234567 x\\nexec touch {marks}/exec-4\\n' > .git/rebase-merge/git-rebase-todo"),
         "echo an ordinary command",
+        // One added to a split index: the gitlinks move to the shared index.
+        &format!(
+            "{} && git add split && git update-index --split-index && echo shared=$(ls .git | grep -c sharedindex)",
+            plant("split", 5)
+        ),
     ]);
     let res = results(&frames);
     assert_ran(&res);
     assert!(res[0].1.contains("160000"), "{res:?}");
+    assert!(res[5].1.contains("shared=1"), "{res:?}");
     assert!(!res[1].1.contains("config=0"), "{res:?}");
     // The user's git, as they run it next.
     let status = env.host_git(&["status", "--porcelain"]);
@@ -2060,7 +2066,7 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
         .map(|e| e.file_name())
         .collect();
     assert!(planted.is_empty(), "ran: {planted:?}; {res:?}");
-    for dir in ["sub", "lib"] {
+    for dir in ["sub", "lib", "split"] {
         let config = std::fs::read_to_string(env.ws.join(dir).join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"), "{dir}: {config}");
     }
