@@ -2050,6 +2050,10 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
             "{} && git add split && git update-index --split-index && echo shared=$(ls .git | grep -c sharedindex)",
             plant("split", 5)
         ),
+        // The to-do lists of a worktree's and of an embedded repository's own rebase.
+        &format!(
+            "git worktree add -q wt 2>&1; echo wt=$?; for t in .git/worktrees/wt sub/.git; do mkdir -p $t/rebase-merge && printf 'pick 1234567 x\\nexec touch {marks}/exec-6\\n' > $t/rebase-merge/git-rebase-todo; done"
+        ),
     ]);
     let res = results(&frames);
     assert_ran(&res);
@@ -2072,6 +2076,12 @@ fn an_embedded_repository_or_a_rebase_todo_cannot_plant_a_program_for_the_users_
     }
     let todo = std::fs::read_to_string(env.ws.join(".git/rebase-merge/git-rebase-todo")).unwrap();
     assert_eq!(todo, "pick 1234567 x\n", "{res:?}");
+    assert!(res[6].1.contains("wt=0"), "{res:?}");
+    for git in [".git/worktrees/wt", "sub/.git"] {
+        let todo = env.ws.join(git).join("rebase-merge/git-rebase-todo");
+        let todo = std::fs::read_to_string(todo).unwrap();
+        assert_eq!(todo, "pick 1234567 x\n", "{git}: {res:?}");
+    }
     assert!(res[3].1.contains("exec lines"), "{res:?}");
     // Whatever was moved, the user's own hook was not touched by an ordinary command.
     let hook = ["lib", "lib.old"]

@@ -123,16 +123,13 @@ pub fn scan(root: &Path, round: &Round<'_>) -> Protected {
                         out.read_only.push(path);
                     }
                 }
+                // A worktree's or submodule's own rebase (its `git rebase --continue`).
+                seen_todo(&dir, &mut out);
             }
             out.git_watch.push(git.join("modules"));
             out.git_watch.push(git.join("worktrees"));
             out.git_watch.push(git.join("index"));
-            for rel in GIT_TODO {
-                let todo = git.join(rel);
-                if let Some(n) = Nested::of(&todo) {
-                    out.nested.push(n);
-                }
-            }
+            seen_todo(&git, &mut out);
             for link in crate::gitlinks::of(&git) {
                 let Some(dir) = inside(root, &link) else {
                     continue;
@@ -170,6 +167,16 @@ impl Nested {
             dev: meta.dev(),
             ino: meta.ino(),
         })
+    }
+}
+
+/// Before a command: the to-do lists in the git directory `git` as they are (see
+/// [`sweep_todo`]).
+fn seen_todo(git: &Path, out: &mut Protected) {
+    for rel in GIT_TODO {
+        if let Some(n) = Nested::of(&git.join(rel)) {
+            out.nested.push(n);
+        }
     }
 }
 
@@ -233,6 +240,7 @@ fn nested_git(git: &Path, out: &mut Protected) {
             out.absent.push(path);
         }
     }
+    seen_todo(git, out);
 }
 
 /// After a command, the gitlinks in `git`'s index: a `.git` that is not the one [`scan`] saw
@@ -263,6 +271,9 @@ fn sweep_gitlinks(
         let seen = nested
             .iter()
             .any(|n| n.git == sub && n.dev == meta.dev() && n.ino == meta.ino());
+        if meta.is_dir() {
+            sweep_todo(&sub, nested, quarantine, notes);
+        }
         if seen {
             continue;
         }
@@ -408,6 +419,7 @@ pub fn sweep(
             if exists(&hooks) && !known.contains(&hooks) {
                 clean_hooks(&hooks, quarantine, &mut notes);
             }
+            sweep_todo(&git_dir, nested, quarantine, &mut notes);
         }
     }
     notes
