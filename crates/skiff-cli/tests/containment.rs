@@ -1909,6 +1909,32 @@ else:
             os.unlink(p)
 "#;
 
+/// Commands back to back with the same plan run in spares built and sealed ahead, whose
+/// socket filter is installed before the command comes: each is guarded all the same, and the
+/// sandbox's own servers still answer.
+#[test]
+fn commands_in_spares_built_ahead_are_guarded_too() {
+    if !sandbox_runs() {
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.ws.join("probe.py"), SOCKET_PROBE).unwrap();
+    let outside = env.home.join(".local/share/app/app.sock");
+    let count = counting_listener(&outside);
+    let o = outside.display().to_string();
+    let probe = format!("python3 probe.py out {o}; python3 probe.py inside");
+    let commands: Vec<&str> = std::iter::repeat_n(probe.as_str(), 6).collect();
+    let frames = env.run_ok(&commands);
+    let res = results(&frames);
+    assert_eq!(res.len(), 6, "{res:?}");
+    for (_, out) in &res {
+        assert!(out.contains(&format!("{o} err:13")), "{res:?}");
+        assert!(!out.contains(" ok"), "{res:?}");
+        assert_eq!(out.matches(" True").count(), 3, "{res:?}");
+    }
+    assert_eq!(*count.lock().unwrap(), 0, "{res:?}");
+}
+
 #[test]
 fn no_host_socket_is_reachable_wherever_it_is_and_the_sandboxes_own_are() {
     let _tmp = tmp_sockets();

@@ -47,7 +47,8 @@ use super::namespaces::prepare;
 use super::namespaces::{Built, Prepared, Sources, build_mounts, command_namespaces, restrict};
 use super::plan::{Mounts, Plan};
 use super::relay::Relay;
-use super::writable_paths;
+use super::sockets::Filter;
+use super::{NetworkPolicy, writable_paths};
 
 /// The plan's sandbox, built ahead in a spare (see the module docs).
 pub(super) struct Armed {
@@ -65,6 +66,8 @@ pub(super) struct Armed {
     /// What each path Landlock lets the command write was when its rule was made.
     writable: Vec<(PathBuf, Option<Found>)>,
     relay: Option<Relay>,
+    /// The socket filter, installed when sealed (its policy is taken when the command starts).
+    filter: Option<Filter>,
 }
 
 /// The build is not the command's plan's, or no longer in place: the command must start
@@ -169,15 +172,23 @@ pub(super) fn arm(
         host_root,
         sources: opened,
         relay,
+        filter: None,
     }))
 }
 
 impl Armed {
     /// Restrict the spare for good (Landlock, every capability dropped): from here on it can
     /// only run this plan. An error leaves it unfit to run any command.
+    ///
+    /// The socket filter is installed too (its installation, a JIT compilation, takes about
+    /// 0.1 ms of the command's start otherwise): from here on nothing may connect on this
+    /// thread until the command's PID 1 guards it.
     pub(super) fn seal(&mut self) -> Result<(), String> {
         restrict(&self.plan)?;
         self.sealed = true;
+        if self.plan.network != NetworkPolicy::Allow {
+            self.filter = Filter::install()?;
+        }
         Ok(())
     }
 
@@ -196,6 +207,7 @@ impl Armed {
         prepared.built = Some(Built {
             relay: self.relay,
             sealed: self.sealed,
+            filter: self.filter,
         });
         Ok(())
     }

@@ -235,6 +235,8 @@ pub(super) struct Built {
     pub(super) relay: Option<super::relay::Relay>,
     /// Whether Landlock and the dropped capabilities are in force already.
     pub(super) sealed: bool,
+    /// The socket filter, installed with the seal (the plan's network is not allowed).
+    pub(super) filter: Option<super::sockets::Filter>,
 }
 
 /// In a spare, before its command is known: die with the zygote, a new session, mount and IPC
@@ -399,7 +401,8 @@ fn init(
     prepared: Option<Prepared>,
 ) -> i32 {
     let Command { program, args, env } = *command;
-    let setup = |prepared: Option<Prepared>| -> Result<Option<super::relay::Relay>, String> {
+    type Setup = (Option<super::relay::Relay>, Option<super::sockets::Filter>);
+    let setup = |prepared: Option<Prepared>| -> Result<Setup, String> {
         nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
             .map_err(|e| format!("prctl(PR_SET_PDEATHSIG): {e}"))?;
         if watch.gone() {
@@ -410,10 +413,10 @@ fn init(
         // shared mount in it into a slave (mount_namespaces(7)), so no mount made here
         // propagates back (and making them private would cost a walk of every mount).
         // The relay a spare bound ahead, or skiff's proxy to bind one to.
-        let (built_relay, proxy_socket, sealed) = match prepared {
+        let (built_relay, proxy_socket, sealed, filter) = match prepared {
             Some(Prepared {
                 built: Some(built), ..
-            }) => (built.relay, None, built.sealed),
+            }) => (built.relay, None, built.sealed, built.filter),
             prepared => {
                 let mut sources = match prepared {
                     Some(prepared) => Sources::open(mounts, prepared.null)?,
@@ -427,7 +430,7 @@ fn init(
                     }
                 };
                 build_mounts(mounts, &sources)?;
-                (None, sources.proxy.take(), false)
+                (None, sources.proxy.take(), false, None)
             }
         };
         let relay = if plan.network == NetworkPolicy::Allow {
@@ -448,9 +451,9 @@ fn init(
         if !sealed {
             restrict(plan)?;
         }
-        Ok(relay)
+        Ok((relay, filter))
     };
-    let relay = match setup(prepared) {
+    let (relay, filter) = match setup(prepared) {
         Ok(r) => r,
         Err(e) => return i32::from(refused(&e)),
     };
@@ -472,7 +475,15 @@ fn init(
         None
     } else {
         let proxy = relay.as_ref().map(|r| r.socket());
-        match super::sockets::Guard::install(&mounts.sockets, proxy) {
+        let guard = match filter {
+            Some(filter) => Ok(Some(super::sockets::Guard::over(
+                filter,
+                &mounts.sockets,
+                proxy,
+            ))),
+            None => super::sockets::Guard::install(&mounts.sockets, proxy),
+        };
+        match guard {
             Ok(guard) => guard,
             Err(e) => return i32::from(refused(&e)),
         }

@@ -60,6 +60,30 @@ struct Policy {
     allowed: Vec<(u64, u64)>,
 }
 
+/// The filter installed on this process, and its listener: nothing answers its calls until a
+/// [`Guard`] is made over it, so nothing here may connect meanwhile (PID 1 never does on its
+/// own thread).
+pub(super) struct Filter {
+    listener: OwnedFd,
+}
+
+impl Filter {
+    /// Install the filter on this thread (and so on what it starts from now on); `None` where
+    /// an outer filter supervises already or the architecture is not one the filter knows
+    /// (the mounts still hide the known sockets there). The thread must not gain privileges
+    /// (`PR_SET_NO_NEW_PRIVS`, set by [`super::namespaces::restrict`]).
+    pub(super) fn install() -> Result<Option<Self>, String> {
+        let Some(program) = program() else {
+            return Ok(None);
+        };
+        match install_filter(&program) {
+            Ok(listener) => Ok(Some(Self { listener })),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(None),
+            Err(e) => Err(format!("cannot install the socket filter (seccomp): {e}")),
+        }
+    }
+}
+
 /// The filter's listener, kept by PID 1, which answers each call ([`Guard::serve`]).
 pub(super) struct Guard {
     listener: Arc<OwnedFd>,
@@ -74,19 +98,21 @@ pub(super) struct Guard {
 const MAX_PENDING: usize = 256;
 
 impl Guard {
-    /// Install the filter on this thread (and so on what it starts from now on). `allowed`
-    /// are the sockets named in `allowUnixSockets` (paths with no symbolic link on the way:
-    /// skiff resolved them; one that is not a socket file reached without a link is left
-    /// out), `proxy` skiff's proxy as the relay reaches it. `None` where an outer filter
-    /// supervises already or the architecture is not one the filter knows (the mounts still
-    /// hide the known sockets there).
+    /// Install the filter on this thread ([`Filter::install`]) and guard it. `allowed` are the
+    /// sockets named in `allowUnixSockets` (paths with no symbolic link on the way: skiff
+    /// resolved them; one that is not a socket file reached without a link is left out),
+    /// `proxy` skiff's proxy as the relay reaches it.
     pub(super) fn install(
         allowed: &[PathBuf],
         proxy: Option<&Path>,
     ) -> Result<Option<Self>, String> {
-        let Some(program) = program() else {
-            return Ok(None);
-        };
+        Ok(Filter::install()?.map(|filter| Self::over(filter, allowed, proxy)))
+    }
+
+    /// The guard over a filter installed ahead ([`Filter::install`], in a spare built for the
+    /// command's plan): the policy is taken now, as the command starts, as
+    /// [`Guard::install`] takes it.
+    pub(super) fn over(filter: Filter, allowed: &[PathBuf], proxy: Option<&Path>) -> Self {
         let mut ids: Vec<(u64, u64)> = allowed
             .iter()
             .filter_map(|p| open_without_links(p))
@@ -97,17 +123,11 @@ impl Guard {
                 .and_then(|p| open_path(p).ok())
                 .and_then(|fd| socket_file_id(fd.as_fd())),
         );
-        let policy = Arc::new(Policy { allowed: ids });
-        let listener = match install_filter(&program) {
-            Ok(fd) => fd,
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(None),
-            Err(e) => return Err(format!("cannot install the socket filter (seccomp): {e}")),
-        };
-        Ok(Some(Self {
-            listener: Arc::new(listener),
-            policy,
+        Self {
+            listener: Arc::new(filter.listener),
+            policy: Arc::new(Policy { allowed: ids }),
             pending: Arc::default(),
-        }))
+        }
     }
 
     /// The descriptor to poll: readable when a call waits for an answer.
