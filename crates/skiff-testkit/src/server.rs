@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use skiff_protocol::script::{Script, ScriptTurn};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -65,6 +66,12 @@ impl MockServer {
         let shutdown = shared.cancel.clone().cancelled_owned();
         let task = tokio::spawn(async move {
             // Errors here mean the listener failed; there is no one to report them to.
+            // Each event is written as it comes, as real servers do (without TCP_NODELAY a
+            // reply's events wait for the client's delayed acknowledgement: 40 ms a turn on a
+            // kept-alive connection when the first byte is delayed).
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(shutdown)
                 .await;
