@@ -256,31 +256,28 @@ mod tests {
     #[test]
     fn sockets_in_temp_directories_are_found() {
         let dir = tempfile::tempdir().unwrap();
+        let scan = || {
+            outside_sockets(
+                None,
+                &[dir.path().to_path_buf()],
+                100,
+                &mut SocketDirs::default(),
+                std::time::SystemTime::now(),
+            )
+        };
         let agent_dir = dir.path().join("ssh-abc");
         std::fs::create_dir(&agent_dir).unwrap();
         let _agent = std::os::unix::net::UnixListener::bind(agent_dir.join("agent.1")).unwrap();
         let _top = std::os::unix::net::UnixListener::bind(dir.path().join("top.sock")).unwrap();
         std::fs::create_dir(dir.path().join("plain")).unwrap();
         std::fs::write(dir.path().join("plain/file"), "x").unwrap();
-        let found = outside_sockets(
-            None,
-            &[dir.path().to_path_buf()],
-            100,
-            &mut SocketDirs::default(),
-            std::time::SystemTime::now(),
-        );
+        let found = scan();
         assert!(found.contains(&agent_dir), "{found:?}");
         assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
         assert!(!found.contains(&dir.path().join("plain")), "{found:?}");
         // A socket file nobody listens on (a killed server's) is not covered.
         drop(std::os::unix::net::UnixListener::bind(dir.path().join("stale.sock")).unwrap());
-        let found = outside_sockets(
-            None,
-            &[dir.path().to_path_buf()],
-            100,
-            &mut SocketDirs::default(),
-            std::time::SystemTime::now(),
-        );
+        let found = scan();
         assert!(found.contains(&dir.path().join("top.sock")), "{found:?}");
         assert!(!found.contains(&dir.path().join("stale.sock")), "{found:?}");
         // Nor a directory whose sockets nobody listens on; one with a listener one level
@@ -291,24 +288,12 @@ mod tests {
         let live_dir = dir.path().join("tmux-1000");
         std::fs::create_dir_all(live_dir.join("x")).unwrap();
         let _live = std::os::unix::net::UnixListener::bind(live_dir.join("x/default")).unwrap();
-        let found = outside_sockets(
-            None,
-            &[dir.path().to_path_buf()],
-            100,
-            &mut SocketDirs::default(),
-            std::time::SystemTime::now(),
-        );
+        let found = scan();
         assert!(found.contains(&agent_dir), "{found:?}");
         assert!(found.contains(&live_dir), "{found:?}");
         assert!(!found.contains(&stale_dir), "{found:?}");
         drop(_agent);
-        let found = outside_sockets(
-            None,
-            &[dir.path().to_path_buf()],
-            100,
-            &mut SocketDirs::default(),
-            std::time::SystemTime::now(),
-        );
+        let found = scan();
         assert!(!found.contains(&agent_dir), "{found:?}");
     }
 }
