@@ -220,17 +220,51 @@ fn listening_paths() -> std::collections::HashSet<PathBuf> {
         .lines()
         .skip(1)
         .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let flags = u32::from_str_radix(fields.nth(3)?, 16).ok()?;
-            let path = fields.nth(3)?;
+            let (flags, path) = unix_table_line(line)?;
             (flags & ACCEPTING != 0 && path.starts_with('/')).then(|| PathBuf::from(path))
         })
         .collect()
 }
 
+/// A line of `/proc/net/unix`: its flags and its path, the rest of the line after the seven
+/// fields before it (a path may hold spaces).
+fn unix_table_line(line: &str) -> Option<(u32, &str)> {
+    let mut rest = line;
+    let mut flags = None;
+    for field in 0..7 {
+        rest = rest.trim_start_matches(' ');
+        let end = rest.find(' ').unwrap_or(rest.len());
+        if field == 3 {
+            flags = u32::from_str_radix(&rest[..end], 16).ok();
+        }
+        rest = &rest[end..];
+    }
+    Some((flags?, rest.strip_prefix(' ')?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unix_socket_table_is_read_with_paths_holding_spaces() {
+        let line =
+            "0000000013f034a6: 00000002 00000000 00010000 0001 01    31825 /tmp/my app/run.sock";
+        assert_eq!(
+            unix_table_line(line),
+            Some((0x0001_0000, "/tmp/my app/run.sock"))
+        );
+        assert_eq!(
+            unix_table_line("000000005b295b3a: 00000003 00000000 00000000 0001 03 125876"),
+            None
+        );
+        assert_eq!(unix_table_line("garbage"), None);
+        // A listener bound in a directory whose name has a space is found.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my app.sock");
+        let _l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        assert!(listening_paths().contains(&path));
+    }
 
     #[test]
     fn sockets_named_by_variables() {
