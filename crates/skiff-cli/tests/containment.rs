@@ -1430,27 +1430,13 @@ fn sockets_and_devices_outside_are_out_of_reach() {
 
     // Named in allowUnixSockets, the socket is reachable (and the agent variable passed in).
     let settings = json!({"sandbox": {"network": {"allowUnixSockets": [a]}}}).to_string();
-    let script = env.script(&[json!({"command": connect.clone()})]);
     let out = env
-        .skiff()
+        .session(&[json!({"command": connect.clone()})])
         .env("SSH_AUTH_SOCK", &agent)
-        .args([
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--script",
-        ])
-        .arg(&script)
         .args(["--settings", &settings])
         .output()
         .unwrap();
-    let frames: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let res = results(&frames);
+    let res = results(&parse_frames(&out.stdout));
     assert!(
         res[0].1.contains(&format!("sock={a}")) && res[0].1.contains("connect=0"),
         "{res:?}"
@@ -1468,18 +1454,8 @@ fn sockets_and_devices_outside_are_out_of_reach() {
     let reach = format!(
         "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{o}')\" 2>/dev/null; echo other=$?; python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{a}')\" 2>/dev/null; echo via=$?; rm {a}; mv {a}.real {a}"
     );
-    let script = env.script(&[json!({ "command": swap }), json!({ "command": reach })]);
     let out = env
-        .skiff()
-        .args([
-            "-p",
-            "go",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--script",
-        ])
-        .arg(&script)
+        .session(&[json!({ "command": swap }), json!({ "command": reach })])
         .args(["--settings", &settings])
         .output()
         .unwrap();
