@@ -31,7 +31,13 @@ pub enum InputFormat {
 use skiff_config::provider::parse_provider;
 
 /// Commands other than running the agent.
+///
+/// `defer`: a command's own flags (and its commands') are built only when it is the one
+/// given, so running the agent does not build the whole command tree before its first request.
+/// Whatever walks the tree (help, completions, the man page) builds it first
+/// ([`Args::full_command`]).
 #[derive(Debug, Clone, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Show the effective configuration: settings files, model, provider, permissions, trust.
     Config {
@@ -753,6 +759,15 @@ pub fn ignored_flags_help() -> String {
 }
 
 impl Args {
+    /// The whole command tree, every command's flags built (see [`Command`]'s `defer`): for
+    /// whatever walks it, as help for a nested command, completions and the man page do.
+    pub fn full_command() -> clap::Command {
+        use clap::CommandFactory;
+        let mut cmd = Self::command();
+        cmd.build();
+        cmd
+    }
+
     /// Parse a command line: the flags of [`IGNORED_FLAGS`] (with their values) are removed with
     /// a warning each; any other unknown flag is an error. Returns the arguments and the
     /// warnings to print.

@@ -102,7 +102,28 @@ fn shell_completions_and_man_page() {
             .assert()
             .success()
             .stdout(predicate::str::contains(marker))
-            .stdout(predicate::str::contains("permission-mode"));
+            .stdout(predicate::str::contains("permission-mode"))
+            // A nested command's own flag (`skiff mcp add --transport`): the whole tree is
+            // built for completions, though running the agent builds only the top level.
+            .stdout(predicate::str::contains("transport"));
+    }
+    for (argv, shown) in [
+        (&["mcp", "add", "--help"][..], "How to reach the server"),
+        // After one of skiff's flags `--help` is one of serve's FLAGS, which skiff answers.
+        (
+            &["mcp", "serve", "--cwd", ".", "--help"][..],
+            "Serve skiff's own tools",
+        ),
+        (
+            &["help", "sessions", "export"][..],
+            "Usage: skiff sessions export",
+        ),
+    ] {
+        bare()
+            .args(argv)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(shown));
     }
     bare()
         .args(["completions", "tcsh"])
