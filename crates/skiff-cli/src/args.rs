@@ -31,13 +31,7 @@ pub enum InputFormat {
 use skiff_config::provider::parse_provider;
 
 /// Commands other than running the agent.
-///
-/// `defer`: a command's own flags (and its commands') are built only when it is the one
-/// given, so running the agent does not build the whole command tree before its first request.
-/// Whatever walks the tree (help, completions, the man page) builds it first
-/// ([`Args::full_command`]).
 #[derive(Debug, Clone, Subcommand)]
-#[command(defer = true)]
 pub enum Command {
     /// Show the effective configuration: settings files, model, provider, permissions, trust.
     Config {
@@ -759,15 +753,6 @@ pub fn ignored_flags_help() -> String {
 }
 
 impl Args {
-    /// The whole command tree, every command's flags built (see [`Command`]'s `defer`): for
-    /// whatever walks it, as help for a nested command, completions and the man page do.
-    pub fn full_command() -> clap::Command {
-        use clap::CommandFactory;
-        let mut cmd = Self::command();
-        cmd.build();
-        cmd
-    }
-
     /// Parse a command line: the flags of [`IGNORED_FLAGS`] (with their values) are removed with
     /// a warning each; any other unknown flag is an error. Returns the arguments and the
     /// warnings to print.
@@ -955,6 +940,30 @@ fn parse_permission_mode(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each command's help starts with its own description, as the command list shows it (not
+    /// with the description of the type that holds its flags).
+    #[test]
+    fn each_command_s_help_starts_with_its_description() {
+        use clap::CommandFactory;
+        let top = Args::command();
+        let mut checked = 0;
+        for sub in top.get_subcommands() {
+            let name = sub.get_name();
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(!about.is_empty(), "{name} has no description");
+            let err = Args::try_parse_from(["skiff", name, "--help"]).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{name}");
+            let help = err.to_string();
+            assert!(
+                help.starts_with(&about),
+                "`skiff {name} --help` starts {:?}, not with {about:?}",
+                help.lines().next()
+            );
+            checked += 1;
+        }
+        assert!(checked >= 10, "only {checked} commands");
+    }
 
     #[test]
     fn config_flags_reparse_as_a_run() {

@@ -103,8 +103,7 @@ fn shell_completions_and_man_page() {
             .success()
             .stdout(predicate::str::contains(marker))
             .stdout(predicate::str::contains("permission-mode"))
-            // A nested command's own flag (`skiff mcp add --transport`): the whole tree is
-            // built for completions, though running the agent builds only the top level.
+            // A nested command's own flag (`skiff mcp add --transport`).
             .stdout(predicate::str::contains("transport"));
     }
     for (argv, shown) in [
