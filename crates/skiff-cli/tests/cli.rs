@@ -110,7 +110,7 @@ fn shell_completions_and_man_page() {
         (&["mcp", "add", "--help"][..], "How to reach the server"),
         // After one of skiff's flags `--help` is one of serve's FLAGS, which skiff answers.
         (
-            &["mcp", "serve", "--cwd", ".", "--help"][..],
+            &["mcp", "serve", "--permission-mode", "acceptEdits", "--help"][..],
             "Serve skiff's own tools",
         ),
         (
