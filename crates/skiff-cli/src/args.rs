@@ -30,8 +30,27 @@ pub enum InputFormat {
 
 use skiff_config::provider::parse_provider;
 
+/// Defines [`Command`] and, from the same variants, `WholeCommand`: clap builds a
+/// [`Command`]'s own flags (and its commands) only when it is the one given (`defer`), so running
+/// the agent does not build every command's flags before its first request. Whatever walks the
+/// whole tree (help of a nested command, completions, the man page) takes `WholeCommand`'s
+/// commands instead ([`Args::full_command`]), built as they are declared.
+macro_rules! commands {
+    ($(#[$meta:meta])* pub enum Command { $($variants:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Subcommand)]
+        #[command(defer = true)]
+        pub enum Command { $($variants)* }
+
+        /// [`Command`]'s variants, built without `defer` (see [`Args::full_command`]).
+        #[derive(Subcommand)]
+        #[allow(dead_code)]
+        enum WholeCommand { $($variants)* }
+    };
+}
+
+commands! {
 /// Commands other than running the agent.
-#[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Show the effective configuration: settings files, model, provider, permissions, trust.
     Config {
@@ -95,6 +114,7 @@ pub enum Command {
         flags: Vec<String>,
     },
 }
+}
 
 /// Where `skiff plugin install|enable|disable|uninstall` records a plugin's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,7 +137,8 @@ impl From<PluginScope> for skiff_config::plugins::enable::PluginScope {
     }
 }
 
-/// `skiff plugin …`.
+// `skiff plugin …`. Not a doc comment: clap would make it the command's description, over
+// the one of its `Command` variant (see `commands!`).
 #[derive(Debug, Clone, Subcommand)]
 pub enum PluginCommand {
     /// Add, list, update or remove plugin marketplaces.
@@ -200,7 +221,8 @@ pub enum MarketplaceCommand {
     },
 }
 
-/// `skiff sessions …`.
+// `skiff sessions …`. Not a doc comment: clap would make it the command's description, over
+// the one of its `Command` variant (see `commands!`).
 #[derive(Debug, Clone, Subcommand)]
 pub enum SessionsCommand {
     /// Export a saved session: `--script` writes the model's side of it as a model script
@@ -217,7 +239,8 @@ pub enum SessionsCommand {
     },
 }
 
-/// `skiff replay …`.
+// `skiff replay …`. Not a doc comment: clap would make it the command's description, over
+// the one of its `Command` variant (see `commands!`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReplayArgs {
     /// The session id, a saved transcript's path, or a script exported with
@@ -240,7 +263,8 @@ pub struct ReplayArgs {
     pub in_place: bool,
 }
 
-/// `skiff batch …`.
+// `skiff batch …`. Not a doc comment: clap would make it the command's description, over
+// the one of its `Command` variant (see `commands!`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BatchArgs {
     /// The task file: one JSON task per line.
@@ -310,7 +334,8 @@ pub enum McpTransport {
     Sse,
 }
 
-/// `skiff mcp …`.
+// `skiff mcp …`. Not a doc comment: clap would make it the command's description, over
+// the one of its `Command` variant (see `commands!`).
 #[derive(Debug, Clone, Subcommand)]
 pub enum McpCommand {
     /// List the configured servers with their connection status.
@@ -753,6 +778,18 @@ pub fn ignored_flags_help() -> String {
 }
 
 impl Args {
+    /// The whole command tree, each command's flags and commands built (see `commands!`): for
+    /// whatever walks it (the help of a nested command, completions, the man page).
+    pub fn full_command() -> clap::Command {
+        use clap::CommandFactory;
+        let whole = WholeCommand::augment_subcommands(clap::Command::new("skiff"));
+        let mut cmd = Self::command();
+        for sub in whole.get_subcommands() {
+            cmd = cmd.mut_subcommand(sub.get_name(), |_| sub.clone());
+        }
+        cmd
+    }
+
     /// Parse a command line: the flags of [`IGNORED_FLAGS`] (with their values) are removed with
     /// a warning each; any other unknown flag is an error. Returns the arguments and the
     /// warnings to print.
@@ -963,6 +1000,52 @@ mod tests {
             checked += 1;
         }
         assert!(checked >= 10, "only {checked} commands");
+    }
+
+    /// Running the agent builds the top level alone: a command's own flags and commands are
+    /// built when it is given. The whole tree has every command, in the same order, with the
+    /// same description, built.
+    #[test]
+    fn commands_are_built_when_given_and_whole_for_help() {
+        use clap::CommandFactory;
+        let top = Args::command();
+        let mcp = top.find_subcommand("mcp").unwrap();
+        assert_eq!(
+            mcp.get_subcommands().count(),
+            0,
+            "mcp's commands built early"
+        );
+        assert_eq!(
+            top.find_subcommand("batch")
+                .unwrap()
+                .get_arguments()
+                .count(),
+            0
+        );
+        let whole = Args::full_command();
+        let names = |c: &clap::Command| {
+            c.get_subcommands()
+                .map(|s| {
+                    (
+                        s.get_name().to_owned(),
+                        s.get_about().map(|a| a.to_string()),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&top), names(&whole));
+        let mcp = whole.find_subcommand("mcp").unwrap();
+        for name in ["add", "get", "list", "remove", "serve"] {
+            assert!(mcp.find_subcommand(name).is_some(), "mcp {name}");
+        }
+        assert!(
+            whole
+                .find_subcommand("batch")
+                .unwrap()
+                .get_arguments()
+                .count()
+                > 1
+        );
     }
 
     #[test]

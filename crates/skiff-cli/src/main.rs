@@ -12,7 +12,7 @@ mod term;
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use crate::args::{Args, Command, InputFormat, OutputFormat};
 
@@ -95,7 +95,7 @@ fn main() -> ExitCode {
             action: args::McpCommand::Serve { flags },
         }) => {
             if flags.iter().any(|f| f == "--help" || f == "-h") {
-                let mut help = Args::command();
+                let mut help = Args::full_command();
                 let text = help
                     .find_subcommand_mut("mcp")
                     .and_then(|m| m.find_subcommand_mut("serve"))
@@ -157,7 +157,7 @@ fn parse_tolerant(argv: Vec<std::ffi::OsString>) -> Args {
 /// `skiff completions SHELL`: the completion script on stdout.
 fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Args::command(), "skiff", &mut buf);
+    clap_complete::generate(shell, &mut Args::full_command(), "skiff", &mut buf);
     write_stdout(&buf)
 }
 
@@ -165,7 +165,7 @@ fn print_completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 /// command in place (clap_mangen's own names a `skiff-config(1)` page per command, and those
 /// pages do not exist).
 fn print_man_page() -> anyhow::Result<ExitCode> {
-    let cmd = Args::command();
+    let cmd = Args::full_command();
     let man = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
     man.render_title(&mut buf)?;
