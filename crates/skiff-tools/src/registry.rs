@@ -121,7 +121,7 @@ impl ToolRegistry {
             .map(|t| ToolDefinition {
                 name: t.name().to_owned(),
                 description: Some(t.description().to_owned()),
-                input_schema: t.input_schema().clone(),
+                input_schema: t.definition_schema(),
                 cache_control: None,
                 extra: Default::default(),
             })

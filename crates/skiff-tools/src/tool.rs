@@ -1,5 +1,7 @@
 //! The `Tool` trait, its typed helper `TypedTool`, and `ToolOutput`.
 
+use std::sync::OnceLock;
+
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -20,6 +22,11 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the input object.
     fn input_schema(&self) -> &Value;
+    /// The schema for the tool's definition (a copy of [`Tool::input_schema`]); a tool that
+    /// keeps its schema as text parses a fresh copy instead of parsing and then copying it.
+    fn definition_schema(&self) -> Value {
+        self.input_schema().clone()
+    }
     /// Whether the tool never changes anything (used by permission modes).
     fn is_read_only(&self) -> bool;
     /// Whether this particular call may run at the same time as other safe calls.
@@ -72,22 +79,37 @@ pub trait TypedTool: Send + Sync + 'static {
 /// Adapter from [`TypedTool`] to [`Tool`]: schema read from [`TypedTool::SCHEMA`] (or derived
 /// once with schemars when there is none), input validated
 /// (Claude Code's `InputValidationError` texts) and deserialised before `run`.
+///
+/// The schema is parsed when first needed (to validate a call), not when the tool is made:
+/// a session's tool definitions are parsed from the text once each
+/// ([`Tool::definition_schema`]), and most tools are never called.
 pub struct Typed<T: TypedTool> {
     tool: T,
-    schema: Value,
+    schema: OnceLock<Value>,
 }
 
 impl<T: TypedTool> Typed<T> {
     /// Wrap a typed tool.
     pub fn new(tool: T) -> Self {
-        let schema = T::SCHEMA
+        Self {
+            tool,
+            schema: OnceLock::new(),
+        }
+    }
+
+    /// The schema, parsed from [`TypedTool::SCHEMA`] (or derived) on first use.
+    fn schema(&self) -> &Value {
+        self.schema.get_or_init(Self::load_schema)
+    }
+
+    fn load_schema() -> Value {
+        T::SCHEMA
             .and_then(|text| serde_json::from_str(text).ok())
-            .unwrap_or_else(schema::schema_for::<T::Input>);
-        Self { tool, schema }
+            .unwrap_or_else(schema::schema_for::<T::Input>)
     }
 
     fn parse(&self, input: Value) -> Result<T::Input, String> {
-        validate::validate(T::NAME, &self.schema, &input)?;
+        validate::validate(T::NAME, self.schema(), &input)?;
         serde_json::from_value(input).map_err(|e| {
             format!(
                 "InputValidationError: {} failed due to the following issue:\n{e}",
@@ -108,7 +130,14 @@ impl<T: TypedTool> Tool for Typed<T> {
     }
 
     fn input_schema(&self) -> &Value {
-        &self.schema
+        self.schema()
+    }
+
+    fn definition_schema(&self) -> Value {
+        match self.schema.get() {
+            Some(schema) => schema.clone(),
+            None => Self::load_schema(),
+        }
     }
 
     fn is_read_only(&self) -> bool {
@@ -164,4 +193,26 @@ pub fn check_rendered_schema<T: TypedTool>(crate_dir: &str) -> Result<(), String
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool's definition takes its schema from the text it ships; the tool parses its own
+    /// copy only when it validates a call, and both are the shipped schema.
+    #[test]
+    fn the_schema_is_parsed_for_the_definition_and_again_only_to_validate() {
+        let tool = Typed::new(crate::glob::GlobTool);
+        let shipped: Value = serde_json::from_str(crate::glob::GlobTool::SCHEMA.unwrap()).unwrap();
+        assert_eq!(tool.definition_schema(), shipped);
+        assert!(
+            tool.schema.get().is_none(),
+            "parsed when the definition was made"
+        );
+        let err = tool.parse(serde_json::json!({"path": "."})).unwrap_err();
+        assert!(err.contains("pattern"), "{err}");
+        assert_eq!(tool.input_schema(), &shipped);
+        assert_eq!(tool.definition_schema(), shipped);
+    }
 }

@@ -34,6 +34,10 @@ impl Tool for ReadOnlyBash {
         self.inner.input_schema()
     }
 
+    fn definition_schema(&self) -> Value {
+        self.inner.definition_schema()
+    }
+
     fn is_read_only(&self) -> bool {
         true
     }
