@@ -225,18 +225,23 @@ class Mock:
         self.proc.wait()
 
 
+def run_ms(argv, env, cwd):
+    """Wall time of one run of argv to completion, in ms (the script exits if it fails)."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode != 0:
+        sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+    return elapsed
+
+
 def median_ms(argv, env, cwd, runs, warm_up=True):
     """Median wall time of `runs` runs of argv (after one warm-up run unless `warm_up` is
     false), in ms. `cwd` is a directory, or a function giving each run's."""
     times = []
     for i in range(runs + 1 if warm_up else runs):
-        where = cwd() if callable(cwd) else cwd
-        start = time.perf_counter()
-        done = subprocess.run(argv, env=env, cwd=where, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        elapsed = (time.perf_counter() - start) * 1000
-        if done.returncode != 0:
-            sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+        elapsed = run_ms(argv, env, cwd() if callable(cwd) else cwd)
         if i or not warm_up:
             times.append(elapsed)
     return statistics.median(times)
@@ -250,12 +255,7 @@ def interleaved_medians(runs, cwd, *commands):
     times = [[] for _ in commands]
     for i in range(runs + 1):
         for (argv, env), kept in zip(commands, times):
-            start = time.perf_counter()
-            done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            elapsed = (time.perf_counter() - start) * 1000
-            if done.returncode != 0:
-                sys.exit(f"{argv[0]} failed: {done.stderr.decode(errors='replace')[-2000:]}")
+            elapsed = run_ms(argv, env, cwd)
             if i:
                 kept.append(elapsed)
     return [statistics.median(t) for t in times]
