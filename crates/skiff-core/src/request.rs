@@ -395,7 +395,7 @@ mod tests {
         ToolDefinition {
             name: name.into(),
             description: Some(description),
-            input_schema: schema,
+            input_schema: schema.into(),
             cache_control: None,
             extra: Default::default(),
         }

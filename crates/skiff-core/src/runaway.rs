@@ -49,7 +49,7 @@ mod tests {
         let tool = |name: &str| skiff_protocol::ToolDefinition {
             name: name.into(),
             description: None,
-            input_schema: serde_json::json!({"type": "object"}),
+            input_schema: serde_json::json!({"type": "object"}).into(),
             cache_control: None,
             extra: Default::default(),
         };

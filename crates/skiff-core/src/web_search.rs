@@ -40,7 +40,7 @@ pub fn tool_definition(query: &WebSearchQuery) -> ToolDefinition {
     ToolDefinition {
         name: TOOL_NAME.to_owned(),
         description: None,
-        input_schema: Value::Null,
+        input_schema: Value::Null.into(),
         cache_control: None,
         extra,
     }

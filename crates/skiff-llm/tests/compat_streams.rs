@@ -31,7 +31,7 @@ fn request() -> MessagesRequest {
         .map(|n| ToolDefinition {
             name: (*n).into(),
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             cache_control: None,
             extra: Default::default(),
         })

@@ -571,7 +571,7 @@ mod tests {
         let tools = vec![ToolDefinition {
             name: "Bash".into(),
             description: Some("run".into()),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             cache_control: None,
             extra: JsonMap::new(),
         }];
@@ -602,14 +602,15 @@ mod tests {
             ToolDefinition {
                 name: "Bash".into(),
                 description: Some("run \"it\"".into()),
-                input_schema: json!({"type": "object", "properties": {"c": {"type": "string"}}}),
+                input_schema: json!({"type": "object", "properties": {"c": {"type": "string"}}})
+                    .into(),
                 cache_control: None,
                 extra: JsonMap::new(),
             },
             ToolDefinition {
                 name: "Read".into(),
                 description: None,
-                input_schema: json!({"type": "object"}),
+                input_schema: json!({"type": "object"}).into(),
                 cache_control: Some(CacheControl::ephemeral()),
                 extra: JsonMap::new(),
             },

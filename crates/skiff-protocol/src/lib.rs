@@ -14,6 +14,7 @@ pub mod recording;
 mod request;
 pub mod request_checks;
 mod response;
+mod schema;
 pub mod script;
 pub mod script_cursor;
 pub mod sdk;
@@ -40,6 +41,7 @@ pub use request::{
     ToolDefinition,
 };
 pub use response::{MessageResponse, StopReason, Usage};
+pub use schema::InputSchema;
 pub use stream::{Delta, DeltaUsage, MessageDeltaBody, StreamEvent};
 
 /// JSON object type used for forward-compatible "extra" fields.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{CacheControl, JsonMap, Message};
+use crate::{CacheControl, InputSchema, JsonMap, Message};
 
 /// A Messages API request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,8 +93,8 @@ pub struct ToolDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the input object.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "InputSchema::is_null")]
+    pub input_schema: InputSchema,
     /// Prompt-caching breakpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,

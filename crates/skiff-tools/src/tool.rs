@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use skiff_protocol::InputSchema;
 
 use crate::context::ToolContext;
 use crate::{schema, validate};
@@ -23,9 +24,10 @@ pub trait Tool: Send + Sync {
     /// JSON Schema of the input object.
     fn input_schema(&self) -> &Value;
     /// The schema for the tool's definition (a copy of [`Tool::input_schema`]); a tool that
-    /// keeps its schema as text parses a fresh copy instead of parsing and then copying it.
-    fn definition_schema(&self) -> Value {
-        self.input_schema().clone()
+    /// keeps its schema as text gives the text, which the definition keeps unparsed until
+    /// something reads it (a request writes it as it is).
+    fn definition_schema(&self) -> InputSchema {
+        self.input_schema().clone().into()
     }
     /// Whether the tool never changes anything (used by permission modes).
     fn is_read_only(&self) -> bool;
@@ -133,10 +135,10 @@ impl<T: TypedTool> Tool for Typed<T> {
         self.schema()
     }
 
-    fn definition_schema(&self) -> Value {
-        match self.schema.get() {
-            Some(schema) => schema.clone(),
-            None => Self::load_schema(),
+    fn definition_schema(&self) -> InputSchema {
+        match T::SCHEMA.map(InputSchema::from_json_text) {
+            Some(Ok(schema)) => schema,
+            _ => self.schema().clone().into(),
         }
     }
 
@@ -202,13 +204,18 @@ mod tests {
     /// A tool's definition takes its schema from the text it ships; the tool parses its own
     /// copy only when it validates a call, and both are the shipped schema.
     #[test]
-    fn the_schema_is_parsed_for_the_definition_and_again_only_to_validate() {
+    fn the_definition_keeps_the_schema_text_and_the_tool_parses_it_only_to_validate() {
         let tool = Typed::new(crate::glob::GlobTool);
         let shipped: Value = serde_json::from_str(crate::glob::GlobTool::SCHEMA.unwrap()).unwrap();
-        assert_eq!(tool.definition_schema(), shipped);
+        let definition = tool.definition_schema();
+        assert!(definition.is_text(), "parsed for the definition");
         assert!(
             tool.schema.get().is_none(),
             "parsed when the definition was made"
+        );
+        assert_eq!(
+            serde_json::to_string(&definition).unwrap(),
+            serde_json::to_string(&shipped).unwrap()
         );
         let err = tool.parse(serde_json::json!({"path": "."})).unwrap_err();
         assert!(err.contains("pattern"), "{err}");

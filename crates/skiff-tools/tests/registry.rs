@@ -135,3 +135,24 @@ fn read_only_and_concurrency_flags() {
     assert!(!edit.is_read_only());
     assert!(!edit.is_concurrency_safe(&json!({"file_path":"a","old_string":"x","new_string":"y"})));
 }
+
+/// The built-in tools' definitions keep their shipped schema text (nothing parses it before the
+/// first request) and write exactly what serde_json writes for the parsed schema: the request's
+/// bytes are the same as when the schemas were parsed.
+#[test]
+fn builtin_definitions_keep_the_schema_text_and_write_the_parsed_bytes() {
+    let defs = ToolRegistry::with_builtins().definitions();
+    assert!(defs.len() >= 10, "{} definitions", defs.len());
+    for def in &defs {
+        assert!(def.input_schema.is_text(), "{} parsed", def.name);
+        let mut parsed = def.clone();
+        parsed.input_schema = def.input_schema.clone().into_value().into();
+        assert!(!parsed.input_schema.is_text());
+        assert_eq!(
+            serde_json::to_string(def).unwrap(),
+            serde_json::to_string(&parsed).unwrap(),
+            "{}",
+            def.name
+        );
+    }
+}

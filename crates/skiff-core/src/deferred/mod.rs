@@ -203,7 +203,7 @@ mod tests {
         ToolDefinition {
             name: name.into(),
             description: Some(description.into()),
-            input_schema: json!({"type": "object", "properties": {}}),
+            input_schema: json!({"type": "object", "properties": {}}).into(),
             cache_control: None,
             extra: Default::default(),
         }

@@ -51,7 +51,7 @@ impl ToolSearchTool {
         ToolDefinition {
             name: TOOL_SEARCH.to_owned(),
             description: Some(self.description.clone()),
-            input_schema: self.schema.clone(),
+            input_schema: self.schema.clone().into(),
             cache_control: None,
             extra: Default::default(),
         }

@@ -34,7 +34,7 @@ impl Tool for ReadOnlyBash {
         self.inner.input_schema()
     }
 
-    fn definition_schema(&self) -> Value {
+    fn definition_schema(&self) -> skiff_protocol::InputSchema {
         self.inner.definition_schema()
     }
 

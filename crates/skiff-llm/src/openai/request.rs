@@ -201,7 +201,7 @@ pub fn call_grammar(request: &RequestView<'_>) -> Option<Value> {
             None => !narrowed || among(&t.name),
         })
         .map(|t| {
-            let arguments = ToolDef::of(t).function.parameters.into_owned();
+            let arguments = ToolDef::of(t).function.parameters.into_value();
             json!({
                 "type": "object",
                 "properties": {"name": {"const": t.name}, "arguments": arguments},
@@ -264,15 +264,33 @@ struct FunctionDef<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<&'a str>,
     name: &'a str,
-    parameters: Cow<'a, Value>,
+    parameters: Parameters<'a>,
+}
+
+/// A function's parameters: the tool's schema (written as it is kept: text stays text), or an
+/// empty object schema for a tool without an object schema.
+#[derive(Serialize)]
+#[serde(crate = "skiff_protocol::serde", untagged)]
+enum Parameters<'a> {
+    Schema(&'a skiff_protocol::InputSchema),
+    None(Value),
+}
+
+impl Parameters<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Schema(schema) => schema.value().clone(),
+            Self::None(value) => value,
+        }
+    }
 }
 
 impl<'a> ToolDef<'a> {
     fn of(t: &'a skiff_protocol::ToolDefinition) -> Self {
         let parameters = if t.input_schema.is_object() {
-            Cow::Borrowed(&t.input_schema)
+            Parameters::Schema(&t.input_schema)
         } else {
-            Cow::Owned(json!({"type": "object", "properties": {}}))
+            Parameters::None(json!({"type": "object", "properties": {}}))
         };
         Self {
             function: FunctionDef {
@@ -547,7 +565,7 @@ mod reference {
                         function.insert("description".into(), d.clone().into());
                     }
                     let params = if t.input_schema.is_object() {
-                        t.input_schema.clone()
+                        t.input_schema.value().clone()
                     } else {
                         json!({"type": "object", "properties": {}})
                     };
@@ -722,7 +740,7 @@ mod tests {
         let tool = |name: &str, schema: Value| ToolDefinition {
             name: name.into(),
             description: Some(format!("The {name} tool.")),
-            input_schema: schema,
+            input_schema: schema.into(),
             cache_control: None,
             extra: Default::default(),
         };
@@ -815,7 +833,7 @@ mod tests {
         let tool = ToolDefinition {
             name: "Bash".into(),
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             cache_control: None,
             extra: Default::default(),
         };
@@ -896,7 +914,7 @@ mod tests {
         req.tools = vec![ToolDefinition {
             name: "Bash".into(),
             description: Some("Run".into()),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             cache_control: None,
             extra: Default::default(),
         }];
@@ -1022,14 +1040,14 @@ mod tests {
             ToolDefinition {
                 name: "Bash".into(),
                 description: Some("Run".into()),
-                input_schema: json!({"type": "object", "properties": {"command": {}}}),
+                input_schema: json!({"type": "object", "properties": {"command": {}}}).into(),
                 cache_control: None,
                 extra: Default::default(),
             },
             ToolDefinition {
                 name: "Odd".into(),
                 description: None,
-                input_schema: json!(null),
+                input_schema: json!(null).into(),
                 cache_control: None,
                 extra: Default::default(),
             },
