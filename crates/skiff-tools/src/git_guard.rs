@@ -82,27 +82,40 @@ pub const HOST_GIT_ENV_REMOVE: &[&str] = &[
 /// `.gitattributes` then names no filter, textconv or diff driver.
 pub fn attr_source_args() -> &'static [String] {
     static ARGS: OnceLock<Vec<String>> = OnceLock::new();
-    ARGS.get_or_init(|| match find_real_git() {
-        Some(git) if supports_attr_source(&git) => vec![format!("--attr-source={EMPTY_TREE}")],
-        _ => Vec::new(),
+    ARGS.get_or_init(|| {
+        let attr = match guard() {
+            Some((_, attr)) => *attr,
+            None => find_real_git().is_some_and(|git| supports_attr_source(&git)),
+        };
+        if attr {
+            vec![format!("--attr-source={EMPTY_TREE}")]
+        } else {
+            Vec::new()
+        }
     })
 }
 
 /// The directory holding the wrapper, created once per process; `None` when git is not
 /// installed or the wrapper cannot be written (then git runs as it is).
 pub fn wrapper_dir() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let real = find_real_git()?;
-        match write_wrapper(&real) {
-            Ok(dir) => Some(dir),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot write the git wrapper; git runs unguarded");
-                None
+    guard().map(|(dir, _)| dir.as_path())
+}
+
+/// The wrapper's directory and whether the wrapper passes `--attr-source`, once per process.
+fn guard() -> Option<&'static (PathBuf, bool)> {
+    static GUARD: OnceLock<Option<(PathBuf, bool)>> = OnceLock::new();
+    GUARD
+        .get_or_init(|| {
+            let real = find_real_git()?;
+            match write_wrapper(&real) {
+                Ok(placed) => Some(placed),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot write the git wrapper; git runs unguarded");
+                    None
+                }
             }
-        }
-    })
-    .as_deref()
+        })
+        .as_ref()
 }
 
 /// `PATH` for a command: the wrapper's directory first.
@@ -143,9 +156,7 @@ fn supports_attr_source(real: &Path) -> bool {
     (major, minor) >= (2, 42)
 }
 
-fn write_wrapper(real: &Path) -> std::io::Result<PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+fn write_wrapper(real: &Path) -> std::io::Result<(PathBuf, bool)> {
     // In skiff's home (the user's own directory); a private temporary one without it.
     let home = std::env::var_os("SKIFF_HOME")
         .filter(|h| !h.is_empty())
@@ -159,17 +170,69 @@ fn write_wrapper(real: &Path) -> std::io::Result<PathBuf> {
         Some(h) => h.join("bin"),
         None => std::env::temp_dir().join(format!("skiff-git-{}", std::process::id())),
     };
-    std::fs::create_dir_all(&base)?;
-    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700))?;
-    let attr = if supports_attr_source(real) {
+    let attr = place_wrapper(real, &base, supports_attr_source)?;
+    Ok((base, attr))
+}
+
+/// Write the wrapper for `real` into `base` (created private) unless the one there is already
+/// what would be written; returns whether it passes `--attr-source`. The wrapper names the
+/// real git's identity (size, modification time, inode): while the one in `base` names the same
+/// and is word for word one of the two scripts this version writes, git is not asked its
+/// version again (`attr_source` runs `git --version`: 1.4 ms on every session's first Bash
+/// call).
+fn place_wrapper(
+    real: &Path,
+    base: &Path,
+    attr_source: impl FnOnce(&Path) -> bool,
+) -> std::io::Result<bool> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    std::fs::create_dir_all(base)?;
+    std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700))?;
+    let meta = std::fs::metadata(real)?;
+    let identity = format!(
+        "{} {} {} {}",
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ino()
+    );
+    let path = base.join("git");
+    let existing = std::fs::read_to_string(&path).ok();
+    for attr in [true, false] {
+        if existing.as_deref() == Some(wrapper_script(real, &identity, attr).as_str()) {
+            return Ok(attr);
+        }
+    }
+    let attr = attr_source(real);
+    let script = wrapper_script(real, &identity, attr);
+    let tmp = base.join(format!(".git.{}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o755)
+            .open(&tmp)?;
+        f.write_all(script.as_bytes())?;
+    }
+    std::fs::rename(&tmp, &path)?;
+    Ok(attr)
+}
+
+/// The wrapper's text for the real git at `real` (whose identity is `identity`), passing
+/// `--attr-source` when `attr`.
+fn wrapper_script(real: &Path, identity: &str, attr: bool) -> String {
+    let attr = if attr {
         format!("--attr-source={EMPTY_TREE} ")
     } else {
         String::new()
     };
-    let script = format!(
+    format!(
         r#"#!/bin/sh
 # skiff's git wrapper: the real git without the programs a repository's config names.
 real='{real}'
+# real git: {identity}
 sub=""
 skip=0
 for a in "$@"; do
@@ -201,22 +264,66 @@ fi
 exec "$real" {attr}-c core.fsmonitor=false -c log.showSignature=false -c core.pager=cat -c core.attributesFile=/dev/null -c safe.bareRepository=explicit "$@"
 "#,
         real = real.display().to_string().replace('\'', r"'\''"),
-        attr = attr,
-    );
-    let path = base.join("git");
-    if std::fs::read_to_string(&path).is_ok_and(|t| t == script) {
-        return Ok(base);
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn fake_git(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let git = dir.join("git");
+        std::fs::write(&git, "#!/bin/sh\necho git version 2.45.0\n").unwrap();
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+        git
     }
-    let tmp = base.join(format!(".git.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o755)
-            .open(&tmp)?;
-        f.write_all(script.as_bytes())?;
+
+    #[test]
+    fn the_wrapper_is_reused_while_git_is_the_same_and_made_again_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = fake_git(dir.path());
+        let base = dir.path().join("bin");
+        let asked = Cell::new(0);
+        let ask = |attr| {
+            let asked = &asked;
+            move |_: &Path| {
+                asked.set(asked.get() + 1);
+                attr
+            }
+        };
+        assert!(place_wrapper(&real, &base, ask(true)).unwrap());
+        assert_eq!(asked.get(), 1);
+        let written = std::fs::read_to_string(base.join("git")).unwrap();
+        assert!(
+            written.contains(&format!("--attr-source={EMPTY_TREE} -c")),
+            "{written}"
+        );
+        // Same git: the wrapper there is used as it is, git is not asked again.
+        assert!(place_wrapper(&real, &base, ask(false)).unwrap());
+        assert_eq!(asked.get(), 1);
+        assert_eq!(std::fs::read_to_string(base.join("git")).unwrap(), written);
+        // A wrapper changed by someone else is written again (and git asked).
+        std::fs::write(
+            base.join("git"),
+            written.replace("core.pager=cat", "core.pager=evil"),
+        )
+        .unwrap();
+        assert!(!place_wrapper(&real, &base, ask(false)).unwrap());
+        assert_eq!(asked.get(), 2);
+        let rewritten = std::fs::read_to_string(base.join("git")).unwrap();
+        assert!(!rewritten.contains("evil") && !rewritten.contains("--attr-source"));
+        // Another git (a new build in the same place): asked again.
+        std::fs::write(&real, "#!/bin/sh\necho git version 2.30.0\n# longer\n").unwrap();
+        assert!(place_wrapper(&real, &base, ask(true)).unwrap());
+        assert_eq!(asked.get(), 3);
     }
-    std::fs::rename(&tmp, &path)?;
-    Ok(base)
+
+    #[test]
+    fn the_real_git_is_quoted_in_the_wrapper() {
+        let script = wrapper_script(Path::new("/opt/it's/git"), "1 2 3 4", false);
+        assert!(script.contains(r"real='/opt/it'\''s/git'"), "{script}");
+        assert!(script.contains("# real git: 1 2 3 4\n"));
+    }
 }
