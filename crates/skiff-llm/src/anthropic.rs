@@ -206,6 +206,8 @@ struct Inner {
     messages_url: String,
     count_tokens_url: String,
     config: AnthropicConfig,
+    /// `config.is_anthropic_api()`, answered once (each answer parses the base URL).
+    anthropic_api: bool,
     /// What a non-Anthropic server said about each model asked about.
     served: crate::openai::metadata::ServedCache,
 }
@@ -271,6 +273,7 @@ impl AnthropicProvider {
                 messages_url: format!("{}/v1/messages", config.base_url),
                 count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
                 served: Default::default(),
+                anthropic_api: config.is_anthropic_api(),
                 config,
             }),
         })
@@ -337,7 +340,7 @@ impl AnthropicProvider {
     /// Anthropic API itself, or when the server says nothing. Calls do this in the background
     /// by themselves.
     pub async fn fetch_served_model(&self, model: &str) -> Option<crate::ServedModel> {
-        if self.inner.config.is_anthropic_api() {
+        if self.inner.anthropic_api {
             return None;
         }
         self.inner
@@ -348,8 +351,7 @@ impl AnthropicProvider {
 
     /// Start asking a non-Anthropic server about `model` in the background, once.
     fn start_lookup(&self, model: &str) {
-        let config = &self.inner.config;
-        if !config.server_metadata || config.is_anthropic_api() {
+        if !self.inner.config.server_metadata || self.inner.anthropic_api {
             return;
         }
         self.inner.served.start(|| self.metadata_source(), model);
@@ -357,8 +359,10 @@ impl AnthropicProvider {
 
     /// Whether calls written as text become calls.
     fn text_tool_calls(&self) -> bool {
-        let config = &self.inner.config;
-        config.text_tool_calls.unwrap_or(!config.is_anthropic_api())
+        self.inner
+            .config
+            .text_tool_calls
+            .unwrap_or(!self.inner.anthropic_api)
     }
 }
 

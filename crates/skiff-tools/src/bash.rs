@@ -311,7 +311,8 @@ async fn run_command(
         crate::process_guard::watch(pgid);
     }
 
-    let mut buf = vec![0u8; CHUNK];
+    // Read into spare capacity (`read_buf`): a zeroed 64 KiB buffer cost a memset per call.
+    let mut buf = Vec::with_capacity(CHUNK);
     let mut eof = false;
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
@@ -326,13 +327,14 @@ async fn run_command(
             },
             () = &mut deadline => break Ending::TimedOut,
             () = ctx.cancel.cancelled() => break Ending::Interrupted,
-            read = reader.read(&mut buf), if !eof => match read {
+            read = reader.read_buf(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => {
-                    output.push(&buf[..n]);
+                Ok(_) => {
+                    output.push(&buf);
                     if let Some(tap) = &ctx.output {
-                        tap.bytes(&buf[..n]);
+                        tap.bytes(&buf);
                     }
+                    buf.clear();
                 }
             },
         }
@@ -575,15 +577,18 @@ fn kill_group(pgid: Option<i32>) {
 /// started in the background still holds the pipe open, hand the pipe to a detached task that
 /// discards what it writes until it closes the pipe, so that process neither blocks on a full
 /// pipe nor dies of SIGPIPE (it is left running, as Claude Code leaves it).
-async fn finish_reading(mut reader: pipe::Receiver, buf: &mut [u8], output: &mut Output) {
+async fn finish_reading(mut reader: pipe::Receiver, buf: &mut Vec<u8>, output: &mut Output) {
     let grace = tokio::time::sleep(EXIT_GRACE);
     tokio::pin!(grace);
     loop {
         tokio::select! {
             () = &mut grace => break,
-            read = reader.read(buf) => match read {
+            read = reader.read_buf(buf) => match read {
                 Ok(0) | Err(_) => return,
-                Ok(n) => output.push(&buf[..n]),
+                Ok(_) => {
+                    output.push(buf);
+                    buf.clear();
+                }
             },
         }
     }
