@@ -464,6 +464,10 @@ fn spawn(
         }
         cmd.env(name, value);
     }
+    let own = std::env::var_os("SHELL");
+    if let Some(shell) = default_shell_var(ctx.config.env.get("SHELL"), own.as_deref(), shell) {
+        cmd.env("SHELL", shell);
+    }
     if let Some((_, prepared, _)) = sandbox {
         for name in &prepared.env_remove {
             cmd.env_remove(name);
@@ -521,6 +525,20 @@ fn spawn(
     }
     // `cmd` (and its copies of the write end) is dropped on return.
     spawn_retrying(&mut cmd).map(Shell::Process)
+}
+
+/// `SHELL` for a command whose environment has none (neither the settings' `env` nor skiff's:
+/// containers, CI, clients that start skiff with a bare environment): the shell that runs it,
+/// as a login sets it. Without it bash looks the user up in the password database on every
+/// start (in the sandbox: two connects to nscd, each a round trip through the sandbox's socket
+/// supervisor, then `/etc/passwd`). Only an absolute path is given.
+fn default_shell_var<'a>(
+    settings: Option<&str>,
+    own: Option<&std::ffi::OsStr>,
+    shell: &'a str,
+) -> Option<&'a str> {
+    let unset = settings.is_none() && own.is_none_or(|v| v.is_empty());
+    (unset && std::path::Path::new(shell).is_absolute()).then_some(shell)
 }
 
 /// The PATH a command gets (before the git guard's directory): the settings' when they set
@@ -775,6 +793,25 @@ pub fn url_has_userinfo(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_is_given_only_where_the_environment_has_none() {
+        use std::ffi::OsStr;
+        let bash = "/usr/bin/bash";
+        assert_eq!(default_shell_var(None, None, bash), Some(bash));
+        assert_eq!(
+            default_shell_var(None, Some(OsStr::new("")), bash),
+            Some(bash)
+        );
+        assert_eq!(
+            default_shell_var(None, Some(OsStr::new("/bin/zsh")), bash),
+            None
+        );
+        assert_eq!(default_shell_var(Some("/bin/fish"), None, bash), None);
+        assert_eq!(default_shell_var(Some(""), None, bash), None);
+        // A shell found by name only (no bash on PATH: `sh`) is not named.
+        assert_eq!(default_shell_var(None, None, "sh"), None);
+    }
 
     #[test]
     fn output_small_is_kept_whole_and_trimmed() {

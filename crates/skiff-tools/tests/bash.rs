@@ -245,6 +245,32 @@ async fn the_settings_env_is_set_under_what_skiff_sets_and_never_sets_a_secret()
     );
 }
 
+/// A command's `SHELL` is its environment's, else the shell that runs it (an absolute path):
+/// bash started without one looks the user up in the password database every time.
+#[tokio::test]
+async fn a_command_s_shell_variable_is_its_environment_s_else_the_shell_running_it() {
+    let (_dir, ctx) = workspace();
+    let out = run(r#"printf '%s|%s' "$SHELL" "$BASH""#, &ctx).await;
+    let text = out.text_content();
+    let (shell, bash) = text.split_once('|').unwrap();
+    match std::env::var("SHELL") {
+        Ok(own) if !own.is_empty() => assert_eq!(shell, own, "{out:?}"),
+        _ => {
+            assert!(shell.starts_with('/'), "{out:?}");
+            assert_eq!(shell, bash, "the shell running the command: {out:?}");
+        }
+    }
+    // The settings' `env` names one: that one.
+    let config = ToolConfig::default();
+    let env = skiff_tools::ExtraEnv::new(
+        [("SHELL".to_owned(), "/opt/fish/bin/fish".to_owned())],
+        &config.bash_env_remove,
+    );
+    let (_dir, ctx) = workspace_with(ToolConfig { env, ..config });
+    let out = run(r#"printf '%s' "$SHELL""#, &ctx).await;
+    assert_eq!(out.text_content(), "/opt/fish/bin/fish", "{out:?}");
+}
+
 #[tokio::test]
 async fn invalid_utf8_is_shown_lossily() {
     let (_dir, ctx) = workspace();
