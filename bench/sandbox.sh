@@ -2,7 +2,9 @@
 # The Bash sandbox's cost per command (release build), through the real Bash tool: `true` with
 # no sandbox, under Landlock only, and in the namespace sandbox (network denied; network through
 # skiff's proxy), median and 90th percentile of RUNS calls each (200 by default); then the first
-# call of a session (namespace probe and proxy start). Figures only, no assertions; where the
+# call of a session (namespace probe and proxy start); then round trips to a host port forwarded
+# into the sandbox (`localhost:PORT` in allowedDomains) against the same port without a sandbox,
+# the client writing each request in two pieces (python3). Figures only, no assertions; where the
 # kernel lacks user namespaces or Landlock the affected rows fail and say so.
 #
 #   ./bench/sandbox.sh

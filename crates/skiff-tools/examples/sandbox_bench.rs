@@ -1,7 +1,8 @@
 //! The sandbox's cost per Bash call, through the real Bash tool: `true` run without a sandbox,
 //! under Landlock only, and in the namespace sandbox (network denied; through the proxy), median
-//! and 90th percentile of RUNS calls each; and the first call of a session (the namespace probe
-//! and the proxy starting). Figures only. `bench/sandbox.sh` builds and runs it.
+//! and 90th percentile of RUNS calls each; the first call of a session (the namespace probe
+//! and the proxy starting); and round trips to a host port forwarded into the sandbox against
+//! the same without one. Figures only. `bench/sandbox.sh` builds and runs it.
 //!
 //!     sandbox_bench HELPER [RUNS]
 
@@ -31,6 +32,7 @@ fn sandbox(
     network: NetworkPolicy,
     namespaces: bool,
     home: &std::path::Path,
+    allowed_domains: &[String],
 ) -> SandboxConfig {
     let policy = SandboxPolicy {
         mode: SandboxMode::WorkspaceWrite,
@@ -45,6 +47,7 @@ fn sandbox(
             SandboxSettings {
                 home: std::env::var_os("HOME").map(PathBuf::from),
                 skiff_home: Some(home.to_path_buf()),
+                allowed_domains: allowed_domains.to_vec(),
                 ..SandboxSettings::default()
             },
             vec![ws.to_path_buf()],
@@ -104,6 +107,7 @@ async fn main() {
             NetworkPolicy::Proxy,
             true,
             home.path(),
+            &[],
         )),
     );
     let first = call(&first_ctx).await;
@@ -126,6 +130,7 @@ async fn main() {
                 NetworkPolicy::Deny,
                 false,
                 home.path(),
+                &[],
             )),
         ),
         runs,
@@ -142,6 +147,7 @@ async fn main() {
                 NetworkPolicy::Deny,
                 true,
                 home.path(),
+                &[],
             )),
         ),
         runs,
@@ -156,6 +162,7 @@ async fn main() {
             NetworkPolicy::Proxy,
             true,
             home.path(),
+            &[],
         )),
     );
     measure(
@@ -198,4 +205,70 @@ async fn main() {
         first.as_secs_f64() * 1000.0,
         second.as_secs_f64() * 1000.0
     );
+    forwarded_port(&helper, &ws, home.path()).await;
+}
+
+/// A client of a server on the host (a test suite's database) that writes each request in two
+/// pieces with Nagle's algorithm off, as database drivers do, then reads the 10-byte answer:
+/// `ROUND_TRIPS` round trips, timed by the client itself (python3).
+const CLIENT: &str = "import socket, sys, time
+c = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+n = int(sys.argv[2])
+t = time.perf_counter()
+for _ in range(n):
+    c.sendall(b'a' * 10)
+    time.sleep(0.0002)
+    c.sendall(b'b' * 10)
+    got = b''
+    while len(got) < 10:
+        got += c.recv(10 - len(got))
+print(f'{(time.perf_counter() - t) * 1000 / n:.2f}')
+";
+
+const ROUND_TRIPS: usize = 40;
+
+/// Round trips to a host port forwarded into the sandbox (`localhost:PORT` in
+/// `allowedDomains`) against the same without a sandbox: every relay on the way passes each
+/// piece on at once (a relay with Nagle on held the second piece for the server's delayed
+/// acknowledgement, 40 ms a round trip).
+async fn forwarded_port(helper: &std::path::Path, ws: &std::path::Path, home: &std::path::Path) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let _ = conn.set_nodelay(true);
+            std::thread::spawn(move || {
+                let mut request = [0u8; 20];
+                while conn.read_exact(&mut request).is_ok() {
+                    if conn.write_all(&[b'r'; 10]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    std::fs::write(ws.join("client.py"), CLIENT).unwrap();
+    let command = format!("python3 client.py {port} {ROUND_TRIPS}");
+    let allowed = [format!("localhost:{port}")];
+    let forwarded = sandbox(helper, ws, NetworkPolicy::Proxy, true, home, &allowed);
+    println!(
+        "round trip to a host port, two writes a request ({ROUND_TRIPS} round trips, ms each)"
+    );
+    for (label, ctx) in [
+        ("no sandbox", context(ws, None)),
+        ("forwarded into the sandbox", context(ws, Some(forwarded))),
+    ] {
+        let input = json!({"command": command});
+        let out = Typed::new(BashTool).call(input, &ctx).await;
+        let text = out.text_content();
+        let figure = if out.is_error {
+            format!("failed: {text}")
+        } else {
+            text
+        };
+        println!("{label:<46} {:>10}", figure.trim());
+    }
 }
