@@ -46,6 +46,8 @@ pub mod socket_dirs;
 mod sockets;
 mod status;
 #[cfg(target_os = "linux")]
+mod unix_diag;
+#[cfg(target_os = "linux")]
 mod zygote;
 #[cfg(target_os = "linux")]
 pub(crate) mod zygote_client;

@@ -209,9 +209,18 @@ pub fn outside_sockets(
     out
 }
 
-/// The paths of the Unix sockets listening in this process's network namespace
-/// (`/proc/net/unix`: the flag `__SO_ACCEPTCON`, the path as bound).
+/// The paths of the Unix sockets listening in this process's network namespace: from the
+/// kernel's socket diagnostics (see [`super::unix_diag`]), else from `/proc/net/unix`.
 fn listening_paths() -> std::collections::HashSet<PathBuf> {
+    #[cfg(target_os = "linux")]
+    if let Some(paths) = super::unix_diag::listening_paths() {
+        return paths;
+    }
+    listening_paths_in_proc()
+}
+
+/// [`listening_paths`] from `/proc/net/unix` (the flag `__SO_ACCEPTCON`, the path as bound).
+fn listening_paths_in_proc() -> std::collections::HashSet<PathBuf> {
     const ACCEPTING: u32 = 0x0001_0000;
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
         return std::collections::HashSet::new();
@@ -245,6 +254,28 @@ fn unix_table_line(line: &str) -> Option<(u32, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernel_s_diagnostics_and_the_socket_table_agree() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let _listeners: Vec<_> = ["a.sock", "with space.sock", "b.sock"]
+            .iter()
+            .map(|n| std::os::unix::net::UnixListener::bind(dir.path().join(n)).expect("bind"))
+            .collect();
+        let _bound = std::os::unix::net::UnixDatagram::bind(dir.path().join("dgram.sock"));
+        let ours = |paths: std::collections::HashSet<PathBuf>| {
+            let mut v: Vec<PathBuf> = paths
+                .into_iter()
+                .filter(|p| p.starts_with(dir.path()))
+                .collect();
+            v.sort();
+            v
+        };
+        let diag = ours(super::super::unix_diag::listening_paths().expect("diagnostics"));
+        assert_eq!(diag.len(), 3, "{diag:?}");
+        assert_eq!(diag, ours(listening_paths_in_proc()));
+    }
 
     #[test]
     fn the_unix_socket_table_is_read_with_paths_holding_spaces() {

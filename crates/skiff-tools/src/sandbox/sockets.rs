@@ -588,110 +588,19 @@ struct Listener {
 }
 
 /// The sockets listening on a file in this process's network namespace (`sock_diag(7)`,
-/// `UDIAG_SHOW_VFS` and `UDIAG_SHOW_NAME`).
+/// [`super::unix_diag`]).
 fn bound_here() -> std::io::Result<Vec<Listener>> {
-    const NETLINK_SOCK_DIAG: i32 = 4;
-    const SOCK_DIAG_BY_FAMILY: u16 = 20;
-    const NLM_F_REQUEST: u16 = 1;
-    const NLM_F_DUMP: u16 = 0x300;
-    const NLMSG_ERROR: u16 = 2;
-    const NLMSG_DONE: u16 = 3;
-    const UDIAG_SHOW_NAME: u32 = 1;
-    const UDIAG_SHOW_VFS: u32 = 2;
-    const UNIX_DIAG_NAME: u16 = 0;
-    const UNIX_DIAG_VFS: u16 = 1;
-    const TCP_LISTEN: u32 = 10;
-    const HEADER: usize = 16;
-    const DIAG_MSG: usize = 16;
-
-    // SAFETY: a plain system call; the descriptor is owned at once.
-    let sock = owned(libc::c_long::from(unsafe {
-        libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-            NETLINK_SOCK_DIAG,
-        )
-    }))
-    .map_err(std::io::Error::from_raw_os_error)?;
-    // nlmsghdr, then unix_diag_req: family, protocol, pad, states, ino, show, cookie.
-    let mut req = Vec::with_capacity(40);
-    req.extend_from_slice(&40u32.to_ne_bytes());
-    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    req.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
-    req.extend_from_slice(&[0u8; 8]);
-    req.extend_from_slice(&[libc::AF_UNIX as u8, 0, 0, 0]);
-    req.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
-    req.extend_from_slice(&0u32.to_ne_bytes());
-    req.extend_from_slice(&(UDIAG_SHOW_VFS | UDIAG_SHOW_NAME).to_ne_bytes());
-    req.extend_from_slice(&[0xff; 8]);
-    // SAFETY: `req` lives for the call.
-    let sent = unsafe { libc::send(sock.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
-    if sent != req.len() as isize {
-        return Err(std::io::Error::last_os_error());
-    }
-    let u16_at = |b: &[u8], i: usize| b.get(i..i + 2).map(|s| u16::from_ne_bytes([s[0], s[1]]));
-    let u32_at = |b: &[u8], i: usize| {
-        b.get(i..i + 4)
-            .map(|s| u32::from_ne_bytes([s[0], s[1], s[2], s[3]]))
-    };
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        // SAFETY: `buf` lives for the call and is as long as said.
-        let n = unsafe { libc::recv(sock.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-        let Ok(n) = usize::try_from(n) else {
-            return Err(std::io::Error::last_os_error());
-        };
-        if n == 0 {
-            return Ok(out);
-        }
-        let mut at = 0;
-        while at + HEADER <= n {
-            let msg = &buf[at..n];
-            let (Some(len), Some(kind)) = (u32_at(msg, 0), u16_at(msg, 4)) else {
-                break;
-            };
-            let len = len as usize;
-            if len < HEADER || len > msg.len() {
-                break;
-            }
-            match kind {
-                NLMSG_DONE => return Ok(out),
-                NLMSG_ERROR => return Err(std::io::Error::other("sock_diag refused the dump")),
-                _ => {}
-            }
-            // The attributes after unix_diag_msg, each 4-byte aligned.
-            let (mut id, mut name) = (None, None);
-            let mut a = HEADER + DIAG_MSG;
-            while a + 4 <= len {
-                let (Some(alen), Some(akind)) = (u16_at(msg, a), u16_at(msg, a + 2)) else {
-                    break;
-                };
-                let alen = usize::from(alen);
-                if alen < 4 || a + alen > len {
-                    break;
-                }
-                if akind == UNIX_DIAG_VFS
-                    && let (Some(ino), Some(dev)) = (u32_at(msg, a + 4), u32_at(msg, a + 8))
-                {
-                    id = Some(Identity { dev, ino });
-                }
-                if akind == UNIX_DIAG_NAME {
-                    let bytes = &msg[a + 4..a + alen];
-                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-                    // An abstract name starts with NUL: empty here, and no file.
-                    if end > 0 {
-                        name = Some(PathBuf::from(OsStr::from_bytes(&bytes[..end])));
-                    }
-                }
-                a += (alen + 3) & !3;
-            }
-            if let (Some(id), Some(socket)) = (id, u32_at(msg, HEADER + 4)) {
-                out.push(Listener { id, name, socket });
-            }
-            at += (len + 3) & !3;
-        }
-    }
+    Ok(super::unix_diag::listening()?
+        .into_iter()
+        .filter_map(|l| {
+            let (dev, ino) = l.file?;
+            Some(Listener {
+                id: Identity { dev, ino },
+                name: l.name,
+                socket: l.socket,
+            })
+        })
+        .collect())
 }
 
 /// Install `program` with a listener; its descriptor.
