@@ -7,10 +7,11 @@
 //! directories a host process listens in). The latter read `/proc/net/unix` before, which
 //! lists every Unix socket, connected ones included, as text: on a desktop with a couple of
 //! thousand sockets (the session bus, a browser, editors) some 200 KB formatted and read before
-//! each sandboxed command (0.74 ms with 2,000 sockets on a 2-core VM), where the diagnostics
-//! answer with the few dozen listening ones. An answer that is malformed, refused or
-//! interrupted (`NLM_F_DUMP_INTR`: the sockets changed while the kernel listed them) is an
-//! error, never a partial list.
+//! each sandboxed command more than 2 seconds after the last scan, that is each one at a
+//! model's pace (0.74 ms with 2,000 sockets, 2.2 ms with 4,000 on a 2-core VM), where the
+//! diagnostics answer with the few dozen listening ones (0.04 ms). An answer that is malformed
+//! or refused is an error, never a partial list; one the kernel says was interrupted
+//! (`NLM_F_DUMP_INTR`: the sockets changed while it listed them) is asked again.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -54,8 +55,30 @@ pub(super) struct Listening {
     pub(super) socket: u32,
 }
 
-/// The listening Unix sockets of this process's network namespace.
+/// The listening Unix sockets of this process's network namespace. A dump the kernel says
+/// was interrupted is asked again (at most [`ATTEMPTS`] times in all).
 pub(super) fn listening() -> std::io::Result<Vec<Listening>> {
+    asked_again_when_interrupted(dump)
+}
+
+/// `ask()`, again while it fails with `ErrorKind::Interrupted`, [`ATTEMPTS`] times at most.
+fn asked_again_when_interrupted<T>(
+    mut ask: impl FnMut() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    for _ in 1..ATTEMPTS {
+        match ask() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            done => return done,
+        }
+    }
+    ask()
+}
+
+/// How many times [`listening`] asks.
+const ATTEMPTS: usize = 3;
+
+/// One dump of the listening Unix sockets; an interrupted one is `ErrorKind::Interrupted`.
+fn dump() -> std::io::Result<Vec<Listening>> {
     let fd = socket(
         AddressFamily::Netlink,
         SockType::Datagram,
@@ -76,6 +99,12 @@ pub(super) fn listening() -> std::io::Result<Vec<Listening>> {
         match batch {
             Some(Batch::More) if n > 0 => {}
             Some(Batch::Done) => return Ok(out),
+            Some(Batch::Interrupted) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "sock_diag: the sockets changed during the dump",
+                ));
+            }
             _ => return Err(std::io::Error::other("sock_diag: no complete answer")),
         }
     }
@@ -116,17 +145,22 @@ fn request() -> Vec<u8> {
 enum Batch {
     More,
     Done,
+    /// `NLM_F_DUMP_INTR`: the list may lack sockets; ask again.
+    Interrupted,
 }
 
-/// The sockets in one datagram of the answer, added to `out`; `None` for an error, an
-/// interrupted dump or a malformed message.
+/// The sockets in one datagram of the answer, added to `out`; `None` for an error or a
+/// malformed message.
 fn read_messages(mut data: &[u8], out: &mut Vec<Listening>) -> Option<Batch> {
     while data.len() >= HEADER {
         let len = u32_at(data, 0)? as usize;
         let kind = u16_at(data, 4)?;
         let flags = u16_at(data, 6)?;
-        if len < HEADER || len > data.len() || flags & DUMP_INTERRUPTED != 0 {
+        if len < HEADER || len > data.len() {
             return None;
+        }
+        if flags & DUMP_INTERRUPTED != 0 {
+            return Some(Batch::Interrupted);
         }
         match kind {
             NLMSG_DONE => return Some(Batch::Done),
@@ -254,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn malformed_refused_or_interrupted_answers_are_errors() {
+    fn malformed_or_refused_answers_are_errors_and_an_interrupted_one_is_said() {
         let mut out = Vec::new();
         // A length past the datagram.
         let mut data = message(1, b"/a\0", None);
@@ -279,10 +313,40 @@ mod tests {
         let mut data = done();
         data[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
         assert_eq!(read_messages(&data, &mut out), None);
+        assert!(out.is_empty(), "{out:?}");
         let mut data = message(1, b"/a\0", None);
         data[6..8].copy_from_slice(&(0x2 | DUMP_INTERRUPTED).to_ne_bytes());
-        assert_eq!(read_messages(&data, &mut out), None);
-        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(read_messages(&data, &mut out), Some(Batch::Interrupted));
+    }
+
+    #[test]
+    fn an_interrupted_dump_is_asked_again_a_few_times() {
+        use std::io::{Error, ErrorKind};
+        let interrupted = || Error::new(ErrorKind::Interrupted, "changed");
+        let mut calls = 0;
+        let got = asked_again_when_interrupted(|| {
+            calls += 1;
+            if calls < ATTEMPTS {
+                Err(interrupted())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(got.ok(), Some(ATTEMPTS));
+        let mut calls = 0;
+        let got: std::io::Result<()> = asked_again_when_interrupted(|| {
+            calls += 1;
+            Err(interrupted())
+        });
+        assert_eq!(got.map_err(|e| e.kind()), Err(ErrorKind::Interrupted));
+        assert_eq!(calls, ATTEMPTS);
+        let mut calls = 0;
+        let got: std::io::Result<()> = asked_again_when_interrupted(|| {
+            calls += 1;
+            Err(Error::other("refused"))
+        });
+        assert!(got.is_err());
+        assert_eq!(calls, 1, "other errors are not asked again");
     }
 
     #[test]
