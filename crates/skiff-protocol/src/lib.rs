@@ -14,7 +14,7 @@ pub mod recording;
 mod request;
 pub mod request_checks;
 mod response;
-mod schema;
+pub mod schema;
 pub mod script;
 pub mod script_cursor;
 pub mod sdk;

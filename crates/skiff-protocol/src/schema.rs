@@ -29,7 +29,15 @@ impl InputSchema {
     /// text is serde_json's own (its escapes and numbers; the built-in tools' schemas are
     /// rendered by it). Fails on text that is not one JSON value.
     pub fn from_json_text(text: &str) -> Result<Self, serde_json::Error> {
-        let raw = RawValue::from_string(compact(text))?;
+        Self::from_compact_json_text(compact(text))
+    }
+
+    /// A schema from JSON text that is compact already: [`compact_json!`](crate::compact_json)'s
+    /// output, which compacts text known when skiff is built (the built-in tools' schemas), so
+    /// that start-up only checks that it is JSON. Text that is not compact is kept as it is
+    /// (white space and all). Fails on text that is not one JSON value.
+    pub fn from_compact_json_text(text: impl Into<String>) -> Result<Self, serde_json::Error> {
+        let raw = RawValue::from_string(text.into())?;
         Ok(Self {
             text: Some(Arc::from(raw)),
             value: OnceLock::new(),
@@ -75,32 +83,71 @@ impl InputSchema {
 }
 
 /// `text` without the white space between its tokens (JSON's four: space, tab, line feed,
-/// carriage return); strings are copied as they are. Byte by byte: everything it looks for is
-/// ASCII, which never occurs inside a longer UTF-8 sequence.
+/// carriage return); strings are copied as they are.
 fn compact(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'"' {
-            let start = i;
-            i += 1;
-            while let Some(&c) = bytes.get(i) {
-                i += if c == b'\\' { 2 } else { 1 };
-                if c == b'"' {
-                    break;
-                }
-            }
-            out.extend_from_slice(bytes.get(start..i.min(bytes.len())).unwrap_or_default());
-        } else {
-            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                out.push(b);
-            }
-            i += 1;
-        }
-    }
+    let mut out = vec![0; text.len()];
+    let len = compact_into(text.as_bytes(), &mut out);
+    out.truncate(len);
     // Only ASCII bytes outside strings were left out, so the rest is still UTF-8.
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+/// JSON text `text` without the white space between its tokens, written into `out` as far as
+/// it fits; returns the whole compact length (call it with an empty `out` to size one). Byte by
+/// byte: everything it looks for is ASCII, which never occurs inside a longer UTF-8 sequence,
+/// and strings (escapes included) are copied whole. A `const fn`, for
+/// [`compact_json!`](crate::compact_json).
+pub const fn compact_into(text: &[u8], out: &mut [u8]) -> usize {
+    let mut len = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        let keep = if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            true
+        } else {
+            in_string = b == b'"';
+            !matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+        };
+        if keep {
+            if len < out.len() {
+                out[len] = b;
+            }
+            len += 1;
+        }
+        i += 1;
+    }
+    len
+}
+
+/// JSON text known when skiff is built (a `&'static str` constant expression, such as an
+/// `include_str!` of a pretty schema file), compacted then: the compact `&'static str` that
+/// [`InputSchema::from_json_text`] would make of it at run time, for
+/// [`InputSchema::from_compact_json_text`].
+#[macro_export]
+macro_rules! compact_json {
+    ($text:expr) => {{
+        const TEXT: &str = $text;
+        const LEN: usize = $crate::schema::compact_into(TEXT.as_bytes(), &mut []);
+        const BYTES: [u8; LEN] = {
+            let mut out = [0u8; LEN];
+            $crate::schema::compact_into(TEXT.as_bytes(), &mut out);
+            out
+        };
+        // Only ASCII bytes were left out, so this is UTF-8; the text as given otherwise.
+        match ::core::str::from_utf8(&BYTES) {
+            Ok(compact) => compact,
+            Err(_) => TEXT,
+        }
+    }};
 }
 
 impl Deref for InputSchema {
@@ -236,6 +283,33 @@ mod tests {
         assert_eq!(compact(text), "{\"\":\" \",\"a\\\\\":[\"é ✓ \\\" x\",1]}");
         let parsed: Value = serde_json::from_str(text).unwrap();
         assert_eq!(compact(text), serde_json::to_string(&parsed).unwrap());
+    }
+
+    #[test]
+    fn text_compacted_when_built_is_the_text_compacted_at_run_time() {
+        const BUILT: &str = crate::compact_json!(PRETTY);
+        assert_eq!(BUILT, compact(PRETTY));
+        let schema = InputSchema::from_compact_json_text(BUILT).unwrap();
+        assert_eq!(schema, InputSchema::from_json_text(PRETTY).unwrap());
+        assert_eq!(serde_json::to_string(&schema).unwrap(), BUILT);
+        // An unterminated string is copied to the end, as at run time.
+        const CUT: &str = crate::compact_json!("{ \"a\" : \"b \\\" c");
+        assert_eq!(CUT, compact("{ \"a\" : \"b \\\" c"));
+        assert_eq!(CUT, "{\"a\":\"b \\\" c");
+    }
+
+    #[test]
+    fn compacting_into_a_short_buffer_gives_the_whole_length() {
+        let mut out = [0u8; 4];
+        assert_eq!(compact_into(b"{ \"ab\" : 1 }", &mut out), 8);
+        assert_eq!(&out, b"{\"ab");
+        assert_eq!(compact_into(b" \t\r\n", &mut []), 0);
+    }
+
+    #[test]
+    fn compact_text_is_still_checked_to_be_json() {
+        assert!(InputSchema::from_compact_json_text("{\"a\":").is_err());
+        assert!(InputSchema::from_compact_json_text(String::from("[1,2]")).is_ok());
     }
 
     #[test]

@@ -57,7 +57,9 @@ pub struct BashTool;
 impl TypedTool for BashTool {
     type Input = BashInput;
     const NAME: &'static str = "Bash";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Bash.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Bash.json"
+    )));
 
     fn description(&self) -> &str {
         "Run a shell command (`bash -c`); stdout and stderr come back merged, long output cut \

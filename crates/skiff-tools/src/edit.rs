@@ -35,7 +35,9 @@ pub struct EditTool;
 impl TypedTool for EditTool {
     type Input = EditInput;
     const NAME: &'static str = "Edit";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Edit.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Edit.json"
+    )));
 
     fn description(&self) -> &str {
         "Replace exact text in a file Read earlier in this session. `old_string` must match \

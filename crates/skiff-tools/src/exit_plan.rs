@@ -28,7 +28,9 @@ pub struct ExitPlanModeTool;
 impl TypedTool for ExitPlanModeTool {
     type Input = ExitPlanModeInput;
     const NAME: &'static str = "ExitPlanMode";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/ExitPlanMode.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/ExitPlanMode.json"
+    )));
 
     fn description(&self) -> &str {
         "Use this tool when you are in plan mode and have finished planning and are ready to \

@@ -38,7 +38,9 @@ pub struct GlobTool;
 impl TypedTool for GlobTool {
     type Input = GlobInput;
     const NAME: &'static str = "Glob";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Glob.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Glob.json"
+    )));
 
     fn description(&self) -> &str {
         "Find files by glob (`**/*.rs`, `src/**/*.{ts,tsx}`): paths relative to the workspace \

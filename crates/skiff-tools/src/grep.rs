@@ -93,7 +93,9 @@ pub struct GrepTool;
 impl TypedTool for GrepTool {
     type Input = GrepInput;
     const NAME: &'static str = "Grep";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Grep.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Grep.json"
+    )));
 
     fn description(&self) -> &str {
         "Search file contents with a regex (ripgrep; ignored, hidden and binary files \

@@ -33,7 +33,9 @@ pub struct LsTool;
 impl TypedTool for LsTool {
     type Input = LsInput;
     const NAME: &'static str = "LS";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/LS.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/LS.json"
+    )));
 
     fn description(&self) -> &str {
         "List a directory recursively, one path per line relative to the workspace root \

@@ -58,7 +58,9 @@ pub async fn missing_file_help(ctx: &ToolContext, path: &std::path::Path) -> Str
 impl TypedTool for ReadTool {
     type Input = ReadInput;
     const NAME: &'static str = "Read";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Read.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Read.json"
+    )));
 
     fn description(&self) -> &str {
         "Read a file: lines numbered from 1 as `N<TAB>line`, up to 2000 unless `offset` and \

@@ -50,7 +50,9 @@ pub struct TaskOutputTool;
 impl TypedTool for TaskOutputTool {
     type Input = TaskOutputInput;
     const NAME: &'static str = "TaskOutput";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/TaskOutput.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/TaskOutput.json"
+    )));
 
     fn description(&self) -> &str {
         "Retrieves output from a background command started with Bash `run_in_background`. \
@@ -167,7 +169,9 @@ pub struct TaskStopTool;
 impl TypedTool for TaskStopTool {
     type Input = TaskStopInput;
     const NAME: &'static str = "TaskStop";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/TaskStop.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/TaskStop.json"
+    )));
 
     fn description(&self) -> &str {
         "Stops a running background command by its task_id (kills its whole process group). \

@@ -55,10 +55,11 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Tool name.
     const NAME: &'static str;
     /// The input's schema as sent, rendered ahead of time ([`crate::schema::schema_for`] of
-    /// `Input`, pretty JSON; kept equal to the derived one by
-    /// [`check_rendered_schema`] in the tool's tests), so that start-up parses it
-    /// instead of deriving it (a third of a millisecond for the built-in tools). `None`:
-    /// derived when the tool is made.
+    /// `Input`, a pretty JSON file kept equal to the derived one by [`check_rendered_schema`]
+    /// in the tool's tests) and compacted when skiff is built
+    /// ([`skiff_protocol::compact_json!`]), so that start-up neither derives it (a third of a
+    /// millisecond for the built-in tools) nor compacts it. `None`: derived when the tool is
+    /// made.
     const SCHEMA: Option<&'static str> = None;
     /// Description sent to the model.
     fn description(&self) -> &str;
@@ -136,7 +137,7 @@ impl<T: TypedTool> Tool for Typed<T> {
     }
 
     fn definition_schema(&self) -> InputSchema {
-        match T::SCHEMA.map(InputSchema::from_json_text) {
+        match T::SCHEMA.map(InputSchema::from_compact_json_text) {
             Some(Ok(schema)) => schema,
             _ => self.schema().clone().into(),
         }
@@ -185,7 +186,12 @@ pub fn check_rendered_schema<T: TypedTool>(crate_dir: &str) -> Result<(), String
     let Some(shipped) = T::SCHEMA else {
         return Err(format!("{} ships no rendered schema", T::NAME));
     };
-    if shipped != wanted {
+    let file = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // What the build made of the file: the derived schema's compact text.
+    let compact = InputSchema::from_json_text(&wanted)
+        .and_then(|schema| serde_json::to_string(&schema))
+        .map_err(|e| format!("{}: {e}", T::NAME))?;
+    if file != wanted || shipped != compact {
         return Err(format!(
             "{}'s rendered schema ({}) is not the one its input type derives; run \
              `{}=1 cargo test` to render it again",

@@ -44,7 +44,9 @@ pub struct WebSearchTool;
 impl TypedTool for WebSearchTool {
     type Input = WebSearchInput;
     const NAME: &'static str = NAME;
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/WebSearch.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/WebSearch.json"
+    )));
 
     fn description(&self) -> &str {
         "Search the web for current information (events, releases, anything past your \

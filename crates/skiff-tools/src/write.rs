@@ -197,7 +197,9 @@ async fn commit_through(
 impl TypedTool for WriteTool {
     type Input = WriteInput;
     const NAME: &'static str = "Write";
-    const SCHEMA: Option<&'static str> = Some(include_str!("schemas/Write.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "schemas/Write.json"
+    )));
 
     fn description(&self) -> &str {
         "Write a whole file, creating it (and missing directories) or replacing it; an \

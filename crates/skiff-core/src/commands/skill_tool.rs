@@ -92,7 +92,9 @@ fn describe(commands: &CommandSet) -> String {
 impl TypedTool for SkillTool {
     type Input = SkillInput;
     const NAME: &'static str = NAME;
-    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/Skill.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "../schemas/Skill.json"
+    )));
 
     fn description(&self) -> &str {
         &self.description

@@ -103,7 +103,9 @@ impl TaskTool {
 impl TypedTool for TaskTool {
     type Input = TaskInput;
     const NAME: &'static str = TASK_TOOL;
-    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/Task.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "../schemas/Task.json"
+    )));
 
     fn description(&self) -> &str {
         &self.description

@@ -81,7 +81,9 @@ pub struct NotebookEditTool;
 impl TypedTool for NotebookEditTool {
     type Input = NotebookEditInput;
     const NAME: &'static str = "NotebookEdit";
-    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/NotebookEdit.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "../schemas/NotebookEdit.json"
+    )));
 
     fn description(&self) -> &str {
         "Replace, insert or delete one cell of a Jupyter notebook (.ipynb). `cell_id` is the \

@@ -33,7 +33,9 @@ pub struct TodoWriteTool;
 impl TypedTool for TodoWriteTool {
     type Input = TodoWriteInput;
     const NAME: &'static str = "TodoWrite";
-    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/TodoWrite.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "../schemas/TodoWrite.json"
+    )));
 
     fn description(&self) -> &str {
         "Your task list for this session: tracks multi-step work (three or more steps, or \

@@ -56,7 +56,9 @@ pub struct WebFetchTool;
 impl TypedTool for WebFetchTool {
     type Input = WebFetchInput;
     const NAME: &'static str = "WebFetch";
-    const SCHEMA: Option<&'static str> = Some(include_str!("../schemas/WebFetch.json"));
+    const SCHEMA: Option<&'static str> = Some(skiff_protocol::compact_json!(include_str!(
+        "../schemas/WebFetch.json"
+    )));
 
     fn description(&self) -> &str {
         "Fetch a web page and answer a question about it.\n\n\
