@@ -14,6 +14,11 @@ skiff is what each sandboxed Bash call runs, skiff itself without it):
 - the time per Bash tool turn over one `bash -c true` spawn (TIMED_TURNS turns of
   `true`, minus the one-turn run, per turn, minus the spawn), and the same with the Bash
   sandbox off (`--settings`), which says how much of it the sandbox is;
+- the time from the end of a model's answer asking for a Bash call (`true`) to skiff's next
+  request, as skiff-mock's timeline notes them (free of the mock's delays and its timers' slack),
+  with the answers coming at a model's pace (PACE_MS, 2.5 s by default: past the 2-second reuse of
+  what the sandbox scans before a command) and at once: a zero-delay benchmark runs on warm caches
+  with both cores busy and counts time-gated work once per session, a model's pace does neither;
 - the fixed prefix of the first request (system prompt + tool definitions, as sent: JSON
   chars / 4), default and with `--compact-prompt`; captured by a one-shot Anthropic-compatible
   server in this script;
@@ -44,6 +49,9 @@ MOCK = os.environ.get("SKIFF_MOCK_BIN") or os.path.join(ROOT, "target", "release
 BASH_TURNS = 20
 TIMED_TURNS = int(os.environ.get("TIMED_TURNS", "50"))
 RUNS = int(os.environ.get("RUNS", "15"))
+PACE_MS = int(os.environ.get("PACE_MS", "2500"))
+PACE_TURNS = int(os.environ.get("PACE_TURNS", "4"))
+PACE_RUNS = int(os.environ.get("PACE_RUNS", "3"))
 
 MIB = 1024 * 1024
 
@@ -206,12 +214,13 @@ def bash_turns_rss(home, cwd):
 class Mock:
     """A skiff-mock serving `turns` in a loop (each run takes the whole script)."""
 
-    def __init__(self, home, name, turns):
+    def __init__(self, home, name, turns, timeline=None):
         script = os.path.join(home, f"{name}.json")
         with open(script, "w") as f:
             json.dump({"turns": turns, "repeat": True}, f)
+        extra = ["--timeline", timeline] if timeline else []
         self.proc = subprocess.Popen([MOCK, "--script", script, "--port", "0",
-                                      "--idle-exit", "120"],
+                                      "--idle-exit", "120", *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
         line = self.proc.stdout.readline().strip() if self.proc.stdout else ""
@@ -297,6 +306,46 @@ def timings(home, cwd):
             "per_off": per_turn_off - spawn}
 
 
+def answer_to_request_ms(home, cwd, delay_ms, turns, runs):
+    """skiff's time from the end of each answer asking for a Bash call (`true`, sandboxed as by
+    default) to its next request, as skiff-mock's timeline notes them: (median in ms, number of
+    turns measured). Each run plays `turns` such answers, then a text answer; each answer comes
+    `delay_ms` after its request."""
+    bash = {"delay_first_byte_ms": delay_ms,
+            "content": [{"type": "tool_use", "name": "Bash",
+                         "input": {"command": "true", "description": "Nothing"}}]}
+    text = {"delay_first_byte_ms": delay_ms, "content": [{"type": "text", "text": "done"}]}
+    timeline = os.path.join(home, f"timeline-{delay_ms}")
+    mock = Mock(home, f"paced-{delay_ms}", [bash] * turns + [text], timeline)
+    gaps = []
+    try:
+        env = {**clean_env(home), "ANTHROPIC_BASE_URL": mock.url}
+        run = [SKIFF, "-p", "go", "--permission-mode", "bypassPermissions",
+               "--max-turns", str(turns + 5)]
+        for _ in range(runs):
+            start = os.path.getsize(timeline)
+            run_ms(run, env, cwd)
+            with open(timeline) as f:
+                f.seek(start)
+                events = [line.split(" ", 1) for line in f.read().splitlines()]
+            answered = None
+            seen_request = False
+            for nanos, what in events:
+                if what == "answered":
+                    # An end noted before this run's first request is the last run's.
+                    answered = int(nanos) if seen_request else None
+                elif what == "request POST /v1/messages":
+                    if answered is not None:
+                        gaps.append((int(nanos) - answered) / 1e6)
+                    answered = None
+                    seen_request = True
+    finally:
+        mock.close()
+    if not gaps:
+        sys.exit("skiff-mock's timeline shows no answer followed by a request")
+    return statistics.median(gaps), len(gaps)
+
+
 def build_split(timings_html):
     """(seconds before skiff's own final build started, seconds it took) from the report of
     `cargo build --timings`, or None when the report is missing or its layout unknown. The
@@ -360,6 +409,8 @@ def main():
         full, n_full = prefix_tokens(first_request([], home, cwd))
         compact, n_compact = prefix_tokens(first_request(["--compact-prompt"], home, cwd))
         t = timings(home, cwd)
+        paced, n_paced = answer_to_request_ms(home, cwd, PACE_MS, PACE_TURNS, PACE_RUNS)
+        at_once, n_at_once = answer_to_request_ms(home, cwd, 0, 20, 3)
     print(f"skiff lean figures ({SKIFF})")
     row("release binary (stripped)", f"{size / MIB:.1f} MiB", "≤ 12 MB", size <= 12_000_000)
     row("peak RSS, `skiff --version`", f"{version_rss / MIB:.1f} MiB", "≤ 4 MiB",
@@ -383,6 +434,12 @@ def main():
     row("per tool turn, over one bash spawn", f"+{t['per']:.1f} ms", "≤ +1 ms", t["per"] <= 1)
     print(f"    ({t['per_turn']:.1f} ms per Bash turn over {TIMED_TURNS}, {t['spawn']:.1f} ms "
           f"bash -c true; with the sandbox off {t['per_off']:+.1f} ms)")
+    label = "tool turn at a model's pace, answer to request"
+    print(f"{label:<48} {paced:>11.1f} ms   "
+          f"(answers after {PACE_MS / 1000:g} s; {at_once:.1f} ms with answers at once)")
+    print(f"    (from the end of an answer asking for `true` to skiff's next request, the "
+          f"sandboxed command included, as skiff-mock notes them: its own wake-up on the request "
+          f"is in it too; medians of {n_paced} and {n_at_once} turns)")
     row(f"fixed prefix, system + {n_full} tools", f"{full:,} tok", "≤ 3,500", full <= 3500)
     row(f"same, --compact-prompt ({n_compact} tools)", f"{compact:,} tok", "≤ 1,400",
         compact <= 1400)

@@ -41,6 +41,7 @@ mod shared;
 pub mod sse;
 mod streaming;
 pub mod test_layout;
+mod timeline;
 
 pub use canned::{Canned, CannedServer};
 pub use recording::RecordedRequest;

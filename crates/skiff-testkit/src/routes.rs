@@ -58,6 +58,13 @@ async fn read_body(body: Body) -> (Vec<Bytes>, usize, bool) {
 /// Entry point for every request.
 pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.touch();
+    if let Some(timeline) = &shared.timeline {
+        timeline.note(&format!(
+            "request {} {}",
+            request.method(),
+            request.uri().path()
+        ));
+    }
     let (parts, body) = request.into_parts();
     let (mut chunks, mut body_len, too_large) = read_body(body).await;
     let mut cloud_dialect = None;
@@ -394,7 +401,7 @@ fn answer_stream(
         between_delay: turn.delay_between_deltas_ms.map(Duration::from_millis),
         frames: frames.all(),
         ending: Ending::Clean,
-        guard: Some(OpenStreamGuard::new(&shared.open_streams)),
+        guard: Some(OpenStreamGuard::new(&shared.open_streams).noting_end(shared.timeline.clone())),
     };
     stream_response(dialect, plan.into_body(shared.cancel.clone()))
 }

@@ -47,6 +47,10 @@ impl MockServer {
 
     async fn start_with(b: MockServerBuilder) -> io::Result<Self> {
         let (script, port, record, check) = (b.script, b.port, !b.no_record, !b.lenient);
+        let timeline = match &b.timeline {
+            Some(path) => Some(Arc::new(crate::timeline::Timeline::create(path)?)),
+            None => None,
+        };
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -59,6 +63,7 @@ impl MockServer {
             violations: Mutex::new(Vec::new()),
             metadata: b.metadata,
             cloud: b.cloud.map(crate::cloud::CloudState::new),
+            timeline,
         });
         let app = Router::new()
             .fallback(routes::handle)
@@ -197,6 +202,7 @@ pub struct MockServerBuilder {
     lenient: bool,
     metadata: Option<ModelMetadata>,
     cloud: Option<crate::cloud::CloudMock>,
+    timeline: Option<std::path::PathBuf>,
 }
 
 impl MockServerBuilder {
@@ -260,6 +266,14 @@ impl MockServerBuilder {
     /// Play a cloud: its paths, body envelope, framing and authentication (see [`crate::cloud`]).
     pub fn cloud(mut self, cloud: crate::cloud::CloudMock) -> Self {
         self.cloud = Some(cloud);
+        self
+    }
+
+    /// Note in the file at `path` (created, or emptied) when each request arrives and each
+    /// streamed answer ends, for benchmarks of the client's own time between them
+    /// (`skiff-mock --timeline FILE`; the format is in the `timeline` module's source).
+    pub fn timeline(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.timeline = Some(path.into());
         self
     }
 

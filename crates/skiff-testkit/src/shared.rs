@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) metadata: Option<ModelMetadata>,
     /// The cloud the server plays, if any.
     pub(crate) cloud: Option<crate::cloud::CloudState>,
+    /// Where arrivals and answers' ends are noted, if anywhere.
+    pub(crate) timeline: Option<Arc<crate::timeline::Timeline>>,
 }
 
 impl Shared {

@@ -11,6 +11,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
+use crate::timeline::Timeline;
+
 /// How a streamed body ends after its frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
@@ -22,19 +24,36 @@ pub(crate) enum Ending {
 
 /// Counts a successful stream as open while it lives.
 #[derive(Debug)]
-pub(crate) struct OpenStreamGuard(Arc<AtomicUsize>);
+pub(crate) struct OpenStreamGuard {
+    counter: Arc<AtomicUsize>,
+    /// Where the stream's end is noted (`answered`), if anywhere.
+    timeline: Option<Arc<Timeline>>,
+}
 
 impl OpenStreamGuard {
     /// Count one more open stream until the guard is dropped.
     pub(crate) fn new(counter: &Arc<AtomicUsize>) -> Self {
         counter.fetch_add(1, Ordering::SeqCst);
-        Self(Arc::clone(counter))
+        Self {
+            counter: Arc::clone(counter),
+            timeline: None,
+        }
+    }
+
+    /// Also note on `timeline` when the stream ends (the guard is dropped with the stream,
+    /// once its last frame is out).
+    pub(crate) fn noting_end(mut self, timeline: Option<Arc<Timeline>>) -> Self {
+        self.timeline = timeline;
+        self
     }
 }
 
 impl Drop for OpenStreamGuard {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.counter.fetch_sub(1, Ordering::SeqCst);
+        if let Some(timeline) = &self.timeline {
+            timeline.note("answered");
+        }
     }
 }
 

@@ -158,3 +158,72 @@ fn missing_script_argument_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("usage: skiff-mock"));
 }
+
+/// The lines of a `--timeline` file: (nanoseconds, event).
+fn timeline_lines(path: &std::path::Path) -> Vec<(u128, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (nanos, what) = l.split_once(' ').unwrap();
+            (nanos.parse().unwrap(), what.to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn timeline_notes_each_arrival_and_each_streamed_answers_end() {
+    let file = script_file(
+        r#"{"turns": [{"delay_first_byte_ms": 60, "content": [{"type": "text", "text": "late"}]},
+                      {"content": [{"type": "text", "text": "at once"}]}]}"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("timeline");
+    let (_child, url) = start(&[
+        "--script".as_ref(),
+        file.path().as_os_str(),
+        "--timeline".as_ref(),
+        out.as_os_str(),
+    ]);
+    for _ in 0..2 {
+        let resp = post_messages(&url, true).await;
+        assert_eq!(resp.status(), 200);
+        assert!(resp.text().await.unwrap().contains("message_stop"));
+    }
+    // The end is noted when the stream is dropped, just after the client has the last byte.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut lines = timeline_lines(&out);
+    while lines.len() < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        lines = timeline_lines(&out);
+    }
+    let events: Vec<&str> = lines.iter().map(|(_, what)| what.as_str()).collect();
+    assert_eq!(
+        events,
+        [
+            "request POST /v1/messages",
+            "answered",
+            "request POST /v1/messages",
+            "answered"
+        ]
+    );
+    let gap = |a: usize, b: usize| lines[b].0 - lines[a].0;
+    assert!(gap(0, 1) >= 60_000_000, "the delayed answer: {lines:?}");
+    assert!(lines.windows(2).all(|w| w[0].0 <= w[1].0), "{lines:?}");
+}
+
+#[test]
+fn a_timeline_that_cannot_be_written_is_a_clear_error() {
+    let file = script_file(r#"{"turns": []}"#);
+    let out = Command::new(BIN)
+        .arg("--script")
+        .arg(file.path())
+        .args(["--timeline", "/nonexistent/dir/timeline"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot start"), "{stderr}");
+    assert!(stderr.contains("/nonexistent/dir/timeline"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}

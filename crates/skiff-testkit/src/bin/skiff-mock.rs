@@ -1,11 +1,14 @@
 //! `skiff-mock`: serve a model script file as a mock Anthropic Messages API on 127.0.0.1.
 //!
-//! Usage: `skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS]`. The first stdout
+//! Usage: `skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS] [--timeline OUT]`. The first stdout
 //! line is `listening on http://127.0.0.1:PORT`; the server runs until killed, or exits 0 once no
 //! request has arrived for `--idle-exit` seconds (default 600). A script is played once (a call
 //! after its last turn is a `script_exhausted` error) unless `--repeat` (or the script's
 //! `"repeat": true`) plays it in a loop: then each run that takes the whole script, one after
-//! the other, sees it from its first turn.
+//! the other, sees it from its first turn. `--timeline OUT` writes to the file OUT a line for each
+//! request's arrival and each streamed answer's end (`NANOS request METHOD PATH`, `NANOS
+//! answered`: nanoseconds since the server started), for benchmarks of the client's own time
+//! between an answer and its next request (bench/lean.py).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,8 +17,8 @@ use std::time::Duration;
 
 use skiff_testkit::{MockServer, Script};
 
-const USAGE: &str =
-    "usage: skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS (default 600)]";
+const USAGE: &str = "usage: skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS \
+                     (default 600)] [--timeline OUT]";
 
 /// Parsed command line.
 struct Args {
@@ -24,6 +27,8 @@ struct Args {
     /// Play the script in a loop.
     repeat: bool,
     idle_exit: Duration,
+    /// Where to note arrivals and answers' ends.
+    timeline: Option<PathBuf>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -31,6 +36,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut port = 0u16;
     let mut repeat = false;
     let mut idle_exit = Duration::from_secs(600);
+    let mut timeline = None;
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
@@ -51,6 +57,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         };
         match flag.as_str() {
             "--script" => script = Some(PathBuf::from(value()?)),
+            "--timeline" => timeline = Some(PathBuf::from(value()?)),
             "--port" => {
                 let v = value()?;
                 port = v.parse().map_err(|_| format!("invalid --port: {v}"))?;
@@ -69,6 +76,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         port,
         repeat,
         idle_exit,
+        timeline,
     })
 }
 
@@ -101,17 +109,18 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = match MockServer::builder()
+    let mut builder = MockServer::builder()
         .script(script)
         .port(args.port)
         .no_record()
-        .allow_invalid_requests()
-        .start()
-        .await
-    {
+        .allow_invalid_requests();
+    if let Some(path) = &args.timeline {
+        builder = builder.timeline(path);
+    }
+    let server = match builder.start().await {
         Ok(server) => server,
         Err(e) => {
-            eprintln!("skiff-mock: cannot listen on 127.0.0.1:{}: {e}", args.port);
+            eprintln!("skiff-mock: cannot start on 127.0.0.1:{}: {e}", args.port);
             return ExitCode::FAILURE;
         }
     };
