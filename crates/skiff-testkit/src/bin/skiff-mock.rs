@@ -1,14 +1,14 @@
 //! `skiff-mock`: serve a model script file as a mock Anthropic Messages API on 127.0.0.1.
 //!
-//! Usage: `skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS] [--timeline OUT]`. The first stdout
-//! line is `listening on http://127.0.0.1:PORT`; the server runs until killed, or exits 0 once no
-//! request has arrived for `--idle-exit` seconds (default 600). A script is played once (a call
-//! after its last turn is a `script_exhausted` error) unless `--repeat` (or the script's
-//! `"repeat": true`) plays it in a loop: then each run that takes the whole script, one after
-//! the other, sees it from its first turn. `--timeline OUT` writes to the file OUT a line for each
-//! request's arrival and each streamed answer's end (`NANOS request METHOD PATH`, `NANOS
-//! answered`: nanoseconds since the server started), for benchmarks of the client's own time
-//! between an answer and its next request (bench/lean.py).
+//! Usage: `skiff-mock --script FILE [--port P] [--repeat] [--idle-exit SECS] [--timeline OUT]`.
+//! The first stdout line is `listening on http://127.0.0.1:PORT`; the server runs until killed,
+//! or exits 0 once no request has arrived for `--idle-exit` seconds (default 600). A script is
+//! played once (a call after its last turn is a `script_exhausted` error) unless `--repeat` (or
+//! the script's `"repeat": true`) plays it in a loop: then each run that takes the whole script,
+//! one after the other, sees it from its first turn. `--timeline OUT` writes to the file OUT a
+//! line for each request's arrival and each streamed answer's end (`NANOS request METHOD PATH`,
+//! `NANOS answered`: nanoseconds since the server started), for benchmarks of the client's own
+//! time between an answer and its next request (bench/lean.py).
 
 use std::io::Write;
 use std::path::PathBuf;
