@@ -270,14 +270,24 @@ def interleaved_medians(runs, cwd, *commands):
     return [statistics.median(t) for t in times]
 
 
+def text_turn(delay_ms=0):
+    """A mock turn answering "done", `delay_ms` after the request."""
+    return {"delay_first_byte_ms": delay_ms, "content": [{"type": "text", "text": "done"}]}
+
+
+def bash_true_turn(delay_ms=0):
+    """A mock turn asking for the Bash call `true`, `delay_ms` after the request."""
+    return {"delay_first_byte_ms": delay_ms,
+            "content": [{"type": "tool_use", "name": "Bash",
+                         "input": {"command": "true", "description": "Nothing"}}]}
+
+
 def timings(home, cwd):
     """(first answer over --version, per Bash turn over one bash spawn), in ms, and the raw
     figures behind them."""
     env = clean_env(home)
     spawn = median_ms(["bash", "-c", "true"], env, cwd, RUNS)
-    text = {"content": [{"type": "text", "text": "done"}]}
-    bash = {"content": [{"type": "tool_use", "name": "Bash",
-                         "input": {"command": "true", "description": "Nothing"}}]}
+    text, bash = text_turn(), bash_true_turn()
     one = Mock(home, "one-turn", [text])
     many = Mock(home, "bash-true", [bash] * TIMED_TURNS + [text])
     try:
@@ -311,10 +321,7 @@ def answer_to_request_ms(home, cwd, delay_ms, turns, runs):
     default) to its next request, as skiff-mock's timeline notes them: (median in ms, number of
     turns measured). Each run plays `turns` such answers, then a text answer; each answer comes
     `delay_ms` after its request."""
-    bash = {"delay_first_byte_ms": delay_ms,
-            "content": [{"type": "tool_use", "name": "Bash",
-                         "input": {"command": "true", "description": "Nothing"}}]}
-    text = {"delay_first_byte_ms": delay_ms, "content": [{"type": "text", "text": "done"}]}
+    bash, text = bash_true_turn(delay_ms), text_turn(delay_ms)
     timeline = os.path.join(home, f"timeline-{delay_ms}")
     mock = Mock(home, f"paced-{delay_ms}", [bash] * turns + [text], timeline)
     gaps = []
