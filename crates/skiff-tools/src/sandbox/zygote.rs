@@ -650,7 +650,7 @@ impl Zygote {
             Ok((ForkResult::Child, _)) => {
                 drop((alive, report, mine));
                 let code = self.spare_main(theirs, watch, told);
-                std::process::exit(code);
+                super::namespaces::exit_forked(code);
             }
             Ok((ForkResult::Parent { child }, back)) => {
                 drop((watch, told, theirs));
@@ -709,7 +709,7 @@ impl Zygote {
                 let lifeline = self.lifeline.as_ref().and_then(|l| l.try_clone().ok());
                 self.close_inherited();
                 let code = self.run_command(run, watch, told, lifeline, None, Ahead::Nothing);
-                std::process::exit(code);
+                super::namespaces::exit_forked(code);
             }
             Ok((ForkResult::Parent { child }, back)) => {
                 drop((watch, told));
