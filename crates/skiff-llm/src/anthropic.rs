@@ -185,6 +185,11 @@ impl CommonOptions {
     }
 }
 
+/// `url` parsed as reqwest would parse it for a request, if it parses.
+pub(crate) fn parsed_url(url: &str) -> Option<reqwest::Url> {
+    reqwest::Url::parse(url).ok()
+}
+
 pub(crate) fn validate_base_url(url: &str, name: &str) -> Result<String, ConfigError> {
     let url = url.trim().trim_end_matches('/');
     let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
@@ -204,6 +209,10 @@ struct Inner {
     client: reqwest::Client,
     headers: HeaderMap,
     messages_url: String,
+    /// `messages_url` parsed once: given as text, reqwest parses it again for every request
+    /// (about 11 K instructions each). `None` when it does not parse: requests then fail as
+    /// they always did, in reqwest's words.
+    messages_parsed: Option<reqwest::Url>,
     count_tokens_url: String,
     config: AnthropicConfig,
     /// `config.is_anthropic_api()`, answered once (each answer parses the base URL).
@@ -266,11 +275,13 @@ impl AnthropicProvider {
         }
         let (name, value) = config.credential.header().map_err(LlmError::Request)?;
         headers.insert(name, value);
+        let messages_url = format!("{}/v1/messages", config.base_url);
         Ok(Self {
             inner: Arc::new(Inner {
                 client,
                 headers,
-                messages_url: format!("{}/v1/messages", config.base_url),
+                messages_parsed: parsed_url(&messages_url),
+                messages_url,
                 count_tokens_url: format!("{}/v1/messages/count_tokens", config.base_url),
                 served: Default::default(),
                 anthropic_api: config.is_anthropic_api(),
@@ -464,9 +475,11 @@ fn attempt(
     handler: MessagesSse,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
-    let request = inner
-        .client
-        .post(&inner.messages_url)
+    let request = match &inner.messages_parsed {
+        Some(url) => inner.client.post(url.clone()),
+        None => inner.client.post(&inner.messages_url),
+    };
+    let request = request
         .headers(inner.headers.clone())
         .header(reqwest::header::CONTENT_LENGTH, body.len)
         .body(body.to_reqwest());

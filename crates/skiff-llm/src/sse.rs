@@ -69,10 +69,7 @@ impl SseDecoder {
                 }
                 _ => {
                     // Jump to the next line terminator quickly.
-                    i += chunk[i..]
-                        .iter()
-                        .position(|&b| b == b'\n' || b == b'\r')
-                        .unwrap_or(chunk.len() - i);
+                    i += memchr::memchr2(b'\n', b'\r', &chunk[i..]).unwrap_or(chunk.len() - i);
                 }
             }
         }

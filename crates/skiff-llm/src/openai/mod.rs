@@ -204,6 +204,8 @@ struct Inner {
     client: reqwest::Client,
     headers: HeaderMap,
     chat_url: String,
+    /// `chat_url` parsed once (see the Anthropic provider's `messages_parsed`).
+    chat_parsed: Option<reqwest::Url>,
     config: OpenAiConfig,
     /// What the server said about each model asked about.
     served: ServedCache,
@@ -262,11 +264,13 @@ impl OpenAiProvider {
             headers.insert(name, value);
         }
         let local = ServerKind::of(config.preset, &config.base_url).is_local();
+        let chat_url = format!("{}/chat/completions", config.base_url);
         Ok(Self {
             inner: Arc::new(Inner {
                 client,
                 headers,
-                chat_url: format!("{}/chat/completions", config.base_url),
+                chat_parsed: crate::anthropic::parsed_url(&chat_url),
+                chat_url,
                 config,
                 served: ServedCache::default(),
                 effort_refused: std::sync::atomic::AtomicBool::new(false),
@@ -553,9 +557,11 @@ fn attempt(
     translator: ChunkTranslator,
     cancel: CancellationToken,
 ) -> impl futures::Stream<Item = Result<ProviderEvent, AttemptError>> + Send + 'static {
-    let request = inner
-        .client
-        .post(&inner.chat_url)
+    let request = match &inner.chat_parsed {
+        Some(url) => inner.client.post(url.clone()),
+        None => inner.client.post(&inner.chat_url),
+    };
+    let request = request
         .headers(inner.headers.clone())
         .header(reqwest::header::CONTENT_LENGTH, body.len)
         .body(body.to_reqwest());
