@@ -14,6 +14,9 @@ Prints figures only (no pass/fail):
     writes to the terminal (median, p95, max over the deltas of a streamed paragraph);
   * bytes per byte: bytes written to the terminal while a STREAM_WORDS-word paragraph streams,
     per byte of the paragraph;
+  * code blocks: the time from a prompt to the end of its answer on screen when the answer is
+    CODE_LANGS fenced code blocks, each in another language (each highlighted), and skiff's
+    resident memory before and after;
   * memory after TURNS turns: skiff's resident memory after a session of TURNS prompts, each
     answered with a paragraph (also bytes written per turn).
 
@@ -43,6 +46,24 @@ TURNS = int(os.environ.get("TURNS", "500"))
 IDLE_S = float(os.environ.get("IDLE_S", "5"))
 STREAM_WORDS = int(os.environ.get("STREAM_WORDS", "400"))
 COLS, ROWS = 120, 30
+# One short program per language for the code-block figure.
+CODE = [
+    ("rust", 'fn main() {\n    let v: Vec<u32> = (0..10).collect();\n    println!("{v:?}");\n}'),
+    ("python", "def double(xs):\n    return [x * 2 for x in xs]  # each doubled"),
+    ("ts", "export const f = async (x: number): Promise<string> => `${x}`;"),
+    ("bash", 'for f in *.rs; do\n  echo "$f"\ndone'),
+    ("go", 'func main() {\n\tfmt.Println("hi")\n}'),
+    ("cpp", "#include <vector>\nint main() { std::vector<int> v{1, 2}; return v.size(); }"),
+    ("java", "class A { public static void main(String[] a) { System.out.println(1); } }"),
+    ("yaml", "name: ci\non: [push]"),
+    ("md", "# Title\n- item `code`"),
+    ("ruby", "def double(x) = x * 2\nputs double(2)"),
+    ("c", "int main(void) { return 0; }"),
+    ("json", '{"a": [1, true, null]}'),
+    ("html", '<div class="a">x &amp; y</div>'),
+    ("diff", "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new"),
+]
+CODE_LANGS = int(os.environ.get("CODE_LANGS", str(len(CODE))))
 
 
 class Model:
@@ -240,6 +261,19 @@ def main():
         print(f"streaming: {written} bytes written for {streamed} bytes of answer "
               f"({written / streamed:.2f} bytes per byte)")
         time.sleep(0.5)
+
+        # Code blocks, each in a language not highlighted yet in this session.
+        rss_before = t.rss_kb()
+        blocks = "\n\n".join(f"```{lang}\n{code}\n```" for lang, code in CODE[:CODE_LANGS])
+        MODEL.answers.put([(f"Here:\n\n{blocks}\n\nend-of-code.", None, None)])
+        mark = t.size()
+        t0 = time.perf_counter()
+        t.send("code please\r")
+        t.wait("end-of-code.", since=mark)
+        shown = (time.perf_counter() - t0) * 1000
+        time.sleep(0.5)
+        print(f"code blocks: {CODE_LANGS} languages on screen {shown:.0f} ms after the prompt; "
+              f"RSS {rss_before / 1024:.1f} MB before → {t.rss_kb() / 1024:.1f} MB after")
 
         # A long session.
         t.watch = []

@@ -1,6 +1,6 @@
 //! Complete markdown blocks as styled, wrapped terminal lines for the terminal UI: paragraphs
 //! word-wrapped, lists with hanging indents, block quotes, headings, code blocks highlighted by
-//! syntect (the fences kept, dim, so code stays copyable), and tables with aligned columns.
+//! [`crate::term::highlight`] (the fences kept, dim, so code stays copyable), and tables with aligned columns.
 //! The streamed answer is rendered here one block at a time, once each block is complete
 //! (see [`crate::term::stream`]).
 

@@ -1,5 +1,5 @@
 //! Streaming markdown for the terminal, built on pulldown-cmark, with code blocks highlighted by
-//! syntect (as `bat` does).
+//! [`super::highlight`].
 //!
 //! Model text arrives in arbitrary chunks, while a terminal can only be written forward. The
 //! stream therefore works line by line, so its output does not depend on where chunks split:
@@ -19,20 +19,17 @@
 //!   line so that the header can be shown as one.
 //! - Fenced code blocks are handled here, not by the parser: the fence lines are printed dim
 //!   (so the code stays copyable with its fences), and each code line is highlighted by
-//!   syntect as it completes, the highlighter carrying its state from line to line. Syntax
-//!   definitions and themes load on the first code block naming a language.
+//!   [`super::highlight`] as it completes, the highlighter carrying its state from line to
+//!   line.
 //!
 //! Each rendered line carries its own styles and ends with a reset, so nothing leaks into
 //! what the terminal prints next. Without colour the text passes through unchanged.
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::OnceLock;
 
+use super::highlight::{Highlighter, Kind};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, RefDefs, Tag, TagEnd};
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Style, Theme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
 
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
@@ -47,8 +44,6 @@ const PLAIN: &str = "";
 
 /// Width of a horizontal rule, in columns.
 const RULE_WIDTH: usize = 40;
-/// Theme for code blocks: one of syntect's defaults, readable on a dark background.
-const THEME: &str = "base16-ocean.dark";
 /// Markdown extensions understood besides CommonMark.
 const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH
     .union(Options::ENABLE_TABLES)
@@ -243,7 +238,7 @@ struct Fence {
     /// Indentation of the opening fence, removed from code lines.
     indent: usize,
     /// None for plain text (no language, or an unknown one).
-    highlighter: Option<HighlightLines<'static>>,
+    highlighter: Option<Highlighter>,
 }
 
 impl fmt::Debug for Fence {
@@ -265,9 +260,7 @@ impl Fence {
             // Inline code such as ```a```, not a fence.
             return None;
         }
-        let highlighter = language(info)
-            .and_then(syntax_for)
-            .map(|syntax| HighlightLines::new(syntax, &assets().theme));
+        let highlighter = language(info).and_then(highlighter_for);
         Some(Self {
             marker,
             len,
@@ -322,93 +315,42 @@ fn language(info: &str) -> Option<&str> {
         .find(|token| !token.is_empty())
 }
 
-/// The syntax for a language; None for plain text, without loading anything.
-fn syntax_for(language: &str) -> Option<&'static SyntaxReference> {
-    let language = language.to_ascii_lowercase();
-    let token = match language.as_str() {
-        "text" | "txt" | "plain" | "plaintext" | "output" | "log" => return None,
-        "ts" | "typescript" | "tsx" | "jsx" | "mjs" | "cjs" | "javascript" => "js",
-        "shell" | "console" | "shell-session" | "sh-session" | "zsh" | "ksh" => "bash",
-        "jsonc" | "json5" => "json",
-        "py3" | "python3" => "py",
-        "c++" => "cpp",
-        "csharp" | "c#" => "cs",
-        "golang" => "go",
-        other => other,
-    };
-    let syntax = assets().syntaxes.find_syntax_by_token(token)?;
-    (syntax.name != "Plain Text").then_some(syntax)
-}
-
-/// Syntax definitions and the theme, loaded once, when first needed.
-struct Assets {
-    syntaxes: SyntaxSet,
-    theme: Theme,
-}
-
-/// Load the syntaxes and the theme now (the terminal UI does it on a thread of its own at
-/// start, so its first code block does not wait for them).
-pub fn warm_up() {
-    let _ = assets();
-}
-
-fn assets() -> &'static Assets {
-    static ASSETS: OnceLock<Assets> = OnceLock::new();
-    ASSETS.get_or_init(|| {
-        let mut themes = ThemeSet::load_defaults();
-        Assets {
-            syntaxes: SyntaxSet::load_defaults_newlines(),
-            theme: themes.themes.remove(THEME).unwrap_or_default(),
-        }
-    })
+/// The highlighter for a fence's language; None for plain text and languages not known.
+fn highlighter_for(language: &str) -> Option<Highlighter> {
+    match language.to_ascii_lowercase().as_str() {
+        "text" | "txt" | "plain" | "plaintext" | "output" | "log" => None,
+        other => Highlighter::for_language(other),
+    }
 }
 
 /// Highlight one code line (without its newline); the colours end with the line.
-fn highlight(
-    highlighter: &mut HighlightLines<'static>,
-    code: &str,
-    truecolor: bool,
-    out: &mut String,
-) {
-    // The syntaxes were loaded "with newlines": each line is parsed with its newline.
-    let line = format!("{code}\n");
-    let Ok(regions) = highlighter.highlight_line(&line, &assets().syntaxes) else {
-        out.push_str(code);
-        return;
-    };
+fn highlight(highlighter: &mut Highlighter, code: &str, truecolor: bool, out: &mut String) {
     let mut current = None;
-    for (style, text) in regions {
-        let text = text.strip_suffix('\n').unwrap_or(text);
-        if text.is_empty() {
-            continue;
-        }
-        if current != Some(style) {
-            push_code_style(style, truecolor, out);
-            current = Some(style);
+    for (kind, text) in highlighter.line(code) {
+        if current != Some(kind) {
+            push_code_style(kind, truecolor, out);
+            current = Some(kind);
         }
         out.push_str(text);
     }
     out.push_str(RESET);
 }
 
-/// One escape that resets, then sets the font style and the foreground colour (the theme's
-/// background is ignored: the terminal's own shows).
-fn push_code_style(style: Style, truecolor: bool, out: &mut String) {
+/// One escape that resets, then sets the font style and the foreground colour (the terminal's
+/// own background shows).
+fn push_code_style(kind: Kind, truecolor: bool, out: &mut String) {
+    let ((r, g, b), bold, italic) = kind.style();
     out.push_str("\x1b[0");
-    for (flag, code) in [
-        (FontStyle::BOLD, ";1"),
-        (FontStyle::ITALIC, ";3"),
-        (FontStyle::UNDERLINE, ";4"),
-    ] {
-        if style.font_style.contains(flag) {
-            out.push_str(code);
-        }
+    if bold {
+        out.push_str(";1");
     }
-    let c = style.foreground;
+    if italic {
+        out.push_str(";3");
+    }
     let color = if truecolor {
-        format!(";38;2;{};{};{}m", c.r, c.g, c.b)
+        format!(";38;2;{r};{g};{b}m")
     } else {
-        format!(";38;5;{}m", xterm256(c.r, c.g, c.b))
+        format!(";38;5;{}m", xterm256(r, g, b))
     };
     out.push_str(&color);
 }
@@ -457,9 +399,9 @@ pub(crate) struct CodeRun {
     pub underline: bool,
 }
 
-/// Highlights a code block line by line, carrying the parser's state (for the terminal UI,
+/// Highlights a code block line by line, carrying the lexer's state (for the terminal UI,
 /// which styles the runs itself).
-pub(crate) struct CodeHighlighter(Option<HighlightLines<'static>>);
+pub(crate) struct CodeHighlighter(Option<Highlighter>);
 
 /// Code lines longer than this (bytes) are not highlighted.
 const MAX_HIGHLIGHTED_LINE: usize = 2000;
@@ -468,35 +410,30 @@ impl CodeHighlighter {
     /// A highlighter for a fence's info string; it passes text through when the language is
     /// not known.
     pub(crate) fn new(info: &str) -> Self {
-        Self(
-            language(info)
-                .and_then(syntax_for)
-                .map(|syntax| HighlightLines::new(syntax, &assets().theme)),
-        )
+        Self(language(info).and_then(highlighter_for))
     }
 
     /// The runs of one code line (without its newline); None when not highlighted.
     pub(crate) fn line(&mut self, code: &str) -> Option<Vec<CodeRun>> {
-        // A huge line (minified code) would take the highlighter long: it and the rest of the
-        // block are shown plain.
+        // A huge line (minified code) is not worth colouring: it and the rest of the block
+        // are shown plain.
         if code.len() > MAX_HIGHLIGHTED_LINE {
             self.0 = None;
         }
         let highlighter = self.0.as_mut()?;
-        let line = format!("{code}\n");
-        let regions = highlighter.highlight_line(&line, &assets().syntaxes).ok()?;
         Some(
-            regions
+            highlighter
+                .line(code)
                 .into_iter()
-                .filter_map(|(style, text)| {
-                    let text = text.strip_suffix('\n').unwrap_or(text);
-                    (!text.is_empty()).then(|| CodeRun {
+                .map(|(kind, text)| {
+                    let (rgb, bold, italic) = kind.style();
+                    CodeRun {
                         text: text.to_owned(),
-                        rgb: (style.foreground.r, style.foreground.g, style.foreground.b),
-                        bold: style.font_style.contains(FontStyle::BOLD),
-                        italic: style.font_style.contains(FontStyle::ITALIC),
-                        underline: style.font_style.contains(FontStyle::UNDERLINE),
-                    })
+                        rgb,
+                        bold,
+                        italic,
+                        underline: false,
+                    }
                 })
                 .collect(),
         )
@@ -1565,11 +1502,11 @@ next <span>html</span> and logo (img.png) and docs (http://d) and http://auto
         assert_eq!(language("rust,ignore"), Some("rust"));
         assert_eq!(language("{.python}"), Some("python"));
         assert_eq!(language(""), None);
-        assert!(syntax_for("text").is_none());
+        assert!(highlighter_for("text").is_none());
         for token in [
-            "rust", "py", "js", "ts", "sh", "bash", "json", "yaml", "diff",
+            "rust", "py", "js", "ts", "sh", "bash", "json", "yaml", "diff", "C++", "golang",
         ] {
-            assert!(syntax_for(token).is_some(), "{token}");
+            assert!(highlighter_for(token).is_some(), "{token}");
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod ansi;
 pub mod blocks;
 pub mod diff;
+pub mod highlight;
 pub mod live;
 pub mod markdown;
 pub mod output;

@@ -131,10 +131,6 @@ pub fn run_tui(
         warnings,
         ..
     } = built;
-    // The syntax highlighter's assets, loaded off the UI's thread.
-    let _ = std::thread::Builder::new()
-        .name("skiff-syntaxes".into())
-        .spawn(crate::term::markdown::warm_up);
     let guard = TerminalGuard::enter()?;
     let previous_hook = std::panic::take_hook();
     let enhanced = guard.enhanced;
