@@ -387,6 +387,38 @@ pub(super) static SPECS: &[Spec] = &[
         hash_needs_space: true,
         ..BASE
     },
+    Spec {
+        names: "ocaml ml mli fsharp fs fsi fsx sml reason re",
+        line_comments: &["//"],
+        block_comment: Some(("(*", "*)")),
+        nested_comments: true,
+        quotes: b"\"",
+        multiline_strings: true,
+        keywords: "\
+            let rec in and match with function fun if then else begin end type of module struct \
+            sig open include val mutable try raise when as do done for to downto while exception \
+            functor method object inherit new lazy assert member namespace use yield async",
+        types: "int float string bool char unit list array option ref exn",
+        constants: "true false None Some Ok Error",
+        capitalized_types: true,
+        ..BASE
+    },
+    Spec {
+        names: "powershell ps1 psm1 pwsh",
+        line_comments: &["#"],
+        block_comment: Some(("<#", "#>")),
+        multiline_strings: true,
+        keywords: "\
+            begin break catch class continue data do dynamicparam else elseif end exit filter \
+            finally for foreach from function if in param process return switch throw trap try \
+            until using while -eq -ne -gt -ge -lt -le -like -notlike -match -notmatch -and -or \
+            -not -contains",
+        case_insensitive: true,
+        dollar_variables: true,
+        hash_needs_space: true,
+        dash_in_words: true,
+        ..BASE
+    },
 ];
 
 /// The lexer for values in YAML, TOML and INI files.

@@ -1000,6 +1000,18 @@ mod tests {
             assert!(Highlighter::for_language(lang).is_some(), "{lang}");
         }
         assert!(Highlighter::for_language("nosuchlang").is_none());
+        let t = kinds(
+            "ocaml",
+            &["let rec f x = (* a (* nested *)", "still *) x + 1"],
+        );
+        assert_eq!(kind_of(&t[0], "let"), Some(Kind::Keyword));
+        assert_eq!(t[1][0], (Kind::Comment, "still *)".to_owned()));
+        let t = &kinds(
+            "ps1",
+            &["Get-ChildItem $env:PATH -Recurse | Where-Object { $_ -EQ 1 } # c"],
+        )[0];
+        assert_eq!(kind_of(t, "-EQ"), Some(Kind::Keyword));
+        assert_eq!(kind_of(t, "# c"), Some(Kind::Comment));
     }
 
     #[test]
@@ -1056,7 +1068,7 @@ mod tests {
         let langs = [
             "rust", "py", "js", "json", "sh", "go", "c", "cpp", "java", "rb", "php", "lua", "sql",
             "hs", "ex", "css", "docker", "make", "perl", "r", "clj", "zig", "nix", "diff", "html",
-            "yaml", "toml", "md",
+            "yaml", "toml", "md", "ocaml", "ps1",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = |n: usize| {
