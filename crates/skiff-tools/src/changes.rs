@@ -198,7 +198,7 @@ impl ChangeLog {
             if now == *target {
                 continue;
             }
-            let diff = similar::TextDiff::from_lines(
+            let diff = crate::patch::line_diff(
                 now.as_deref().unwrap_or(""),
                 target.as_deref().unwrap_or(""),
             );
@@ -240,7 +240,7 @@ impl ChangeLog {
 /// A `git diff`-style unified diff with three lines of context.
 pub fn unified_diff(display: &str, before: Option<&str>, after: &str) -> String {
     let old = before.unwrap_or("");
-    let diff = similar::TextDiff::from_lines(old, after);
+    let diff = crate::patch::line_diff(old, after);
     let from = if before.is_some() {
         format!("a/{display}")
     } else {

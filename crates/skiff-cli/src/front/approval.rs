@@ -88,7 +88,7 @@ pub fn preview(a: &ApprovalRequest, cwd: &Path, max_lines: usize) -> Vec<String>
         }
         _ => return Vec::new(),
     };
-    let diff = similar::TextDiff::from_lines(&old, &new);
+    let diff = skiff_tools::patch::line_diff(&old, &new);
     let name = path.unwrap_or("file");
     let text = diff
         .unified_diff()

@@ -202,7 +202,7 @@ pub struct FilesChanged {
 
 /// A unified diff of two texts.
 pub fn unified_diff(expected: &str, actual: &str) -> String {
-    similar::TextDiff::from_lines(expected, actual)
+    skiff_tools::patch::line_diff(expected, actual)
         .unified_diff()
         .context_radius(3)
         .header("recorded", "replay")
