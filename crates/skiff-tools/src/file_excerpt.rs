@@ -2,6 +2,8 @@
 //! when it is small, else its head and the lines around the nearest match of the text the model
 //! was looking for. Lines are numbered as Read numbers them (`N<TAB>line`).
 
+use std::collections::HashMap;
+
 /// Files up to this many lines (and [`WHOLE_MAX_BYTES`]) are shown whole.
 const WHOLE_MAX_LINES: usize = 300;
 /// Files up to this many bytes (and [`WHOLE_MAX_LINES`]) are shown whole.
@@ -69,25 +71,28 @@ pub fn nearest_line(lines: &[&str], wanted: &str) -> Option<usize> {
     if let Some(i) = lines.iter().position(|l| l.contains(first)) {
         return Some(i);
     }
-    let grams = |s: &str| -> Vec<(char, char)> {
-        let c: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
-        c.windows(2).map(|w| (w[0], w[1])).collect()
-    };
-    let want = grams(first);
-    if want.is_empty() {
+    // The bigrams of `wanted`'s line, counted; each line's bigrams are matched against a copy
+    // of the counts (linear in the line: matching each pair against every pair of the line
+    // took seconds for a file of long lines).
+    let mut want: HashMap<(char, char), usize> = HashMap::new();
+    for g in bigrams(first) {
+        *want.entry(g).or_default() += 1;
+    }
+    let wanted_len: usize = want.values().sum();
+    if wanted_len == 0 {
         return None;
     }
     let score = |line: &str| {
-        let mut have = grams(line);
-        let total = want.len() + have.len();
-        let mut common = 0;
-        for g in &want {
-            if let Some(i) = have.iter().position(|h| h == g) {
-                have.swap_remove(i);
+        let mut left = want.clone();
+        let (mut have, mut common) = (0, 0);
+        for g in bigrams(line) {
+            have += 1;
+            if let Some(n) = left.get_mut(&g).filter(|n| **n > 0) {
+                *n -= 1;
                 common += 1;
             }
         }
-        200 * common / total.max(1)
+        200 * common / (wanted_len + have).max(1)
     };
     lines
         .iter()
@@ -96,6 +101,17 @@ pub fn nearest_line(lines: &[&str], wanted: &str) -> Option<usize> {
         .filter(|(s, _)| *s >= 40)
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
         .map(|(_, i)| i)
+}
+
+/// The pairs of adjacent characters of `s`, whitespace left out.
+fn bigrams(s: &str) -> impl Iterator<Item = (char, char)> + '_ {
+    let mut chars = s.chars().filter(|c| !c.is_whitespace());
+    let mut last = chars.next();
+    chars.map(move |c| {
+        let pair = (last.unwrap_or(c), c);
+        last = Some(c);
+        pair
+    })
 }
 
 #[cfg(test)]
@@ -107,6 +123,23 @@ mod tests {
         let e = excerpt("add() {\n  echo $(( $1 - $2 ))\n}\n", Some("x"));
         assert!(e.whole);
         assert_eq!(e.text, "1\tadd() {\n2\t  echo $(( $1 - $2 ))\n3\t}\n");
+    }
+
+    /// Long lines: each is scored in one pass (matching every pair against every pair of a
+    /// line took seconds for a minified file).
+    #[test]
+    fn the_nearest_of_many_long_lines() {
+        let long: Vec<String> = (0..300)
+            .map(|i| format!("{i}:{}", "abcdefghij".repeat(1_000)))
+            .collect();
+        let mut lines: Vec<&str> = long.iter().map(String::as_str).collect();
+        lines.push("let total = price * quantity;");
+        assert_eq!(
+            nearest_line(&lines, "let totl = price * quantity;"),
+            Some(300)
+        );
+        assert_eq!(nearest_line(&lines, "zzzz"), None);
+        assert_eq!(nearest_line(&["aab"], "aba"), Some(0));
     }
 
     #[test]
