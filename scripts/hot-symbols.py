@@ -57,6 +57,7 @@ one's is taken alone. That map comes from a release build there:
     cargo rustc --release --locked -p skiff-cli --bin skiff -- -C link-arg=-Wl,-Map=/tmp/old.map
 """
 
+import argparse
 import bisect
 import hashlib
 import json
@@ -355,20 +356,36 @@ def write(names, sections):
           f"of code: {os.path.relpath(OUT, ROOT)}", file=sys.stderr)
 
 
+def parse_args():
+    """The command line; anything else (`--help` included) stops before any build."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--refine", action="store_true",
+                      help="only more rounds of page faults over the list as it is")
+    mode.add_argument("--rename", action="store_true",
+                      help="the list's names as this build spells them, then the rounds")
+    parser.add_argument("--old-map", metavar="MAP",
+                        help="with --rename: the linker map of the build the list was made for")
+    args = parser.parse_args()
+    if args.old_map and not args.rename:
+        parser.error("--old-map goes with --rename")
+    return args
+
+
 def main():
+    args = parse_args()
     for tool, package in (("valgrind", "valgrind"), ("perf", "linux-perf")):
         if not shutil.which(tool):
             sys.exit(f"{tool} is needed: apt-get install {package}")
     mock = build_helpers()
     names = []
-    args = sys.argv[1:]
-    if ("--refine" in args or "--rename" in args) and os.path.exists(OUT):
+    if (args.refine or args.rename) and os.path.exists(OUT):
         # Only the rounds of page faults, over the list as it is (renamed first).
         with open(OUT) as f:
             names = [line.strip() for line in f if line.strip()]
-        if "--rename" in args:
-            old_map = args[args.index("--old-map") + 1] if "--old-map" in args[:-1] else None
-            old_sections = text_sections(old_map) if old_map else []
+        if args.rename:
+            old_sections = text_sections(args.old_map) if args.old_map else []
             build_skiff()
             sections = text_sections(MAP)
             if not sections:
