@@ -57,9 +57,6 @@ pub fn code_spans(code: &str, runs: Option<Vec<CodeRun>>) -> Vec<Span<'static>> 
             if run.italic {
                 style = style.add_modifier(Modifier::ITALIC);
             }
-            if run.underline {
-                style = style.add_modifier(Modifier::UNDERLINED);
-            }
             Span::styled(run.text, style)
         })
         .collect()

@@ -391,12 +391,10 @@ pub(crate) struct CodeRun {
     pub text: String,
     /// Foreground colour (RGB).
     pub rgb: (u8, u8, u8),
-    /// Bold, italic, underline.
+    /// Bold.
     pub bold: bool,
     /// Italic.
     pub italic: bool,
-    /// Underlined.
-    pub underline: bool,
 }
 
 /// Highlights a code block line by line, carrying the lexer's state (for the terminal UI,
@@ -432,7 +430,6 @@ impl CodeHighlighter {
                         rgb,
                         bold,
                         italic,
-                        underline: false,
                     }
                 })
                 .collect(),
